@@ -1,0 +1,274 @@
+/*
+ * gpuhash.h - GPU hash tables behind one C API.
+ *
+ * Plain C11; usable from C and C++; needs no CUDA header. Sections go from simple to advanced:
+ *   1. version               5. bulk operations
+ *   2. status codes          6. introspection and maintenance
+ *   3. configuration         7. device-side view (for include/gpuhash_device.cuh)
+ *   4. create / destroy
+ *
+ * Conventions that hold for every function below:
+ *   - Array arguments may live in host memory (pageable or pinned) or in device memory
+ *     (cudaMalloc or managed); the library detects which and copies when it must.
+ *   - Bulk operations take the stream last (a cudaStream_t passed as gh_stream, NULL = the
+ *     default stream). They are stream-ordered and SYNCHRONISE that stream before returning,
+ *     because the status they return (keys that did not fit, say) is only known once the work
+ *     has finished. The host backend ignores the stream.
+ *   - A table is not thread-safe: calls on one table must not overlap. Different tables are
+ *     independent.
+ *   - A call that fails on a bad argument changes nothing and says why in gh_last_error().
+ *   - Keys and values are unsigned integers of the configured width. Every key value is
+ *     usable, including the all-ones patterns the tables use internally (stored out of band).
+ */
+#ifndef GPUHASH_H
+#define GPUHASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* 1. Version                                                                                */
+/* ---------------------------------------------------------------------------------------- */
+
+#define GH_VERSION_MAJOR 0
+#define GH_VERSION_MINOR 1
+#define GH_VERSION_PATCH 0
+#define GH_VERSION_NUMBER (GH_VERSION_MAJOR * 10000 + GH_VERSION_MINOR * 100 + GH_VERSION_PATCH)
+
+/** Returns GH_VERSION_NUMBER of the library actually linked. */
+unsigned gh_version_number(void);
+
+/* ---------------------------------------------------------------------------------------- */
+/* 2. Status codes                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* One list generates the enum, gh_status_name() and gh_status_str(). Values never change once
+ * released; new codes are appended. */
+#define GH_STATUS_LIST(X)                                                                      \
+  X(GH_OK, 0, "success")                                                                      \
+  X(GH_ERR_INVALID_ARGUMENT, 1, "an argument is invalid (NULL, zero, out of range)")         \
+  X(GH_ERR_OUT_OF_MEMORY, 2, "a host or device allocation failed")                            \
+  X(GH_ERR_TABLE_FULL, 3, "some keys did not fit: table full or probe limit reached")         \
+  X(GH_ERR_UNSUPPORTED, 4, "the design or backend does not support this operation")          \
+  X(GH_ERR_NO_DEVICE, 5, "no usable CUDA device, or the library was built without CUDA")     \
+  X(GH_ERR_CUDA, 6, "a CUDA runtime call failed")                                            \
+  X(GH_ERR_CORRUPT, 7, "validation found a broken invariant")                                \
+  X(GH_ERR_BUFFER_TOO_SMALL, 8, "an output buffer is smaller than the result")               \
+  X(GH_ERR_INTERNAL, 9, "internal error (a bug: please report it)")
+
+typedef enum gh_status {
+#define GH_STATUS_ENUM_ENTRY(name, value, text) name = value,
+  GH_STATUS_LIST(GH_STATUS_ENUM_ENTRY)
+#undef GH_STATUS_ENUM_ENTRY
+} gh_status;
+
+/** The enumerator's name ("GH_ERR_TABLE_FULL"); "GH_UNKNOWN_STATUS" for other values. */
+const char *gh_status_name(gh_status status);
+/** A one-line description of the status; never NULL. */
+const char *gh_status_str(gh_status status);
+
+/* ---------------------------------------------------------------------------------------- */
+/* 3. Configuration                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+/** The table designs. Values are stable. */
+typedef enum gh_design {
+  GH_WARPDRIVE = 1, /* open addressing, cooperative-group probing (Juenger et al.) */
+  GH_CUCKOO = 2,    /* static cuckoo hashing (Alcantara et al.) */
+  GH_SLAB = 3,      /* dynamic chaining with SlabAlloc (Ashkiani et al.) */
+  GH_DYCUCKOO = 4,  /* dynamic cuckoo with resizing (Li et al.) */
+  GH_HASHGRAPH = 5  /* CSR multi-value table (Green) */
+} gh_design;
+
+/** Where the table lives and its operations run. */
+typedef enum gh_backend {
+  GH_BACKEND_AUTO = 0, /* CUDA when a device is usable, the host otherwise */
+  GH_BACKEND_HOST = 1, /* multi-threaded CPU, same layout and semantics */
+  GH_BACKEND_CUDA = 2  /* the GPU */
+} gh_backend;
+
+/** What insert does with a key that is already present (also within one batch). Values are
+ * treated as unsigned integers of the configured width; ADD wraps around. */
+typedef enum gh_dup_policy {
+  GH_KEEP_FIRST = 0, /* the stored value stays; within one batch an arbitrary one wins */
+  GH_OVERWRITE = 1,  /* the new value replaces it; within one batch an arbitrary one wins */
+  GH_ADD = 2,        /* stored += new (sums every duplicate of the batch) */
+  GH_MIN = 3,        /* stored = min(stored, new) */
+  GH_MAX = 4         /* stored = max(stored, new) */
+} gh_dup_policy;
+
+/** Where an allocation must live. */
+typedef enum gh_memory_kind { GH_MEMORY_HOST = 0, GH_MEMORY_DEVICE = 1 } gh_memory_kind;
+
+/** A pluggable allocator. alloc returns NULL on failure; device allocations must be usable by
+ * the table's CUDA device. Host allocations must be aligned to at least 64 bytes. All fields NULL
+ * selects the built-in allocator (aligned malloc / cudaMalloc). */
+typedef struct gh_allocator {
+  void *(*alloc)(void *ctx, size_t bytes, gh_memory_kind kind);
+  void (*free)(void *ctx, void *ptr, size_t bytes, gh_memory_kind kind);
+  void *ctx;
+} gh_allocator;
+
+/** Table configuration. Always start from gh_config_default(design), then change fields. */
+typedef struct gh_config {
+  gh_design design;
+  gh_backend backend;  /* default GH_BACKEND_AUTO */
+  int device;          /* CUDA device ordinal for the CUDA backend; default 0 */
+  unsigned key_bits;   /* 32 or 64; default 32 */
+  unsigned value_bits; /* 0 (a set), 32 or 64; default 32 */
+  uint64_t capacity;   /* slots wanted (>= 1); rounded up, see gh_capacity(); default 1<<20 */
+  /* warpdrive: lanes per cooperative group and slots per probing window: 1, 2, 4, 8, 16 or 32.
+   * The probe sequence depends on it, so it is fixed for the table's life. Default 4. */
+  unsigned group_size;
+  /* warpdrive: most probing windows visited per key before the key is reported as not fitting;
+   * 0 = the default, min(windows in the table, 4096 * 32 / group_size). */
+  uint64_t max_probe_windows;
+  uint64_t seed;       /* hash seed; tables with equal seeds and configs lay out keys alike */
+  unsigned host_threads; /* host backend worker threads; 0 = one per online CPU */
+  gh_allocator allocator;
+} gh_config;
+
+/** Fills every field with its default for the design. */
+gh_config gh_config_default(gh_design design);
+
+/** Checks every field; returns GH_OK or GH_ERR_INVALID_ARGUMENT and writes a message naming the
+ * first field out of range into message (if message_size > 0; always NUL-terminated). */
+gh_status gh_config_validate(const gh_config *config, char *message, size_t message_size);
+
+/** Bytes of host and device memory a table with this config would take; either out may be NULL. */
+gh_status gh_memory_estimate(const gh_config *config, size_t *host_bytes, size_t *device_bytes);
+
+/* ---------------------------------------------------------------------------------------- */
+/* 4. Create / destroy                                                                       */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct gh_table gh_table;
+/** A CUDA stream (cudaStream_t) passed without needing cuda_runtime.h; NULL = default stream. */
+typedef void *gh_stream;
+
+/** Creates an empty table. On failure *table is set to NULL and the reason is available from
+ * gh_last_create_error() (this thread). */
+gh_status gh_create(const gh_config *config, gh_table **table);
+
+/** The reason the last gh_create() on this thread failed; "" if it succeeded. */
+const char *gh_last_create_error(void);
+
+/** Frees everything the table owns. Accepts NULL. Synchronises the table's device. */
+void gh_destroy(gh_table *table);
+
+/* ---------------------------------------------------------------------------------------- */
+/* 5. Bulk operations (stream last; synchronise that stream before returning)                */
+/* ---------------------------------------------------------------------------------------- */
+
+/** Inserts n keys (and values, unless the table is a set: then values must be NULL).
+ * keys/values: in, host or device, key_bits / value_bits wide elements.
+ * policy: what happens to keys already present, or repeated within the batch.
+ * failed_out: optional out (host or device), n bytes: 1 where the key did not fit, else 0.
+ * Returns GH_ERR_TABLE_FULL when some keys did not fit; every other key was inserted, the
+ * message says how many did not, and the table stays valid. n == 0 is a no-op. */
+gh_status gh_insert(gh_table *table, const void *keys, const void *values, uint64_t n,
+                    gh_dup_policy policy, uint8_t *failed_out, gh_stream stream);
+
+/** Looks up n keys. values_out (out, optional for maps, must be NULL for sets): the stored value,
+ * or *default_value (host pointer; NULL means 0) for absent keys. found_out (out, optional): 1 or
+ * 0 per key. At least one of values_out and found_out must be given. */
+gh_status gh_find(gh_table *table, const void *keys, uint64_t n, void *values_out,
+                  uint8_t *found_out, const void *default_value, gh_stream stream);
+
+/** found_out[i] = 1 when keys[i] is present (out, required). */
+gh_status gh_contains(gh_table *table, const void *keys, uint64_t n, uint8_t *found_out,
+                      gh_stream stream);
+
+/** Erases n keys; absent keys are ignored. erased_out (optional out): 1 where this call removed
+ * the key (for a key repeated in the batch exactly one of its positions gets the 1).
+ * *erased_count (optional, host): how many keys were removed. */
+gh_status gh_erase(gh_table *table, const void *keys, uint64_t n, uint8_t *erased_out,
+                   uint64_t *erased_count, gh_stream stream);
+
+/** Multi-value tables: counts_out[i] = number of values of keys[i]; *total = their sum. Tables
+ * holding one value per key return GH_ERR_UNSUPPORTED. */
+gh_status gh_count(gh_table *table, const void *keys, uint64_t n, uint64_t *counts_out,
+                   uint64_t *total, gh_stream stream);
+
+/** Multi-value tables, fill pass after gh_count: offsets_out (n + 1 entries, CSR) and values_out
+ * (capacity values_capacity). Tables holding one value per key return GH_ERR_UNSUPPORTED. */
+gh_status gh_find_all(gh_table *table, const void *keys, uint64_t n, uint64_t *offsets_out,
+                      void *values_out, uint64_t values_capacity, gh_stream stream);
+
+/** Writes every (key, value) into keys_out / values_out (values_out NULL for sets; host or
+ * device), in unspecified order. *count (host, required) receives the number written. Fails
+ * with GH_ERR_BUFFER_TOO_SMALL, writing nothing, if out_capacity < gh_size(). */
+gh_status gh_export(gh_table *table, void *keys_out, void *values_out, uint64_t out_capacity,
+                    uint64_t *count, gh_stream stream);
+
+/** Removes every key; keeps the memory. */
+gh_status gh_clear(gh_table *table, gh_stream stream);
+
+/* ---------------------------------------------------------------------------------------- */
+/* 6. Introspection and maintenance (synchronous)                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+/** Number of distinct keys stored. */
+gh_status gh_size(gh_table *table, uint64_t *size);
+/** Number of key slots (the configured capacity after rounding up). */
+gh_status gh_capacity(gh_table *table, uint64_t *capacity);
+/** Bytes the table holds now, on the host and on the device; either out may be NULL. */
+gh_status gh_memory_usage(gh_table *table, size_t *host_bytes, size_t *device_bytes);
+/** The table's effective configuration (defaults resolved, capacity rounded). */
+gh_status gh_get_config(const gh_table *table, gh_config *config);
+/** The backend the table runs on (AUTO resolved). */
+gh_backend gh_table_backend(const gh_table *table);
+
+/** Copies the table to the host and checks every invariant of its design (for warpdrive: each
+ * key lies on its probe sequence within the probe limit and before any empty slot, no key twice,
+ * the size counter equals the keys found, the sentinel side store is well formed). Returns
+ * GH_OK or GH_ERR_CORRUPT with the first violation in gh_last_error(). */
+gh_status gh_validate(gh_table *table);
+
+/** What the last failed (or partly failed) call on this table did and kept; "" after success.
+ * The text stays valid until the next call on the table. */
+const char *gh_last_error(const gh_table *table);
+
+/** 1 when the library was built with CUDA and at least one device is usable, else 0. */
+int gh_cuda_available(void);
+
+/* ---------------------------------------------------------------------------------------- */
+/* 7. Device-side view                                                                       */
+/* ---------------------------------------------------------------------------------------- */
+
+/** Statistics flags that kernels OR into a table's device status word. */
+#define GH_FLAG_PROBE_LIMIT 0x1u      /* a key did not fit within the probe limit */
+#define GH_FLAG_DUPLICATE 0x2u        /* an insert met a key that was already present */
+#define GH_FLAG_BAD_GROUP 0x4u        /* a device call used a group size the table cannot use */
+
+/** A by-value description of a warpdrive table on the device, for user kernels through
+ * include/gpuhash_device.cuh. Valid until the table is destroyed; reflects later changes. Plain
+ * data: pass it to kernels by value. */
+typedef struct gh_device_view {
+  void *slots;                 /* device: window_count * window_width slots, then 2 side slots */
+  unsigned long long *size;    /* device: number of distinct keys */
+  unsigned *status_word;       /* device: GH_FLAG_* bits */
+  uint64_t window_count;       /* number of probing windows (a prime) */
+  uint64_t max_probe_windows;  /* probe limit */
+  uint64_t seed;
+  unsigned window_width;       /* slots per window = the table's group_size */
+  unsigned key_bits;
+  unsigned value_bits;
+  unsigned slot_bytes;
+} gh_device_view;
+
+/** Fills *view for a warpdrive table on the CUDA backend; GH_ERR_UNSUPPORTED otherwise. */
+gh_status gh_get_device_view(gh_table *table, gh_device_view *view);
+
+/** Reads and clears the table's device status word (GH_FLAG_* bits set by kernels). */
+gh_status gh_take_status_flags(gh_table *table, unsigned *flags);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUHASH_H */

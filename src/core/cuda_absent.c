@@ -1,0 +1,34 @@
+/* cuda_absent.c - the CUDA runtime interface of a build without CUDA: no device, every pointer is
+ * a host pointer. Compiled only when the CUDA backend is not built (see CMakeLists.txt). */
+#include <stdio.h>
+
+#include "core/cuda_runtime.h"
+
+static gh_status no_cuda(char *cuda_error, size_t size) {
+  if (size > 0) snprintf(cuda_error, size, "this gpuhash was built without CUDA");
+  return GH_ERR_NO_DEVICE;
+}
+
+int gh__cuda_device_count(void) { return 0; }
+gh_pointer_location gh__cuda_pointer_location(const void *ptr) {
+  (void)ptr;
+  return GH_POINTER_HOST;
+}
+gh_status gh__cuda_use_device(int device, char *cuda_error, size_t size) {
+  (void)device;
+  return no_cuda(cuda_error, size);
+}
+void *gh__cuda_malloc(size_t bytes) {
+  (void)bytes;
+  return NULL;
+}
+void gh__cuda_free(void *ptr) { (void)ptr; }
+gh_status gh__cuda_copy(void *dst, const void *src, size_t bytes, void *stream, char *cuda_error,
+                        size_t size) {
+  (void)dst, (void)src, (void)bytes, (void)stream;
+  return no_cuda(cuda_error, size);
+}
+gh_status gh__cuda_sync(void *stream, char *cuda_error, size_t size) {
+  (void)stream;
+  return no_cuda(cuda_error, size);
+}

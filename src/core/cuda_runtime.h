@@ -1,0 +1,27 @@
+/* cuda_runtime.h - the part of the CUDA runtime the C code of the library needs, behind plain C
+ * functions (core/cuda_runtime.cu). Built without CUDA, core/cuda_absent.c answers that no
+ * device exists. cuda_error receives the CUDA error name and text when a call fails. */
+#ifndef GH_CORE_CUDA_RUNTIME_H
+#define GH_CORE_CUDA_RUNTIME_H
+
+#include <stddef.h>
+
+#include "gpuhash.h"
+
+typedef enum gh_pointer_location {
+  GH_POINTER_HOST = 0,    /* pageable or pinned host memory: the device cannot use it directly */
+  GH_POINTER_DEVICE = 1,  /* device memory: the host cannot use it directly */
+  GH_POINTER_MANAGED = 2  /* managed memory: both can (after synchronisation) */
+} gh_pointer_location;
+
+int gh__cuda_device_count(void);
+gh_pointer_location gh__cuda_pointer_location(const void *ptr);
+gh_status gh__cuda_use_device(int device, char *cuda_error, size_t size);
+void *gh__cuda_malloc(size_t bytes);
+void gh__cuda_free(void *ptr);
+/* Stream-ordered copy between any two locations (cudaMemcpyDefault). */
+gh_status gh__cuda_copy(void *dst, const void *src, size_t bytes, void *stream, char *cuda_error,
+                        size_t size);
+gh_status gh__cuda_sync(void *stream, char *cuda_error, size_t size);
+
+#endif /* GH_CORE_CUDA_RUNTIME_H */

@@ -1,0 +1,462 @@
+/* table.c - the public API: argument checks at the boundary, moving arrays to the side the
+ * backend runs on, and dispatch through the table's ops. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cuda_runtime.h"
+#include "core/table.h"
+
+/* ---- Errors ---------------------------------------------------------------------------------- */
+
+static _Thread_local char create_error[GH_ERROR_CAPACITY];
+
+const char *gh_last_create_error(void) { return create_error; }
+
+gh_status gh__fail(gh_table *t, gh_status status, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(t->last_error, sizeof t->last_error, format, args);
+  va_end(args);
+  return status;
+}
+
+void gh__clear_error(gh_table *t) { t->last_error[0] = '\0'; }
+
+const char *gh_last_error(const gh_table *t) {
+  return t ? t->last_error : "table is NULL";
+}
+
+/* ---- Memory ---------------------------------------------------------------------------------- */
+
+#define GH_HOST_ALIGNMENT 64u
+
+void *gh__alloc(gh_table *t, size_t bytes, gh_memory_kind kind) {
+  void *ptr;
+  if (bytes == 0) bytes = 1;
+  if (t->config.allocator.alloc) {
+    ptr = t->config.allocator.alloc(t->config.allocator.ctx, bytes, kind);
+  } else if (kind == GH_MEMORY_DEVICE) {
+    ptr = gh__cuda_malloc(bytes);
+  } else {
+    const size_t rounded = (bytes + GH_HOST_ALIGNMENT - 1) / GH_HOST_ALIGNMENT * GH_HOST_ALIGNMENT;
+    ptr = rounded < bytes ? NULL : aligned_alloc(GH_HOST_ALIGNMENT, rounded);
+  }
+  if (ptr) {
+    if (kind == GH_MEMORY_DEVICE) t->device_bytes += bytes;
+    else t->host_bytes += bytes;
+  }
+  return ptr;
+}
+
+void gh__free(gh_table *t, void *ptr, size_t bytes, gh_memory_kind kind) {
+  if (ptr == NULL) return;
+  if (bytes == 0) bytes = 1;
+  if (t->config.allocator.free) t->config.allocator.free(t->config.allocator.ctx, ptr, bytes, kind);
+  else if (kind == GH_MEMORY_DEVICE) gh__cuda_free(ptr);
+  else free(ptr);
+  if (kind == GH_MEMORY_DEVICE) t->device_bytes -= bytes;
+  else t->host_bytes -= bytes;
+}
+
+/* ---- Create / destroy ------------------------------------------------------------------------ */
+
+static const char *design_name(gh_design design) {
+  switch (design) {
+    case GH_WARPDRIVE: return "warpdrive";
+    case GH_CUCKOO: return "cuckoo";
+    case GH_SLAB: return "slab";
+    case GH_DYCUCKOO: return "dycuckoo";
+    case GH_HASHGRAPH: return "hashgraph";
+  }
+  return "unknown";
+}
+
+static const gh_table_ops *design_ops(gh_design design, gh_backend backend) {
+  switch (design) {
+    case GH_WARPDRIVE: return gh__warpdrive_ops(backend);
+    default: return NULL;
+  }
+}
+
+gh_status gh_create(const gh_config *config, gh_table **table) {
+  gh_config resolved;
+  gh_table *t;
+  gh_status status;
+  create_error[0] = '\0';
+  if (table == NULL) {
+    snprintf(create_error, sizeof create_error, "gh_create: table (the output handle) is NULL");
+    return GH_ERR_INVALID_ARGUMENT;
+  }
+  *table = NULL;
+  status = gh_config_validate(config, create_error, sizeof create_error);
+  if (status != GH_OK) return status;
+  resolved = *config;
+  status = gh__config_resolve(&resolved, create_error, sizeof create_error);
+  if (status != GH_OK) return status;
+  if (design_ops(resolved.design, resolved.backend) == NULL) {
+    snprintf(create_error, sizeof create_error,
+             "design %s is not available on the %s backend yet (warpdrive is; the others arrive "
+             "with their issues)", design_name(resolved.design),
+             resolved.backend == GH_BACKEND_CUDA ? "CUDA" : "host");
+    return GH_ERR_UNSUPPORTED;
+  }
+  t = (gh_table *)calloc(1, sizeof *t);
+  if (t == NULL) {
+    snprintf(create_error, sizeof create_error, "gh_create: out of host memory for the handle");
+    return GH_ERR_OUT_OF_MEMORY;
+  }
+  t->config = resolved;
+  t->ops = design_ops(resolved.design, resolved.backend);
+  if (resolved.backend == GH_BACKEND_CUDA) {
+    status = gh__cuda_use_device(resolved.device, t->last_error, sizeof t->last_error);
+  }
+  if (status == GH_OK) status = t->ops->init(t);
+  if (status != GH_OK) {
+    snprintf(create_error, sizeof create_error, "%s", t->last_error);
+    free(t);
+    return status;
+  }
+  *table = t;
+  return GH_OK;
+}
+
+gh_status gh_memory_estimate(const gh_config *config, size_t *host_bytes, size_t *device_bytes) {
+  gh_config resolved;
+  gh_status status = gh_config_validate(config, NULL, 0);
+  if (status != GH_OK) return status;
+  resolved = *config;
+  if (resolved.backend == GH_BACKEND_AUTO) resolved.backend = gh_cuda_available() ? GH_BACKEND_CUDA : GH_BACKEND_HOST;
+  switch (resolved.design) {
+    case GH_WARPDRIVE: return gh__warpdrive_estimate(&resolved, host_bytes, device_bytes);
+    default: return GH_ERR_UNSUPPORTED;
+  }
+}
+
+void gh_destroy(gh_table *t) {
+  if (t == NULL) return;
+  if (t->config.backend == GH_BACKEND_CUDA) gh__cuda_use_device(t->config.device, NULL, 0);
+  t->ops->release(t);
+  free(t);
+}
+
+/* ---- Moving arrays to the backend's side ----------------------------------------------------- */
+
+/* One array argument of a bulk call, as the backend sees it. */
+typedef struct gh_staged {
+  void *resident;      /* what the backend gets */
+  void *user;          /* what the caller passed */
+  size_t bytes;
+  gh_memory_kind kind; /* of the copy, when owned */
+  int owned;           /* resident is a temporary copy */
+  int is_output;
+} gh_staged;
+
+static int backend_can_use(const gh_table *t, gh_pointer_location where) {
+  if (where == GH_POINTER_MANAGED) return 1;
+  return (t->config.backend == GH_BACKEND_CUDA) == (where == GH_POINTER_DEVICE);
+}
+
+/* Makes user (NULL allowed) usable by the backend: directly, or through a temporary copy (inputs
+ * are copied in; outputs are copied back by unstage). */
+static gh_status stage(gh_table *t, gh_staged *s, const void *user, size_t bytes, int is_output,
+                       void *stream) {
+  memset(s, 0, sizeof *s);
+  s->user = (void *)user;
+  s->resident = (void *)user;
+  s->bytes = bytes;
+  s->is_output = is_output;
+  if (user == NULL || bytes == 0 || backend_can_use(t, gh__cuda_pointer_location(user)))
+    return GH_OK;
+  s->kind = t->config.backend == GH_BACKEND_CUDA ? GH_MEMORY_DEVICE : GH_MEMORY_HOST;
+  s->resident = gh__alloc(t, bytes, s->kind);
+  if (s->resident == NULL)
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "could not allocate %zu bytes to stage an array for "
+                    "the %s backend; nothing was changed", bytes,
+                    s->kind == GH_MEMORY_DEVICE ? "CUDA" : "host");
+  s->owned = 1;
+  if (is_output) return GH_OK;
+  gh_status status = gh__cuda_copy(s->resident, user, bytes, stream, t->last_error, sizeof t->last_error);
+  /* A host-side copy must have landed before host threads read it. */
+  if (status == GH_OK && s->kind == GH_MEMORY_HOST)
+    status = gh__cuda_sync(stream, t->last_error, sizeof t->last_error);
+  return status;
+}
+
+/* Copies an owned output back (when the operation ran) and frees the temporary. */
+static gh_status unstage(gh_table *t, gh_staged *s, int copy_back, void *stream) {
+  gh_status status = GH_OK;
+  if (!s->owned) return GH_OK;
+  if (s->is_output && copy_back) {
+    char cuda_error[GH_ERROR_CAPACITY];
+    status = gh__cuda_copy(s->user, s->resident, s->bytes, stream, cuda_error, sizeof cuda_error);
+    if (status == GH_OK) status = gh__cuda_sync(stream, cuda_error, sizeof cuda_error);
+    if (status != GH_OK) gh__fail(t, status, "copying results back failed: %s", cuda_error);
+  } else {
+    /* The backend may still be reading an input copy on the stream. */
+    gh__cuda_sync(stream, NULL, 0);
+  }
+  gh__free(t, s->resident, s->bytes, s->kind);
+  s->owned = 0;
+  return status;
+}
+
+#define GH_MAX_STAGED 3
+
+/* The staged arrays of one call. */
+typedef struct gh_call {
+  gh_table *t;
+  void *stream;
+  gh_staged arrays[GH_MAX_STAGED];
+  int count;
+} gh_call;
+
+static void *call_stage(gh_call *c, const void *user, size_t bytes, int is_output, gh_status *status) {
+  gh_staged *s = &c->arrays[c->count++];
+  if (*status != GH_OK) {
+    memset(s, 0, sizeof *s);
+    return NULL;
+  }
+  *status = stage(c->t, s, user, bytes, is_output, c->stream);
+  return s->resident;
+}
+
+/* Ends a call: outputs are copied back when the backend ran (ran = 1), even on a partial
+ * failure such as GH_ERR_TABLE_FULL, whose failed_out flags the caller needs. */
+static gh_status call_end(gh_call *c, gh_status status, int ran) {
+  for (int i = 0; i < c->count; ++i) {
+    const gh_status copied = unstage(c->t, &c->arrays[i], ran, c->stream);
+    if (status == GH_OK || status == GH_ERR_TABLE_FULL) status = copied != GH_OK ? copied : status;
+  }
+  return status;
+}
+
+/* ---- Argument checks ------------------------------------------------------------------------- */
+
+static size_t key_bytes(const gh_table *t) { return t->config.key_bits / 8u; }
+static size_t value_bytes(const gh_table *t) { return t->config.value_bits / 8u; }
+
+/* The checks every bulk call starts with. Returns GH_OK when the call should proceed. */
+static gh_status begin_bulk(gh_table *t, const char *fn, const void *keys, uint64_t n) {
+  gh__clear_error(t);
+  if (n > 0 && keys == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: keys is NULL with n = %llu", fn, (unsigned long long)n);
+  if (n > (uint64_t)(SIZE_MAX / 8u))
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: n = %llu is larger than any array can be", fn, (unsigned long long)n);
+  if (t->config.backend == GH_BACKEND_CUDA)
+    return gh__cuda_use_device(t->config.device, t->last_error, sizeof t->last_error);
+  return GH_OK;
+}
+
+#define GH_CHECK_TABLE(t)                                                                   \
+  do {                                                                                      \
+    if ((t) == NULL) return GH_ERR_INVALID_ARGUMENT;                                        \
+  } while (0)
+
+static gh_status unsupported(gh_table *t, const char *fn) {
+  return gh__fail(t, GH_ERR_UNSUPPORTED, "%s is not supported by the %s table", fn, t->ops->name);
+}
+
+/* ---- Bulk operations ------------------------------------------------------------------------- */
+
+gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t n,
+                    gh_dup_policy policy, uint8_t *failed_out, gh_stream stream) {
+  GH_CHECK_TABLE(t);
+  gh_status status = begin_bulk(t, "gh_insert", keys, n);
+  if (status != GH_OK) return status;
+  if (t->config.value_bits == 0 && values != NULL)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_insert: the table is a set (value_bits = 0): values must be NULL");
+  if (t->config.value_bits != 0 && values == NULL && n > 0)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_insert: values is NULL but the table stores %u-bit values", t->config.value_bits);
+  if ((int)policy < GH_KEEP_FIRST || (int)policy > GH_MAX)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_insert: policy = %d is not a gh_dup_policy value", (int)policy);
+  if (n == 0) return GH_OK;
+
+  gh_call c = {t, stream, {{0}}, 0};
+  const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
+  const void *v = call_stage(&c, values, values ? n * value_bytes(t) : 0, 0, &status);
+  uint8_t *f = (uint8_t *)call_stage(&c, failed_out, failed_out ? n : 0, 1, &status);
+  if (status != GH_OK) return call_end(&c, status, 0);
+  uint64_t failed = 0;
+  status = t->ops->insert(t, k, v, n, policy, f, &failed, stream);
+  if (status == GH_OK && failed > 0) {
+    uint64_t size = 0;
+    t->ops->size(t, &size);
+    status = gh__fail(t, GH_ERR_TABLE_FULL,
+                      "%llu of %llu keys did not fit: no free slot within the probe limit (table "
+                      "load %.4f); every other key was inserted, nothing else changed%s",
+                      (unsigned long long)failed, (unsigned long long)n,
+                      (double)size / (double)t->config.capacity,
+                      failed_out ? "; failed keys are flagged in failed_out" : "");
+  }
+  return call_end(&c, status, 1);
+}
+
+gh_status gh_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
+                  const void *default_value, gh_stream stream) {
+  GH_CHECK_TABLE(t);
+  gh_status status = begin_bulk(t, "gh_find", keys, n);
+  if (status != GH_OK) return status;
+  if (t->config.value_bits == 0 && values_out != NULL)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_find: the table is a set (value_bits = 0): values_out must be NULL; use found_out");
+  if (values_out == NULL && found_out == NULL)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_find: values_out and found_out are both NULL");
+  if (n == 0) return GH_OK;
+  uint64_t fallback = 0;
+  if (default_value != NULL)
+    fallback = t->config.value_bits == 64 ? *(const uint64_t *)default_value : *(const uint32_t *)default_value;
+
+  gh_call c = {t, stream, {{0}}, 0};
+  const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
+  void *v = call_stage(&c, values_out, values_out ? n * value_bytes(t) : 0, 1, &status);
+  uint8_t *f = (uint8_t *)call_stage(&c, found_out, found_out ? n : 0, 1, &status);
+  if (status != GH_OK) return call_end(&c, status, 0);
+  status = t->ops->find(t, k, n, v, f, fallback, stream);
+  return call_end(&c, status, 1);
+}
+
+gh_status gh_contains(gh_table *t, const void *keys, uint64_t n, uint8_t *found_out, gh_stream stream) {
+  GH_CHECK_TABLE(t);
+  if (found_out == NULL && n > 0)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_contains: found_out is NULL");
+  if (found_out == NULL) return GH_OK;
+  return gh_find(t, keys, n, NULL, found_out, NULL, stream);
+}
+
+gh_status gh_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out,
+                   uint64_t *erased_count, gh_stream stream) {
+  GH_CHECK_TABLE(t);
+  if (erased_count) *erased_count = 0;
+  gh_status status = begin_bulk(t, "gh_erase", keys, n);
+  if (status != GH_OK || n == 0) return status;
+  gh_call c = {t, stream, {{0}}, 0};
+  const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
+  uint8_t *e = (uint8_t *)call_stage(&c, erased_out, erased_out ? n : 0, 1, &status);
+  if (status != GH_OK) return call_end(&c, status, 0);
+  uint64_t erased = 0;
+  status = t->ops->erase(t, k, n, e, &erased, stream);
+  if (erased_count) *erased_count = erased;
+  return call_end(&c, status, 1);
+}
+
+gh_status gh_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out, uint64_t *total,
+                   gh_stream stream) {
+  GH_CHECK_TABLE(t);
+  if (t->ops->count == NULL) return unsupported(t, "gh_count (multi-value tables only)");
+  gh_status status = begin_bulk(t, "gh_count", keys, n);
+  if (status != GH_OK || n == 0) return status;
+  gh_call c = {t, stream, {{0}}, 0};
+  const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
+  uint64_t *o = (uint64_t *)call_stage(&c, counts_out, counts_out ? n * sizeof(uint64_t) : 0, 1, &status);
+  if (status != GH_OK) return call_end(&c, status, 0);
+  status = t->ops->count(t, k, n, o, total, stream);
+  return call_end(&c, status, 1);
+}
+
+gh_status gh_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offsets_out,
+                      void *values_out, uint64_t values_capacity, gh_stream stream) {
+  GH_CHECK_TABLE(t);
+  if (t->ops->find_all == NULL) return unsupported(t, "gh_find_all (multi-value tables only)");
+  gh_status status = begin_bulk(t, "gh_find_all", keys, n);
+  if (status != GH_OK || n == 0) return status;
+  if (offsets_out == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_find_all: offsets_out is NULL");
+  gh_call c = {t, stream, {{0}}, 0};
+  const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
+  uint64_t *o = (uint64_t *)call_stage(&c, offsets_out, (n + 1) * sizeof(uint64_t), 1, &status);
+  void *v = call_stage(&c, values_out, values_out ? values_capacity * value_bytes(t) : 0, 1, &status);
+  if (status != GH_OK) return call_end(&c, status, 0);
+  status = t->ops->find_all(t, k, n, o, v, values_capacity, stream);
+  return call_end(&c, status, 1);
+}
+
+gh_status gh_export(gh_table *t, void *keys_out, void *values_out, uint64_t out_capacity,
+                    uint64_t *count, gh_stream stream) {
+  GH_CHECK_TABLE(t);
+  gh__clear_error(t);
+  if (count == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_export: count is NULL");
+  *count = 0;
+  if (t->config.value_bits == 0 && values_out != NULL)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_export: the table is a set: values_out must be NULL");
+  if (t->config.backend == GH_BACKEND_CUDA) {
+    gh_status status = gh__cuda_use_device(t->config.device, t->last_error, sizeof t->last_error);
+    if (status != GH_OK) return status;
+  }
+  uint64_t size = 0;
+  gh_status status = t->ops->size(t, &size);
+  if (status != GH_OK) return status;
+  if (out_capacity < size)
+    return gh__fail(t, GH_ERR_BUFFER_TOO_SMALL, "gh_export: out_capacity = %llu but the table holds %llu keys; nothing was written",
+                    (unsigned long long)out_capacity, (unsigned long long)size);
+  if (size > 0 && keys_out == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_export: keys_out is NULL");
+  if (size > 0 && t->config.value_bits != 0 && values_out == NULL)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_export: values_out is NULL but the table stores values");
+  if (size == 0) return GH_OK;
+  gh_call c = {t, stream, {{0}}, 0};
+  void *k = call_stage(&c, keys_out, size * key_bytes(t), 1, &status);
+  void *v = call_stage(&c, values_out, values_out ? size * value_bytes(t) : 0, 1, &status);
+  if (status != GH_OK) return call_end(&c, status, 0);
+  status = t->ops->export_all(t, k, v, count, stream);
+  return call_end(&c, status, 1);
+}
+
+gh_status gh_clear(gh_table *t, gh_stream stream) {
+  GH_CHECK_TABLE(t);
+  gh_status status = begin_bulk(t, "gh_clear", NULL, 0);
+  return status != GH_OK ? status : t->ops->clear(t, stream);
+}
+
+/* ---- Introspection --------------------------------------------------------------------------- */
+
+gh_status gh_size(gh_table *t, uint64_t *size) {
+  GH_CHECK_TABLE(t);
+  gh_status status = begin_bulk(t, "gh_size", NULL, 0);
+  if (status != GH_OK) return status;
+  if (size == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_size: size is NULL");
+  return t->ops->size(t, size);
+}
+
+gh_status gh_capacity(gh_table *t, uint64_t *capacity) {
+  GH_CHECK_TABLE(t);
+  if (capacity == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_capacity: capacity is NULL");
+  *capacity = t->config.capacity;
+  return GH_OK;
+}
+
+gh_status gh_memory_usage(gh_table *t, size_t *host_bytes, size_t *device_bytes) {
+  GH_CHECK_TABLE(t);
+  if (host_bytes) *host_bytes = t->host_bytes + sizeof *t;
+  if (device_bytes) *device_bytes = t->device_bytes;
+  return GH_OK;
+}
+
+gh_status gh_get_config(const gh_table *t, gh_config *config) {
+  if (t == NULL || config == NULL) return GH_ERR_INVALID_ARGUMENT;
+  *config = t->config;
+  return GH_OK;
+}
+
+gh_backend gh_table_backend(const gh_table *t) { return t ? t->config.backend : GH_BACKEND_AUTO; }
+
+gh_status gh_validate(gh_table *t) {
+  GH_CHECK_TABLE(t);
+  gh_status status = begin_bulk(t, "gh_validate", NULL, 0);
+  return status != GH_OK ? status : t->ops->validate(t);
+}
+
+int gh_cuda_available(void) { return gh__cuda_device_count() > 0; }
+
+gh_status gh_get_device_view(gh_table *t, gh_device_view *view) {
+  GH_CHECK_TABLE(t);
+  gh__clear_error(t);
+  if (t->ops->device_view == NULL) return unsupported(t, "gh_get_device_view (CUDA warpdrive tables only)");
+  if (view == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_device_view: view is NULL");
+  return t->ops->device_view(t, view);
+}
+
+gh_status gh_take_status_flags(gh_table *t, unsigned *flags) {
+  GH_CHECK_TABLE(t);
+  gh_status status = begin_bulk(t, "gh_take_status_flags", NULL, 0);
+  if (status != GH_OK) return status;
+  if (flags == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_take_status_flags: flags is NULL");
+  return t->ops->take_flags(t, flags);
+}

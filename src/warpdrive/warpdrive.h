@@ -1,0 +1,366 @@
+/* warpdrive.h - slot layout and probing logic of the warpdrive design, shared by the host backend,
+ * the CUDA kernels and the device-side API (include/gpuhash_device.cuh).
+ *
+ * Layout. The table is an array of window_count * window_width slots followed by two side slots.
+ * A slot holds one (key, value) pair in 4, 8 or 16 bytes so that one CAS publishes both:
+ *   key 32, no value   4 bytes   [key]
+ *   key 64, no value   8 bytes   [key]
+ *   key 32, value 32   8 bytes   [key | value]            (value in the high half)
+ *   key 32, value 64  16 bytes   [key | pad] [value]
+ *   key 64, value 32  16 bytes   [key] [value | pad]
+ *   key 64, value 64  16 bytes   [key] [value]
+ * The key always sits in the first key_bits of the slot; padding bits are all ones. An empty slot
+ * is all ones (so clearing is one memset to 0xFF); a tombstone has the key field all ones minus
+ * one and the rest all ones. Those two key values are stored out of band in the side slots
+ * (side slot 0 for the all-ones key, 1 for all-ones minus one), whose key field is 0 when the
+ * key is present and all ones when it is absent.
+ *
+ * Probing. A key's probe sequence is a chain of windows of window_width consecutive slots,
+ * chained by double hashing over a prime number of windows (core/probe.h). A cooperative group
+ * whose size equals the window width reads a window in one coalesced load; smaller groups, a
+ * single thread, or the host walk the window in pieces and see the same sequence.
+ *
+ * Invariant (checked by validate): every key lies on its probe sequence within the probe limit,
+ * with no empty slot before it, and appears once. Inserts keep it under concurrency because all
+ * inserters of a key scan for the key up to the first empty slot and then claim the FIRST free
+ * (empty or tombstone) slot of the sequence, rescanning after a lost CAS: two copies of one key
+ * would need two inserters to each see the other's slot as free and then occupied, which
+ * cannot happen while slots only go from free to occupied during an insert batch (erase is a
+ * separate batch). This is what prevents the insert -> erase -> insert duplicate of
+ * cuCollections #606 and SlabHash #17. */
+#ifndef GH_WARPDRIVE_H
+#define GH_WARPDRIVE_H
+
+#include "gpuhash.h"
+#include "core/atomics.h"
+#include "core/hash.h"
+#include "core/probe.h"
+
+/* Default probe limit in slots: at load 0.99 a key needs ~100 slots on average and the chance
+ * of needing 2^17 is below 1e-500, so this cap only ever trips on a genuinely full table. */
+#define GH_WD_DEFAULT_PROBE_SLOTS (4096u * 32u)
+#define GH_WD_SIDE_SLOTS 2u
+#define GH_WD_MAX_WINDOW_WIDTH 32u
+
+typedef struct gh_wd_geometry {
+  uint64_t window_count;
+  uint64_t max_probe_windows;
+  uint64_t seed;
+  unsigned window_width;
+  unsigned key_bits;
+  unsigned value_bits;
+  unsigned slot_bytes;
+} gh_wd_geometry;
+
+/* The raw bits of one slot: lo holds the first 8 bytes (or 4 for 4-byte slots), hi the rest. */
+typedef struct gh_wd_bits {
+  uint64_t lo, hi;
+} gh_wd_bits;
+
+GH_HD unsigned gh_wd_slot_bytes(unsigned key_bits, unsigned value_bits) {
+  return key_bits + value_bits <= 32 ? 4u : (key_bits + value_bits <= 64 ? 8u : 16u);
+}
+GH_HD uint64_t gh_wd_key_mask(unsigned key_bits) {
+  return key_bits == 32 ? 0xFFFFFFFFull : ~0ull;
+}
+GH_HD uint64_t gh_wd_empty_key(unsigned key_bits) { return gh_wd_key_mask(key_bits); }
+GH_HD uint64_t gh_wd_tombstone_key(unsigned key_bits) { return gh_wd_key_mask(key_bits) - 1u; }
+GH_HD int gh_wd_is_sentinel(uint64_t key, unsigned key_bits) {
+  return key >= gh_wd_tombstone_key(key_bits);
+}
+GH_HD uint64_t gh_wd_value_mask(unsigned value_bits) {
+  return value_bits == 64 ? ~0ull : (value_bits == 32 ? 0xFFFFFFFFull : 0ull);
+}
+/* Byte offset of the value inside a slot. */
+GH_HD unsigned gh_wd_value_offset(unsigned slot_bytes) { return slot_bytes == 8 ? 4u : 8u; }
+
+/* Side-slot markers held in the key field. */
+#define GH_WD_SIDE_PRESENT 0ull
+
+/* The slot bits of (key, value) with all padding set to ones. */
+GH_HD gh_wd_bits gh_wd_pack(const gh_wd_geometry *g, uint64_t key, uint64_t value) {
+  gh_wd_bits b;
+  const uint64_t ones = ~0ull;
+  if (g->slot_bytes == 4) {
+    b.lo = key;
+    b.hi = ones;
+  } else if (g->slot_bytes == 8) {
+    b.lo = g->key_bits == 64 ? key : (key | (value << 32));
+    b.hi = ones;
+  } else {
+    b.lo = g->key_bits == 64 ? key : (key | (ones << 32));
+    b.hi = g->value_bits == 64 ? value : (value | (ones << 32));
+  }
+  return b;
+}
+
+/* Where the slot bits of a free slot can be predicted exactly: empty slots are all ones, and
+ * erase rewrites the whole slot to the canonical tombstone, so a claiming CAS never needs the
+ * bits it loaded. */
+GH_HD gh_wd_bits gh_wd_free_bits(const gh_wd_geometry *g, uint64_t marker_key) {
+  return gh_wd_pack(g, marker_key, ~0ull);
+}
+
+GH_HD void *gh_wd_slot_at(const gh_wd_geometry *g, void *slots, uint64_t index) {
+  return (char *)slots + index * g->slot_bytes;
+}
+GH_HD uint64_t gh_wd_window_slot(const gh_wd_geometry *g, uint64_t window, unsigned lane) {
+  return window * g->window_width + lane;
+}
+GH_HD uint64_t gh_wd_side_slot(const gh_wd_geometry *g, uint64_t key) {
+  return g->window_count * g->window_width + (key == gh_wd_empty_key(g->key_bits) ? 0u : 1u);
+}
+
+GH_HD uint64_t gh_wd_load_key(const gh_wd_geometry *g, const void *slot) {
+  return g->key_bits == 32 ? gh_load_u32(slot) : gh_load_u64(slot);
+}
+GH_HD uint64_t gh_wd_load_value(const gh_wd_geometry *g, const void *slot) {
+  const char *v = (const char *)slot + gh_wd_value_offset(g->slot_bytes);
+  if (g->value_bits == 0) return 0;
+  return g->value_bits == 32 ? gh_load_u32(v) : gh_load_u64(v);
+}
+
+/* One CAS of a whole slot; returns the key field the slot held before (== expected's key field
+ * when the CAS succeeded). */
+GH_HD uint64_t gh_wd_cas_slot(const gh_wd_geometry *g, void *slot, gh_wd_bits expected, gh_wd_bits desired) {
+  const uint64_t key_mask = gh_wd_key_mask(g->key_bits);
+  if (g->slot_bytes == 4) return gh_cas_u32(slot, (uint32_t)expected.lo, (uint32_t)desired.lo);
+  if (g->slot_bytes == 8) return gh_cas_u64(slot, expected.lo, desired.lo) & key_mask;
+  unsigned __int128 e = ((unsigned __int128)expected.hi << 64) | expected.lo;
+  unsigned __int128 d = ((unsigned __int128)desired.hi << 64) | desired.lo;
+  return (uint64_t)gh_cas_u128(slot, e, d) & key_mask;
+}
+
+/* Applies a duplicate policy to the value of an occupied slot. Values are unsigned integers. */
+GH_HD void gh_wd_update_value(const gh_wd_geometry *g, void *slot, int policy, uint64_t value) {
+  void *v = (char *)slot + gh_wd_value_offset(g->slot_bytes);
+  const int wide = g->value_bits == 64;
+  if (g->value_bits == 0) return;
+  switch (policy) {
+    case GH_OVERWRITE:
+      if (wide) gh_store_u64(v, value); else gh_store_u32(v, (uint32_t)value);
+      break;
+    case GH_ADD:
+      if (wide) gh_add_u64(v, value); else gh_add_u32(v, (uint32_t)value);
+      break;
+    case GH_MIN:
+      if (wide) gh_min_u64(v, value); else gh_min_u32(v, (uint32_t)value);
+      break;
+    case GH_MAX:
+      if (wide) gh_max_u64(v, value); else gh_max_u32(v, (uint32_t)value);
+      break;
+    default: /* GH_KEEP_FIRST: the stored value stays */
+      break;
+  }
+}
+
+/* Writes the canonical tombstone over a slot known to hold key; returns 1 if this caller removed
+ * it (another erase of the same key in the batch may have won). The key field is swapped first so
+ * exactly one eraser wins; erase batches never overlap inserts or finds, so the value reset that
+ * follows cannot be observed half done. */
+GH_HD int gh_wd_erase_slot(const gh_wd_geometry *g, void *slot, uint64_t key, uint64_t new_marker) {
+  const uint64_t old = g->key_bits == 32 ? gh_cas_u32(slot, (uint32_t)key, (uint32_t)new_marker)
+                                         : gh_cas_u64(slot, key, new_marker);
+  if (old != key) return 0;
+  if (g->slot_bytes == 8 && g->key_bits == 32) {
+    gh_store_u32((char *)slot + 4, 0xFFFFFFFFu);
+  } else if (g->slot_bytes == 16) {
+    if (g->key_bits == 32) gh_store_u32((char *)slot + 4, 0xFFFFFFFFu);
+    gh_store_u64((char *)slot + 8, ~0ull);
+  }
+  return 1;
+}
+
+/* The first window and step of key's probe sequence. 32-bit keys hash with 32-bit arithmetic,
+ * which is several times cheaper on the GPU than 64-bit multiplies. */
+GH_HD gh_probe gh_wd_probe_begin(const gh_wd_geometry *g, uint64_t key) {
+  uint64_t first, step;
+  if (g->key_bits == 32) {
+    const uint32_t h1 = gh_fmix32((uint32_t)key ^ (uint32_t)g->seed);
+    const uint32_t h2 = gh_fmix32((uint32_t)key ^ (uint32_t)(g->seed >> 32) ^ 0x9e3779b9u);
+    first = gh_range32(h1, g->window_count);
+    step = gh_range32(h2, g->window_count - 1);
+  } else {
+    const uint64_t h1 = gh_fmix64(key ^ g->seed);
+    const uint64_t h2 = gh_fmix64(key ^ (g->seed * 0x9e3779b97f4a7c15ull) ^ 0x632be59bd9b4e019ull);
+    first = gh_range64(h1, g->window_count);
+    step = gh_range64(h2, g->window_count - 1);
+  }
+  return gh_probe_begin(first, step, g->window_count, g->max_probe_windows);
+}
+
+/* What one window holds for a key, one bit per slot of the window. */
+typedef struct gh_wd_masks {
+  uint32_t match; /* slots holding the key */
+  uint32_t empty; /* empty slots */
+  uint32_t free;  /* empty or tombstone slots */
+} gh_wd_masks;
+
+/* Reads a window slot by slot (host backend, single-thread device API). A cooperative group
+ * builds the same masks with one ballot per mask instead. */
+GH_HD gh_wd_masks gh_wd_read_window(const gh_wd_geometry *g, void *slots, uint64_t window, uint64_t key) {
+  gh_wd_masks m = {0u, 0u, 0u};
+  const uint64_t empty = gh_wd_empty_key(g->key_bits);
+  const uint64_t tomb = gh_wd_tombstone_key(g->key_bits);
+  for (unsigned lane = 0; lane < g->window_width; ++lane) {
+    const uint64_t k = gh_wd_load_key(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, window, lane)));
+    const uint32_t bit = 1u << lane;
+    if (k == key) m.match |= bit;
+    if (k == empty) m.empty |= bit;
+    if (k == empty || k == tomb) m.free |= bit;
+  }
+  return m;
+}
+
+/* ---- Insert: a small state machine, driven identically by every caller ----------------------- */
+
+typedef enum gh_wd_step {
+  GH_WD_STEP_LOAD = 0,   /* (re)load the window at walk->probe and decide again */
+  GH_WD_STEP_CLAIM = 1,  /* CAS the key into free slot *lane of the current window */
+  GH_WD_STEP_UPDATE = 2, /* the key is at slot *lane: apply the duplicate policy */
+  GH_WD_STEP_FULL = 3    /* no free slot within the probe limit */
+} gh_wd_step;
+
+typedef struct gh_wd_insert_walk {
+  gh_probe probe;         /* window being looked at */
+  gh_probe candidate;     /* first window seen with a free slot */
+  int have_candidate;
+  int absent_verified;    /* the key was seen absent up to the first empty slot or the limit */
+} gh_wd_insert_walk;
+
+GH_HD gh_wd_insert_walk gh_wd_insert_begin(const gh_wd_geometry *g, uint64_t key) {
+  gh_wd_insert_walk w;
+  w.probe = gh_wd_probe_begin(g, key);
+  w.candidate = w.probe;
+  w.have_candidate = 0;
+  w.absent_verified = 0;
+  return w;
+}
+
+/* Decides the next step from the masks of the window at w->probe. Callers that lose a CAS at
+ * lane L to another key clear bit L from m.free and m.empty and call again: the other slots'
+ * state is still what was loaded, as occupied slots stay occupied during an insert batch. */
+GH_HD gh_wd_step gh_wd_insert_decide(gh_wd_insert_walk *w, gh_wd_masks m, unsigned *lane) {
+  if (m.match) {
+    *lane = gh_lowest_bit(m.match);
+    return GH_WD_STEP_UPDATE;
+  }
+  if (w->absent_verified) {
+    if (m.free) {
+      *lane = gh_lowest_bit(m.free);
+      return GH_WD_STEP_CLAIM;
+    }
+    gh_probe_next(&w->probe);
+    return gh_probe_done(&w->probe) ? GH_WD_STEP_FULL : GH_WD_STEP_LOAD;
+  }
+  if (m.free && !w->have_candidate) {
+    w->candidate = w->probe;
+    w->have_candidate = 1;
+  }
+  if (!m.empty) {
+    /* No empty slot: the key may still lie further on (tombstones can precede it). */
+    gh_probe_next(&w->probe);
+    if (!gh_probe_done(&w->probe)) return GH_WD_STEP_LOAD;
+    if (!w->have_candidate) return GH_WD_STEP_FULL;
+  }
+  /* The key is absent; claim the first free slot from the candidate window on. */
+  w->absent_verified = 1;
+  if (w->candidate.attempt == w->probe.attempt) {
+    *lane = gh_lowest_bit(m.free);
+    return GH_WD_STEP_CLAIM;
+  }
+  w->probe = w->candidate;
+  return GH_WD_STEP_LOAD;
+}
+
+/* Outcome of one key's operation, as reported by every caller. */
+typedef enum gh_wd_outcome {
+  GH_WD_INSERTED = 0,  /* a new key was stored */
+  GH_WD_UPDATED = 1,   /* the key was present; the policy was applied */
+  GH_WD_NOT_FITTED = 2 /* the probe limit was reached */
+} gh_wd_outcome;
+
+/* Sentinel keys live in their side slot: one CAS claims it, otherwise the policy applies. */
+GH_HD gh_wd_outcome gh_wd_side_insert(const gh_wd_geometry *g, void *slots, uint64_t key,
+                                      uint64_t value, int policy) {
+  void *slot = gh_wd_slot_at(g, slots, gh_wd_side_slot(g, key));
+  const uint64_t before = gh_wd_cas_slot(g, slot, gh_wd_free_bits(g, gh_wd_empty_key(g->key_bits)),
+                                         gh_wd_pack(g, GH_WD_SIDE_PRESENT, value));
+  if (before == gh_wd_empty_key(g->key_bits)) return GH_WD_INSERTED;
+  gh_wd_update_value(g, slot, policy, value);
+  return GH_WD_UPDATED;
+}
+
+GH_HD int gh_wd_side_find(const gh_wd_geometry *g, void *slots, uint64_t key, uint64_t *value) {
+  const void *slot = gh_wd_slot_at(g, slots, gh_wd_side_slot(g, key));
+  if (gh_wd_load_key(g, slot) != GH_WD_SIDE_PRESENT) return 0;
+  *value = gh_wd_load_value(g, slot);
+  return 1;
+}
+
+GH_HD int gh_wd_side_erase(const gh_wd_geometry *g, void *slots, uint64_t key) {
+  return gh_wd_erase_slot(g, gh_wd_slot_at(g, slots, gh_wd_side_slot(g, key)), GH_WD_SIDE_PRESENT,
+                          gh_wd_empty_key(g->key_bits));
+}
+
+/* Inserts one key walking windows slot by slot (host backend; single-thread device API). */
+GH_HD gh_wd_outcome gh_wd_insert_serial(const gh_wd_geometry *g, void *slots, uint64_t key,
+                                        uint64_t value, int policy) {
+  if (gh_wd_is_sentinel(key, g->key_bits)) return gh_wd_side_insert(g, slots, key, value, policy);
+  gh_wd_insert_walk w = gh_wd_insert_begin(g, key);
+  const gh_wd_bits desired = gh_wd_pack(g, key, value);
+  const uint64_t empty = gh_wd_empty_key(g->key_bits);
+  for (;;) {
+    gh_wd_masks m = gh_wd_read_window(g, slots, w.probe.window, key);
+    unsigned lane = 0;
+    gh_wd_step step;
+    while ((step = gh_wd_insert_decide(&w, m, &lane)) == GH_WD_STEP_CLAIM) {
+      void *slot = gh_wd_slot_at(g, slots, gh_wd_window_slot(g, w.probe.window, lane));
+      const uint64_t marker = (m.empty >> lane) & 1u ? empty : gh_wd_tombstone_key(g->key_bits);
+      const uint64_t before = gh_wd_cas_slot(g, slot, gh_wd_free_bits(g, marker), desired);
+      if (before == marker) return GH_WD_INSERTED;
+      if (before == key) {
+        gh_wd_update_value(g, slot, policy, value);
+        return GH_WD_UPDATED;
+      }
+      m.free &= ~(1u << lane);
+      m.empty &= ~(1u << lane);
+    }
+    if (step == GH_WD_STEP_UPDATE) {
+      gh_wd_update_value(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, w.probe.window, lane)),
+                         policy, value);
+      return GH_WD_UPDATED;
+    }
+    if (step == GH_WD_STEP_FULL) return GH_WD_NOT_FITTED;
+  }
+}
+
+/* ---- Find and erase: stop at the key, at an empty slot, or at the probe limit ---------------- */
+
+/* Slot index of key, or -1 (as all ones) when absent. */
+GH_HD uint64_t gh_wd_locate_serial(const gh_wd_geometry *g, void *slots, uint64_t key) {
+  gh_probe p = gh_wd_probe_begin(g, key);
+  for (; !gh_probe_done(&p); gh_probe_next(&p)) {
+    const gh_wd_masks m = gh_wd_read_window(g, slots, p.window, key);
+    if (m.match) return gh_wd_window_slot(g, p.window, gh_lowest_bit(m.match));
+    if (m.empty) break;
+  }
+  return ~0ull;
+}
+
+GH_HD int gh_wd_find_serial(const gh_wd_geometry *g, void *slots, uint64_t key, uint64_t *value) {
+  if (gh_wd_is_sentinel(key, g->key_bits)) return gh_wd_side_find(g, slots, key, value);
+  const uint64_t at = gh_wd_locate_serial(g, slots, key);
+  if (at == ~0ull) return 0;
+  *value = gh_wd_load_value(g, gh_wd_slot_at(g, slots, at));
+  return 1;
+}
+
+GH_HD int gh_wd_erase_serial(const gh_wd_geometry *g, void *slots, uint64_t key) {
+  if (gh_wd_is_sentinel(key, g->key_bits)) return gh_wd_side_erase(g, slots, key);
+  const uint64_t at = gh_wd_locate_serial(g, slots, key);
+  if (at == ~0ull) return 0;
+  return gh_wd_erase_slot(g, gh_wd_slot_at(g, slots, at), key, gh_wd_tombstone_key(g->key_bits));
+}
+
+#endif /* GH_WARPDRIVE_H */

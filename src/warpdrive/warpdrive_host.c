@@ -1,0 +1,169 @@
+/* warpdrive_host.c - the warpdrive design on CPU threads: the same slots, probe sequences and
+ * state machine as the GPU (warpdrive.h), one key per thread at a time, C11 atomics for CAS. */
+#include <string.h>
+
+#include "core/parallel.h"
+#include "core/words.h"
+#include "warpdrive/warpdrive_table.h"
+
+static gh_wd_table *state(gh_table *t) { return (gh_wd_table *)t->impl; }
+
+static void add_flags(gh_wd_table *w, unsigned flags) {
+  if (flags) __atomic_fetch_or(&w->counters->status, flags, __ATOMIC_RELAXED);
+}
+
+static gh_status host_clear(gh_table *t, void *stream) {
+  gh_wd_table *w = state(t);
+  (void)stream;
+  memset(w->slots, 0xFF, w->slots_bytes);
+  w->counters->size = 0;
+  return GH_OK;
+}
+
+static gh_status host_init(gh_table *t) {
+  gh_status status = gh__wd_allocate(t, GH_MEMORY_HOST);
+  if (status != GH_OK) return status;
+  memset(state(t)->counters, 0, sizeof(gh_wd_counters));
+  return host_clear(t, NULL);
+}
+
+/* The arguments of one bulk call, shared by its worker threads. */
+typedef struct host_call {
+  gh_wd_table *w;
+  const void *keys;
+  const void *values;
+  void *values_out;
+  uint8_t *flags_out;
+  uint64_t default_value;
+  int policy;
+} host_call;
+
+/* Counters: [0] keys inserted (or erased, or found), [1] keys that did not fit. */
+static gh_counters insert_chunk(void *context, uint64_t begin, uint64_t end) {
+  const host_call *c = (const host_call *)context;
+  const gh_wd_geometry *g = &c->w->geometry;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) {
+    const uint64_t key = gh__read_word(c->keys, i, g->key_bits);
+    const uint64_t value = c->values ? gh__read_word(c->values, i, g->value_bits) : 0;
+    const gh_wd_outcome outcome = gh_wd_insert_serial(g, c->w->slots, key, value, c->policy);
+    counted.value[0] += outcome == GH_WD_INSERTED;
+    counted.value[1] += outcome == GH_WD_NOT_FITTED;
+    if (c->flags_out) c->flags_out[i] = outcome == GH_WD_NOT_FITTED;
+  }
+  return counted;
+}
+
+static gh_status host_insert(gh_table *t, const void *keys, const void *values, uint64_t n,
+                             gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream) {
+  gh_wd_table *w = state(t);
+  host_call c = {w, keys, values, NULL, failed_out, 0, (int)policy};
+  (void)stream;
+  const gh_counters counted = gh__parallel_for(n, t->config.host_threads, insert_chunk, &c);
+  w->counters->size += counted.value[0];
+  *failed = counted.value[1];
+  add_flags(w, (counted.value[1] ? GH_FLAG_PROBE_LIMIT : 0u) |
+                   (counted.value[0] + counted.value[1] < n ? GH_FLAG_DUPLICATE : 0u));
+  return GH_OK;
+}
+
+static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
+  const host_call *c = (const host_call *)context;
+  const gh_wd_geometry *g = &c->w->geometry;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) {
+    uint64_t value = c->default_value;
+    const int found = gh_wd_find_serial(g, c->w->slots, gh__read_word(c->keys, i, g->key_bits), &value);
+    if (c->values_out) gh__write_word(c->values_out, i, g->value_bits, value);
+    if (c->flags_out) c->flags_out[i] = (uint8_t)found;
+    counted.value[0] += (uint64_t)found;
+  }
+  return counted;
+}
+
+static gh_status host_find(gh_table *t, const void *keys, uint64_t n, void *values_out,
+                           uint8_t *found_out, uint64_t default_value, void *stream) {
+  host_call c = {state(t), keys, NULL, values_out, found_out, default_value, 0};
+  (void)stream;
+  gh__parallel_for(n, t->config.host_threads, find_chunk, &c);
+  return GH_OK;
+}
+
+static gh_counters erase_chunk(void *context, uint64_t begin, uint64_t end) {
+  const host_call *c = (const host_call *)context;
+  const gh_wd_geometry *g = &c->w->geometry;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) {
+    const int erased = gh_wd_erase_serial(g, c->w->slots, gh__read_word(c->keys, i, g->key_bits));
+    if (c->flags_out) c->flags_out[i] = (uint8_t)erased;
+    counted.value[0] += (uint64_t)erased;
+  }
+  return counted;
+}
+
+static gh_status host_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out,
+                            uint64_t *erased, void *stream) {
+  gh_wd_table *w = state(t);
+  host_call c = {w, keys, NULL, NULL, erased_out, 0, 0};
+  (void)stream;
+  const gh_counters counted = gh__parallel_for(n, t->config.host_threads, erase_chunk, &c);
+  w->counters->size -= counted.value[0];
+  *erased = counted.value[0];
+  return GH_OK;
+}
+
+static gh_status host_export(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream) {
+  gh_wd_table *w = state(t);
+  const gh_wd_geometry *g = &w->geometry;
+  const uint64_t main_slots = g->window_count * g->window_width;
+  uint64_t written = 0;
+  (void)stream;
+  for (uint64_t i = 0; i < main_slots + GH_WD_SIDE_SLOTS; ++i) {
+    const void *slot = gh_wd_slot_at(g, w->slots, i);
+    const uint64_t key = gh_wd_load_key(g, slot);
+    uint64_t stored_key = key;
+    if (i >= main_slots) {
+      if (key != GH_WD_SIDE_PRESENT) continue;
+      stored_key = i == main_slots ? gh_wd_empty_key(g->key_bits) : gh_wd_tombstone_key(g->key_bits);
+    } else if (gh_wd_is_sentinel(key, g->key_bits)) {
+      continue;
+    }
+    gh__write_word(keys_out, written, g->key_bits, stored_key);
+    if (values_out) gh__write_word(values_out, written, g->value_bits, gh_wd_load_value(g, slot));
+    written += 1;
+  }
+  *count = written;
+  return GH_OK;
+}
+
+static gh_status host_size(gh_table *t, uint64_t *size) {
+  *size = state(t)->counters->size;
+  return GH_OK;
+}
+
+static gh_status host_validate(gh_table *t) {
+  gh_wd_table *w = state(t);
+  return gh__wd_validate_snapshot(t, w->slots, w->counters->size);
+}
+
+static gh_status host_take_flags(gh_table *t, unsigned *flags) {
+  *flags = __atomic_exchange_n(&state(t)->counters->status, 0u, __ATOMIC_RELAXED);
+  return GH_OK;
+}
+
+const gh_table_ops gh__warpdrive_host_ops = {
+    .name = "warpdrive/host",
+    .init = host_init,
+    .release = gh__wd_release,
+    .insert = host_insert,
+    .find = host_find,
+    .erase = host_erase,
+    .count = NULL,
+    .find_all = NULL,
+    .export_all = host_export,
+    .clear = host_clear,
+    .size = host_size,
+    .validate = host_validate,
+    .device_view = NULL,
+    .take_flags = host_take_flags,
+};

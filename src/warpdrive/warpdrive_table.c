@@ -1,0 +1,173 @@
+/* warpdrive_table.c - warpdrive logic common to both backends: geometry, allocation, memory
+ * estimate and validate. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/parallel.h"
+#include "core/prime.h"
+#include "warpdrive/warpdrive_table.h"
+
+gh_wd_geometry gh__wd_geometry(const gh_config *c) {
+  gh_wd_geometry g;
+  const uint64_t windows_wanted = (c->capacity + c->group_size - 1) / c->group_size;
+  const uint64_t default_limit = GH_WD_DEFAULT_PROBE_SLOTS / c->group_size;
+  g.window_count = gh__next_prime(windows_wanted);
+  g.max_probe_windows = c->max_probe_windows ? c->max_probe_windows : default_limit;
+  if (g.max_probe_windows > g.window_count) g.max_probe_windows = g.window_count;
+  g.seed = c->seed;
+  g.window_width = c->group_size;
+  g.key_bits = c->key_bits;
+  g.value_bits = c->value_bits;
+  g.slot_bytes = gh_wd_slot_bytes(c->key_bits, c->value_bits);
+  return g;
+}
+
+const gh_table_ops *gh__warpdrive_ops(gh_backend backend) {
+#if defined(GH_HAVE_CUDA)
+  if (backend == GH_BACKEND_CUDA) return &gh__warpdrive_cuda_ops;
+#endif
+  return backend == GH_BACKEND_HOST ? &gh__warpdrive_host_ops : NULL;
+}
+
+static size_t slots_bytes(const gh_wd_geometry *g) {
+  return (size_t)(g->window_count * g->window_width + GH_WD_SIDE_SLOTS) * g->slot_bytes;
+}
+
+gh_status gh__warpdrive_estimate(const gh_config *c, size_t *host_bytes, size_t *device_bytes) {
+  const gh_wd_geometry g = gh__wd_geometry(c);
+  const size_t table = slots_bytes(&g) + sizeof(gh_wd_counters);
+  const int on_device = c->backend == GH_BACKEND_CUDA;
+  if (host_bytes) *host_bytes = sizeof(gh_table) + sizeof(gh_wd_table) + (on_device ? 0 : table);
+  if (device_bytes) *device_bytes = on_device ? table : 0;
+  return GH_OK;
+}
+
+gh_status gh__wd_allocate(gh_table *t, gh_memory_kind kind) {
+  gh_wd_table *w = (gh_wd_table *)gh__alloc(t, sizeof *w, GH_MEMORY_HOST);
+  if (w == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "out of host memory for the table state");
+  memset(w, 0, sizeof *w);
+  t->impl = w;
+  w->kind = kind;
+  w->geometry = gh__wd_geometry(&t->config);
+  w->slots_bytes = slots_bytes(&w->geometry);
+  t->config.capacity = w->geometry.window_count * w->geometry.window_width;
+  w->slots = gh__alloc(t, w->slots_bytes, kind);
+  w->counters = (gh_wd_counters *)gh__alloc(t, sizeof(gh_wd_counters), kind);
+  if (w->slots == NULL || w->counters == NULL) {
+    const size_t bytes = w->slots_bytes;
+    gh__wd_release(t);
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "could not allocate %zu bytes of %s memory for %llu slots",
+                    bytes, kind == GH_MEMORY_DEVICE ? "device" : "host",
+                    (unsigned long long)t->config.capacity);
+  }
+  return GH_OK;
+}
+
+void gh__wd_release(gh_table *t) {
+  gh_wd_table *w = (gh_wd_table *)t->impl;
+  if (w == NULL) return;
+  gh__free(t, w->slots, w->slots_bytes, w->kind);
+  gh__free(t, w->counters, sizeof(gh_wd_counters), w->kind);
+  gh__free(t, w, sizeof *w, GH_MEMORY_HOST);
+  t->impl = NULL;
+}
+
+/* ---- Validate -------------------------------------------------------------------------------- */
+
+typedef struct validate_context {
+  const gh_wd_geometry *geometry;
+  const void *slots;
+  uint64_t first_bad;  /* lowest slot index with a violation (atomic min) */
+} validate_context;
+
+static int slot_is_canonical(const gh_wd_geometry *g, const void *slot, uint64_t key, uint64_t value) {
+  const gh_wd_bits expected = gh_wd_pack(g, key, value);
+  unsigned char bytes[16];
+  memcpy(bytes, &expected.lo, 8);
+  memcpy(bytes + 8, &expected.hi, 8);
+  return memcmp(bytes, slot, g->slot_bytes) == 0;
+}
+
+/* Describes the violation at slot i into message, or returns 0 when slot i is fine. */
+static int check_slot(const gh_wd_geometry *g, const void *slots, uint64_t i, char *message, size_t size) {
+  const void *slot = (const char *)slots + i * g->slot_bytes;
+  const uint64_t key = gh_wd_load_key(g, slot);
+  const uint64_t empty = gh_wd_empty_key(g->key_bits), tomb = gh_wd_tombstone_key(g->key_bits);
+  const unsigned long long k = (unsigned long long)key, at = (unsigned long long)i;
+  if (key == empty || key == tomb) {
+    if (slot_is_canonical(g, slot, key, ~0ull)) return 0;
+    snprintf(message, size, "slot %llu: %s slot with non-canonical bits", at, key == empty ? "empty" : "tombstone");
+    return 1;
+  }
+  if (!slot_is_canonical(g, slot, key, gh_wd_load_value(g, slot))) {
+    snprintf(message, size, "slot %llu (key %llu): padding bits are not all ones", at, k);
+    return 1;
+  }
+  gh_probe p = gh_wd_probe_begin(g, key);
+  for (; !gh_probe_done(&p); gh_probe_next(&p)) {
+    for (unsigned lane = 0; lane < g->window_width; ++lane) {
+      const uint64_t j = gh_wd_window_slot(g, p.window, lane);
+      if (j == i) return 0;
+      const uint64_t other = gh_wd_load_key(g, (const char *)slots + j * g->slot_bytes);
+      if (other == empty) {
+        snprintf(message, size, "slot %llu (key %llu): empty slot %llu precedes it on its probe sequence", at, k,
+                 (unsigned long long)j);
+        return 1;
+      }
+      if (other == key) {
+        snprintf(message, size, "key %llu is stored twice: slots %llu and %llu", k, (unsigned long long)j, at);
+        return 1;
+      }
+    }
+  }
+  snprintf(message, size, "slot %llu (key %llu): not within the first %llu windows of its probe sequence", at, k,
+           (unsigned long long)g->max_probe_windows);
+  return 1;
+}
+
+static gh_counters validate_chunk(void *context, uint64_t begin, uint64_t end) {
+  validate_context *c = (validate_context *)context;
+  const gh_wd_geometry *g = c->geometry;
+  gh_counters counted = {{0}};
+  char ignored[8];
+  for (uint64_t i = begin; i < end; ++i) {
+    const uint64_t key = gh_wd_load_key(g, (const char *)c->slots + i * g->slot_bytes);
+    if (!gh_wd_is_sentinel(key, g->key_bits)) counted.value[0] += 1;
+    if (check_slot(g, c->slots, i, ignored, sizeof ignored)) {
+      uint64_t seen = __atomic_load_n(&c->first_bad, __ATOMIC_RELAXED);
+      while (i < seen && !__atomic_compare_exchange_n(&c->first_bad, &seen, i, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+      }
+      break;
+    }
+  }
+  return counted;
+}
+
+gh_status gh__wd_validate_snapshot(gh_table *t, const void *host_slots, uint64_t recorded_size) {
+  const gh_wd_geometry *g = &((gh_wd_table *)t->impl)->geometry;
+  const uint64_t main_slots = g->window_count * g->window_width;
+  validate_context context = {g, host_slots, ~0ull};
+  const gh_counters counted = gh__parallel_for(main_slots, t->config.host_threads, validate_chunk, &context);
+  char message[GH_ERROR_CAPACITY - 64];
+  if (context.first_bad != ~0ull) {
+    check_slot(g, host_slots, context.first_bad, message, sizeof message);
+    return gh__fail(t, GH_ERR_CORRUPT, "validate: %s", message);
+  }
+  uint64_t keys = counted.value[0];
+  for (uint64_t side = 0; side < GH_WD_SIDE_SLOTS; ++side) {
+    const void *slot = (const char *)host_slots + (main_slots + side) * g->slot_bytes;
+    const uint64_t marker = gh_wd_load_key(g, slot);
+    const int present = marker == GH_WD_SIDE_PRESENT;
+    if (!present && !slot_is_canonical(g, slot, gh_wd_empty_key(g->key_bits), ~0ull))
+      return gh__fail(t, GH_ERR_CORRUPT, "validate: side slot %llu (key all-ones%s) is neither present nor canonically absent",
+                      (unsigned long long)side, side ? " minus one" : "");
+    if (present && !slot_is_canonical(g, slot, GH_WD_SIDE_PRESENT, gh_wd_load_value(g, slot)))
+      return gh__fail(t, GH_ERR_CORRUPT, "validate: side slot %llu has padding bits that are not all ones",
+                      (unsigned long long)side);
+    keys += (uint64_t)present;
+  }
+  if (keys != recorded_size)
+    return gh__fail(t, GH_ERR_CORRUPT, "validate: the size counter says %llu keys but %llu are stored",
+                    (unsigned long long)recorded_size, (unsigned long long)keys);
+  return GH_OK;
+}
