@@ -11,6 +11,7 @@ typedef struct gh_wd_counters {
   unsigned long long size;   /* distinct keys stored */
   unsigned long long failed; /* keys of the current call that did not fit */
   unsigned long long erased; /* keys the current call erased */
+  unsigned long long cursor; /* output position of the current call (export) */
   unsigned status;           /* GH_FLAG_* bits, until taken */
   unsigned reserved;
 } gh_wd_counters;
