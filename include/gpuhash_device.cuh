@@ -126,7 +126,7 @@ static __device__ __forceinline__ gh_wd_outcome gh_wd_insert_group(const gh_wd_g
     gh_wd_masks m = gh_wd_group_masks(g, slots, grp, w.probe.window, key);
     unsigned lane = 0;
     gh_wd_step step;
-    while ((step = gh_wd_insert_decide(&w, m, &lane)) == GH_WD_STEP_CLAIM) {
+    while ((step = gh_wd_insert_decide(g, &w, m, &lane)) == GH_WD_STEP_CLAIM) {
       /* The leftmost free lane tries; the paper's scheme, with the state machine's rules. */
       const uint64_t marker = (m.empty >> lane) & 1u ? empty : gh_wd_tombstone_key(g->key_bits);
       uint64_t before = 0;
@@ -165,7 +165,7 @@ static __device__ __forceinline__ int gh_wd_find_group(const gh_wd_geometry *g, 
   }
   gh_probe p = gh_wd_probe_begin(g, key);
   const uint64_t empty = gh_wd_empty_key(g->key_bits);
-  for (; !gh_probe_done(&p); gh_probe_next(&p)) {
+  for (; !gh_probe_done(&p, g->max_probe_windows); gh_probe_next(&p, g->window_count)) {
     for (unsigned pass = 0; pass < g->window_width; pass += grp.size) {
       const gh_wd_bits bits = gh_wd_load_bits(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, p.window, pass + grp.rank)));
       const uint64_t k = gh_wd_bits_key(g, bits);
@@ -191,7 +191,7 @@ static __device__ __forceinline__ int gh_wd_erase_group(const gh_wd_geometry *g,
   }
   gh_probe p = gh_wd_probe_begin(g, key);
   const uint64_t empty = gh_wd_empty_key(g->key_bits);
-  for (; !gh_probe_done(&p); gh_probe_next(&p)) {
+  for (; !gh_probe_done(&p, g->max_probe_windows); gh_probe_next(&p, g->window_count)) {
     for (unsigned pass = 0; pass < g->window_width; pass += grp.size) {
       const uint64_t slot_index = gh_wd_window_slot(g, p.window, pass + grp.rank);
       const uint64_t k = gh_wd_bits_key(g, gh_wd_load_bits(g, gh_wd_slot_at(g, slots, slot_index)));

@@ -186,7 +186,7 @@ GH_HD gh_probe gh_wd_probe_begin(const gh_wd_geometry *g, uint64_t key) {
     first = gh_range64(h1, g->window_count);
     step = gh_range64(h2, g->window_count - 1);
   }
-  return gh_probe_begin(first, step, g->window_count, g->max_probe_windows);
+  return gh_probe_begin(first, step, g->window_count);
 }
 
 /* What one window holds for a key, one bit per slot of the window. */
@@ -222,54 +222,60 @@ typedef enum gh_wd_step {
 } gh_wd_step;
 
 typedef struct gh_wd_insert_walk {
-  gh_probe probe;         /* window being looked at */
-  gh_probe candidate;     /* first window seen with a free slot */
-  int have_candidate;
-  int absent_verified;    /* the key was seen absent up to the first empty slot or the limit */
+  gh_probe probe;              /* window being looked at */
+  uint64_t candidate_window;   /* first window seen with a free slot ... */
+  uint32_t candidate_attempt;  /* ... and its place in the sequence */
+  uint32_t state;              /* GH_WD_HAVE_CANDIDATE | GH_WD_ABSENT_VERIFIED */
 } gh_wd_insert_walk;
+
+#define GH_WD_HAVE_CANDIDATE 1u
+#define GH_WD_ABSENT_VERIFIED 2u /* the key was seen absent up to the first empty slot or the limit */
 
 GH_HD gh_wd_insert_walk gh_wd_insert_begin(const gh_wd_geometry *g, uint64_t key) {
   gh_wd_insert_walk w;
   w.probe = gh_wd_probe_begin(g, key);
-  w.candidate = w.probe;
-  w.have_candidate = 0;
-  w.absent_verified = 0;
+  w.candidate_window = w.probe.window;
+  w.candidate_attempt = 0;
+  w.state = 0;
   return w;
 }
 
 /* Decides the next step from the masks of the window at w->probe. Callers that lose a CAS at
  * lane L to another key clear bit L from m.free and m.empty and call again: the other slots'
  * state is still what was loaded, as occupied slots stay occupied during an insert batch. */
-GH_HD gh_wd_step gh_wd_insert_decide(gh_wd_insert_walk *w, gh_wd_masks m, unsigned *lane) {
+GH_HD gh_wd_step gh_wd_insert_decide(const gh_wd_geometry *g, gh_wd_insert_walk *w, gh_wd_masks m,
+                                     unsigned *lane) {
   if (m.match) {
     *lane = gh_lowest_bit(m.match);
     return GH_WD_STEP_UPDATE;
   }
-  if (w->absent_verified) {
+  if (w->state & GH_WD_ABSENT_VERIFIED) {
     if (m.free) {
       *lane = gh_lowest_bit(m.free);
       return GH_WD_STEP_CLAIM;
     }
-    gh_probe_next(&w->probe);
-    return gh_probe_done(&w->probe) ? GH_WD_STEP_FULL : GH_WD_STEP_LOAD;
+    gh_probe_next(&w->probe, g->window_count);
+    return gh_probe_done(&w->probe, g->max_probe_windows) ? GH_WD_STEP_FULL : GH_WD_STEP_LOAD;
   }
-  if (m.free && !w->have_candidate) {
-    w->candidate = w->probe;
-    w->have_candidate = 1;
+  if (m.free && !(w->state & GH_WD_HAVE_CANDIDATE)) {
+    w->candidate_window = w->probe.window;
+    w->candidate_attempt = w->probe.attempt;
+    w->state |= GH_WD_HAVE_CANDIDATE;
   }
   if (!m.empty) {
     /* No empty slot: the key may still lie further on (tombstones can precede it). */
-    gh_probe_next(&w->probe);
-    if (!gh_probe_done(&w->probe)) return GH_WD_STEP_LOAD;
-    if (!w->have_candidate) return GH_WD_STEP_FULL;
+    gh_probe_next(&w->probe, g->window_count);
+    if (!gh_probe_done(&w->probe, g->max_probe_windows)) return GH_WD_STEP_LOAD;
+    if (!(w->state & GH_WD_HAVE_CANDIDATE)) return GH_WD_STEP_FULL;
   }
   /* The key is absent; claim the first free slot from the candidate window on. */
-  w->absent_verified = 1;
-  if (w->candidate.attempt == w->probe.attempt) {
+  w->state |= GH_WD_ABSENT_VERIFIED;
+  if (w->candidate_attempt == w->probe.attempt) {
     *lane = gh_lowest_bit(m.free);
     return GH_WD_STEP_CLAIM;
   }
-  w->probe = w->candidate;
+  w->probe.window = w->candidate_window;
+  w->probe.attempt = w->candidate_attempt;
   return GH_WD_STEP_LOAD;
 }
 
@@ -314,7 +320,7 @@ GH_HD gh_wd_outcome gh_wd_insert_serial(const gh_wd_geometry *g, void *slots, ui
     gh_wd_masks m = gh_wd_read_window(g, slots, w.probe.window, key);
     unsigned lane = 0;
     gh_wd_step step;
-    while ((step = gh_wd_insert_decide(&w, m, &lane)) == GH_WD_STEP_CLAIM) {
+    while ((step = gh_wd_insert_decide(g, &w, m, &lane)) == GH_WD_STEP_CLAIM) {
       void *slot = gh_wd_slot_at(g, slots, gh_wd_window_slot(g, w.probe.window, lane));
       const uint64_t marker = (m.empty >> lane) & 1u ? empty : gh_wd_tombstone_key(g->key_bits);
       const uint64_t before = gh_wd_cas_slot(g, slot, gh_wd_free_bits(g, marker), desired);
@@ -340,7 +346,7 @@ GH_HD gh_wd_outcome gh_wd_insert_serial(const gh_wd_geometry *g, void *slots, ui
 /* Slot index of key, or -1 (as all ones) when absent. */
 GH_HD uint64_t gh_wd_locate_serial(const gh_wd_geometry *g, void *slots, uint64_t key) {
   gh_probe p = gh_wd_probe_begin(g, key);
-  for (; !gh_probe_done(&p); gh_probe_next(&p)) {
+  for (; !gh_probe_done(&p, g->max_probe_windows); gh_probe_next(&p, g->window_count)) {
     const gh_wd_masks m = gh_wd_read_window(g, slots, p.window, key);
     if (m.match) return gh_wd_window_slot(g, p.window, gh_lowest_bit(m.match));
     if (m.empty) break;

@@ -70,17 +70,26 @@ static __device__ __forceinline__ group_loop group_loop_make(unsigned group_size
 }
 
 /* Adds a per-thread count to a counter: one atomic per warp. Every lane of the warp calls it. */
-static __device__ __forceinline__ void add_per_warp(unsigned long long *counter, unsigned long long count) {
-  for (int offset = 16; offset > 0; offset /= 2) count += __shfl_down_sync(0xFFFFFFFFu, count, offset);
-  if ((threadIdx.x & 31u) == 0 && count) atomicAdd(counter, count);
+static __device__ __forceinline__ void add_per_warp(unsigned long long *counter, unsigned count) {
+  const unsigned total = __reduce_add_sync(0xFFFFFFFFu, count);
+  if ((threadIdx.x & 31u) == 0 && total) atomicAdd(counter, (unsigned long long)total);
 }
 
+/* Resident blocks per multiprocessor the insert kernel is compiled for (a register cap): inserts
+ * wait on two dependent memory round trips, so more resident groups mean more throughput, up
+ * to the point where capped registers spill. On an H100 at load 0.9 (n = 2^27, g = 4): no cap
+ * (43 registers, 5 blocks) 7.62 G inserts/s, 6 blocks 8.40, 8 blocks (spills) 4.02. */
+#ifndef GH_WD_INSERT_MIN_BLOCKS
+#define GH_WD_INSERT_MIN_BLOCKS 6
+#endif
+
 template <unsigned KB, unsigned VB>
-__global__ void wd_insert_kernel(gh_wd_geometry geometry, void *slots, const void *keys, const void *values,
+__global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS) wd_insert_kernel(gh_wd_geometry geometry, void *slots, const void *keys, const void *values,
                                  uint64_t n, int policy, uint8_t *failed_out, gh_wd_counters *counters) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
   const group_loop l = group_loop_make(g.window_width);
-  unsigned long long inserted = 0, failed = 0, updated = 0;
+  /* 32-bit per-thread counts: a thread sees at most n / (resident threads) keys. */
+  unsigned inserted = 0, failed = 0, flags = 0;
   for (uint64_t i = l.first; i < n; i += l.stride) {
     const uint64_t key = read_word<KB>(keys, i);
     const uint64_t value = VB ? read_word<VB == 0 ? 32 : VB>(values, i) : 0;
@@ -88,14 +97,13 @@ __global__ void wd_insert_kernel(gh_wd_geometry geometry, void *slots, const voi
     if (l.group.rank == 0) {
       inserted += outcome == GH_WD_INSERTED;
       failed += outcome == GH_WD_NOT_FITTED;
-      updated += outcome == GH_WD_UPDATED;
+      flags |= outcome == GH_WD_NOT_FITTED ? GH_FLAG_PROBE_LIMIT : (outcome == GH_WD_UPDATED ? GH_FLAG_DUPLICATE : 0u);
       if (failed_out) failed_out[i] = outcome == GH_WD_NOT_FITTED;
     }
   }
   add_per_warp(&counters->size, inserted);
   add_per_warp(&counters->failed, failed);
-  const unsigned flags = __reduce_or_sync(0xFFFFFFFFu, (failed ? GH_FLAG_PROBE_LIMIT : 0u) |
-                                                          (updated ? GH_FLAG_DUPLICATE : 0u));
+  flags = __reduce_or_sync(0xFFFFFFFFu, flags);
   if ((threadIdx.x & 31u) == 0 && flags) atomicOr(&counters->status, flags);
 }
 
@@ -119,11 +127,11 @@ __global__ void wd_erase_kernel(gh_wd_geometry geometry, void *slots, const void
                                 uint8_t *erased_out, gh_wd_counters *counters) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
   const group_loop l = group_loop_make(g.window_width);
-  unsigned long long erased = 0;
+  unsigned erased = 0;
   for (uint64_t i = l.first; i < n; i += l.stride) {
     const int removed = gh_wd_erase_group(&g, slots, l.group, read_word<KB>(keys, i));
     if (l.group.rank == 0) {
-      erased += (unsigned long long)removed;
+      erased += (unsigned)removed;
       if (erased_out) erased_out[i] = (uint8_t)removed;
     }
   }
@@ -178,32 +186,23 @@ static int grid_for(uint64_t threads_wanted, const void *kernel) {
   return (int)(blocks < resident ? (blocks ? blocks : 1) : resident);
 }
 
-#define GH_WD_PICK(kernel, kb, vb) \
-  if (g.key_bits == kb && g.value_bits == vb) return (const void *)kernel<kb, vb>;
+/* The kernels of one (key, value) width pair. */
+typedef struct wd_kernels {
+  const void *insert, *find, *erase, *export_all;
+} wd_kernels;
 
-static const void *insert_kernel_for(const gh_wd_geometry &g) {
-#define GH_WD_PICK_INSERT(kb, vb) GH_WD_PICK(wd_insert_kernel, kb, vb)
-  GH_WD_WIDTHS(GH_WD_PICK_INSERT)
-#undef GH_WD_PICK_INSERT
-  return NULL;
-}
-static const void *find_kernel_for(const gh_wd_geometry &g) {
-#define GH_WD_PICK_FIND(kb, vb) GH_WD_PICK(wd_find_kernel, kb, vb)
-  GH_WD_WIDTHS(GH_WD_PICK_FIND)
-#undef GH_WD_PICK_FIND
-  return NULL;
-}
-static const void *erase_kernel_for(const gh_wd_geometry &g) {
-#define GH_WD_PICK_ERASE(kb, vb) GH_WD_PICK(wd_erase_kernel, kb, vb)
-  GH_WD_WIDTHS(GH_WD_PICK_ERASE)
-#undef GH_WD_PICK_ERASE
-  return NULL;
-}
-static const void *export_kernel_for(const gh_wd_geometry &g) {
-#define GH_WD_PICK_EXPORT(kb, vb) GH_WD_PICK(wd_export_kernel, kb, vb)
-  GH_WD_WIDTHS(GH_WD_PICK_EXPORT)
-#undef GH_WD_PICK_EXPORT
-  return NULL;
+static wd_kernels kernels_for(const gh_wd_geometry &g) {
+  wd_kernels k = {NULL, NULL, NULL, NULL};
+#define GH_WD_KERNELS_CASE(kb, vb)                                                            \
+  if (g.key_bits == kb && g.value_bits == vb) {                                               \
+    k.insert = (const void *)wd_insert_kernel<kb, vb>;                                        \
+    k.find = (const void *)wd_find_kernel<kb, vb>;                                            \
+    k.erase = (const void *)wd_erase_kernel<kb, vb>;                                          \
+    k.export_all = (const void *)wd_export_kernel<kb, vb>;                                    \
+  }
+  GH_WD_WIDTHS(GH_WD_KERNELS_CASE)
+#undef GH_WD_KERNELS_CASE
+  return k;
 }
 
 /* Launches one kernel over `threads` threads and reports a launch error. */
@@ -267,7 +266,7 @@ static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, 
   void *args[] = {&g, &w->slots, (void *)&keys, (void *)&values, &n, &policy_value, &failed_out, &w->counters};
   gh_wd_counters after;
   gh_status status = reset_call_counters(t, stream);
-  if (status == GH_OK) status = run_kernel(t, insert_kernel_for(g), n * g.window_width, stream, args);
+  if (status == GH_OK) status = run_kernel(t, kernels_for(g).insert, n * g.window_width, stream, args);
   if (status == GH_OK) status = read_counters(t, &after, stream);
   if (status == GH_OK) *failed = after.failed;
   return status;
@@ -278,7 +277,7 @@ static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *valu
   gh_wd_table *w = state(t);
   gh_wd_geometry g = w->geometry;
   void *args[] = {&g, &w->slots, (void *)&keys, &n, &values_out, &found_out, &default_value};
-  gh_status status = run_kernel(t, find_kernel_for(g), n * g.window_width, stream, args);
+  gh_status status = run_kernel(t, kernels_for(g).find, n * g.window_width, stream, args);
   if (status != GH_OK) return status;
   GH_CUDA_TRY(t, cudaStreamSynchronize((cudaStream_t)stream), "find (cudaStreamSynchronize)");
   return GH_OK;
@@ -291,7 +290,7 @@ static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *
   void *args[] = {&g, &w->slots, (void *)&keys, &n, &erased_out, &w->counters};
   gh_wd_counters after;
   gh_status status = reset_call_counters(t, stream);
-  if (status == GH_OK) status = run_kernel(t, erase_kernel_for(g), n * g.window_width, stream, args);
+  if (status == GH_OK) status = run_kernel(t, kernels_for(g).erase, n * g.window_width, stream, args);
   if (status == GH_OK) status = read_counters(t, &after, stream);
   if (status != GH_OK) return status;
   *erased = after.erased;
@@ -310,7 +309,7 @@ static gh_status cuda_export(gh_table *t, void *keys_out, void *values_out, uint
   gh_wd_counters after;
   const uint64_t slots = g.window_count * g.window_width + GH_WD_SIDE_SLOTS;
   gh_status status = reset_call_counters(t, stream);
-  if (status == GH_OK) status = run_kernel(t, export_kernel_for(g), slots, stream, args);
+  if (status == GH_OK) status = run_kernel(t, kernels_for(g).export_all, slots, stream, args);
   if (status == GH_OK) status = read_counters(t, &after, stream);
   if (status == GH_OK) *count = after.cursor;
   return status;

@@ -14,6 +14,8 @@ gh_wd_geometry gh__wd_geometry(const gh_config *c) {
   g.window_count = gh__next_prime(windows_wanted);
   g.max_probe_windows = c->max_probe_windows ? c->max_probe_windows : default_limit;
   if (g.max_probe_windows > g.window_count) g.max_probe_windows = g.window_count;
+  /* Probe iterators count attempts in 32 bits. */
+  if (g.max_probe_windows > UINT32_MAX) g.max_probe_windows = UINT32_MAX;
   g.seed = c->seed;
   g.window_width = c->group_size;
   g.key_bits = c->key_bits;
@@ -104,7 +106,7 @@ static int check_slot(const gh_wd_geometry *g, const void *slots, uint64_t i, ch
     return 1;
   }
   gh_probe p = gh_wd_probe_begin(g, key);
-  for (; !gh_probe_done(&p); gh_probe_next(&p)) {
+  for (; !gh_probe_done(&p, g->max_probe_windows); gh_probe_next(&p, g->window_count)) {
     for (unsigned lane = 0; lane < g->window_width; ++lane) {
       const uint64_t j = gh_wd_window_slot(g, p.window, lane);
       if (j == i) return 0;
