@@ -52,7 +52,9 @@ gh_status gh__wd_allocate(gh_table *t, gh_memory_kind kind) {
   w->kind = kind;
   w->geometry = gh__wd_geometry(&t->config);
   w->slots_bytes = slots_bytes(&w->geometry);
+  /* gh_get_config reports the effective values. */
   t->config.capacity = w->geometry.window_count * w->geometry.window_width;
+  t->config.max_probe_windows = w->geometry.max_probe_windows;
   w->slots = gh__alloc(t, w->slots_bytes, kind);
   w->counters = (gh_wd_counters *)gh__alloc(t, sizeof(gh_wd_counters), kind);
   if (w->slots == NULL || w->counters == NULL) {
