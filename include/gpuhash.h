@@ -219,7 +219,7 @@ gh_status gh_capacity(gh_table *table, uint64_t *capacity);
 /** Bytes the table holds now, on the host and on the device; either out may be NULL. */
 gh_status gh_memory_usage(gh_table *table, size_t *host_bytes, size_t *device_bytes);
 /** The table's effective configuration (defaults resolved, capacity rounded). */
-gh_status gh_get_config(const gh_table *table, gh_config *config);
+gh_status gh_get_config(gh_table *table, gh_config *config);
 /** The backend the table runs on (AUTO resolved). */
 gh_backend gh_table_backend(const gh_table *table);
 

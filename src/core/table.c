@@ -429,8 +429,10 @@ gh_status gh_memory_usage(gh_table *t, size_t *host_bytes, size_t *device_bytes)
   return GH_OK;
 }
 
-gh_status gh_get_config(const gh_table *t, gh_config *config) {
-  if (t == NULL || config == NULL) return GH_ERR_INVALID_ARGUMENT;
+gh_status gh_get_config(gh_table *t, gh_config *config) {
+  GH_CHECK_TABLE(t);
+  if (config == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_config: config is NULL");
+  gh__clear_error(t);
   *config = t->config;
   return GH_OK;
 }

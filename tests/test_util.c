@@ -1,0 +1,1054 @@
+/* test_util.c - see test_util.h. */
+#include "test_util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------- */
+/* Failure reporting                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+/* After this many printed failures the rest are only counted: one broken invariant inside a
+ * loop over 60,000 keys must not bury the first, most useful messages. */
+#define TU_MAX_PRINTED_FAILURES 40
+
+static char tu_context[768] = "(no case set)";
+static char tu_phase[256] = "";
+static unsigned long tu_failures = 0;
+static unsigned long tu_checks = 0;
+
+void tu_set_context(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(tu_context, sizeof tu_context, fmt, args);
+  va_end(args);
+  tu_phase[0] = '\0';
+}
+
+void tu_set_phase(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(tu_phase, sizeof tu_phase, fmt, args);
+  va_end(args);
+}
+
+/* Returns 1 when the failure should be printed. */
+static int tu_note_failure(void) {
+  ++tu_failures;
+  if (tu_failures == TU_MAX_PRINTED_FAILURES + 1) {
+    fprintf(stderr, "(more than %d failures: the rest are counted, not printed)\n",
+            TU_MAX_PRINTED_FAILURES);
+  }
+  return tu_failures <= TU_MAX_PRINTED_FAILURES;
+}
+
+static void tu_print_case(void) {
+  fprintf(stderr, "  case:  %s\n", tu_context);
+  if (tu_phase[0] != '\0') fprintf(stderr, "  phase: %s\n", tu_phase);
+  fflush(stderr);
+}
+
+int tu_check_impl(int ok, const char *file, int line, const char *expr, const char *fmt, ...) {
+  ++tu_checks;
+  if (ok) return 1;
+  if (tu_note_failure()) {
+    va_list args;
+    fflush(stdout);
+    fprintf(stderr, "%s:%d: CHECK failed: %s\n  ", file, line, expr);
+    va_start(args, fmt);
+    vfprintf(stderr, fmt, args);
+    va_end(args);
+    fputc('\n', stderr);
+    tu_print_case();
+  }
+  return 0;
+}
+
+int tu_check_status_impl(const gh_table *table, gh_status got, gh_status want, const char *file,
+                         int line, const char *expr) {
+  ++tu_checks;
+  if (got == want) return 1;
+  if (tu_note_failure()) {
+    fflush(stdout);
+    fprintf(stderr, "%s:%d: CHECK failed: %s\n  returned %s (%d), expected %s\n", file, line,
+            expr, gh_status_name(got), (int)got, gh_status_name(want));
+    if (table != NULL) fprintf(stderr, "  gh_last_error: \"%s\"\n", gh_last_error(table));
+    tu_print_case();
+  }
+  return 0;
+}
+
+void tu_require_impl(int ok, const char *file, int line, const char *expr, const char *fmt, ...) {
+  va_list args;
+  ++tu_checks;
+  if (ok) return;
+  ++tu_failures;
+  fflush(stdout);
+  fprintf(stderr, "%s:%d: REQUIRE failed (fatal): %s\n  ", file, line, expr);
+  va_start(args, fmt);
+  vfprintf(stderr, fmt, args);
+  va_end(args);
+  fputc('\n', stderr);
+  tu_print_case();
+  exit(1);
+}
+
+unsigned long tu_failure_count(void) { return tu_failures; }
+
+int tu_finish(const char *test_name) {
+  fflush(stderr);
+  if (tu_failures == 0) {
+    printf("%s: PASSED (%lu checks)\n", test_name, tu_checks);
+    fflush(stdout);
+    return 0;
+  }
+  printf("%s: FAILED (%lu of %lu checks failed)\n", test_name, tu_failures, tu_checks);
+  fflush(stdout);
+  return 1;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Command line and environment                                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+int tu_parse_backend(const char *word, gh_backend *backend) {
+  if (word == NULL) return 0;
+  if (strcmp(word, "host") == 0) {
+    *backend = GH_BACKEND_HOST;
+    return 1;
+  }
+  if (strcmp(word, "cuda") == 0) {
+    *backend = GH_BACKEND_CUDA;
+    return 1;
+  }
+  return 0;
+}
+
+const char *tu_backend_name(gh_backend backend) {
+  switch (backend) {
+    case GH_BACKEND_AUTO: return "auto";
+    case GH_BACKEND_HOST: return "host";
+    case GH_BACKEND_CUDA: return "cuda";
+  }
+  return "invalid";
+}
+
+void tu_skip_unless_backend_usable(gh_backend backend) {
+  if (backend == GH_BACKEND_CUDA && !gh_cuda_available()) {
+    printf("SKIPPED: no GPU here\n");
+    fflush(stdout);
+    exit(TU_SKIP_EXIT_CODE);
+  }
+}
+
+int tu_parse_bits(const char *word, int allow_zero, unsigned *bits) {
+  if (word == NULL) return 0;
+  if (strcmp(word, "32") == 0) *bits = 32;
+  else if (strcmp(word, "64") == 0) *bits = 64;
+  else if (allow_zero && strcmp(word, "0") == 0) *bits = 0;
+  else return 0;
+  return 1;
+}
+
+int tu_parse_u64(const char *word, uint64_t *value) {
+  char *end = NULL;
+  if (word == NULL || word[0] == '\0' || word[0] == '-') return 0;
+  *value = (uint64_t)strtoull(word, &end, 0);
+  return end != NULL && *end == '\0';
+}
+
+static const tu_design tu_designs[] = {
+    {GH_WARPDRIVE, "warpdrive", 1}, {GH_CUCKOO, "cuckoo", 0},   {GH_SLAB, "slab", 0},
+    {GH_DYCUCKOO, "dycuckoo", 0},   {GH_HASHGRAPH, "hashgraph", 0},
+};
+
+const tu_design *tu_design_by_name(const char *name) {
+  size_t i;
+  for (i = 0; i < sizeof tu_designs / sizeof tu_designs[0]; ++i) {
+    if (name != NULL && strcmp(name, tu_designs[i].name) == 0) return &tu_designs[i];
+  }
+  return NULL;
+}
+
+const unsigned tu_group_sizes[6] = {1, 2, 4, 8, 16, 32};
+
+/* ---------------------------------------------------------------------------------------- */
+/* PRNG and key generators                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+tu_rng tu_rng_make(uint64_t seed) {
+  tu_rng rng;
+  rng.state = seed;
+  return rng;
+}
+
+uint64_t tu_next(tu_rng *rng) {
+  uint64_t z = (rng->state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* The modulo bias is below 2^-40 for the small n the tests use: irrelevant here. */
+uint64_t tu_below(tu_rng *rng, uint64_t n) { return tu_next(rng) % n; }
+
+uint64_t tu_mix_seed(uint64_t base, uint64_t a, uint64_t b, uint64_t c) {
+  tu_rng rng = tu_rng_make(base);
+  uint64_t x = tu_next(&rng) ^ a;
+  rng.state ^= x;
+  x = tu_next(&rng) ^ b;
+  rng.state ^= x;
+  x = tu_next(&rng) ^ c;
+  rng.state ^= x;
+  return tu_next(&rng);
+}
+
+uint64_t tu_mask(unsigned bits) {
+  if (bits == 0) return 0;
+  if (bits >= 64) return ~(uint64_t)0;
+  return ((uint64_t)1 << bits) - 1;
+}
+
+void tu_shuffle(tu_rng *rng, uint64_t *array, uint64_t n) {
+  uint64_t i;
+  for (i = n; i > 1; --i) {
+    uint64_t j = tu_below(rng, i);
+    uint64_t tmp = array[i - 1];
+    array[i - 1] = array[j];
+    array[j] = tmp;
+  }
+}
+
+void tu_gen_unique_keys(tu_rng *rng, unsigned key_bits, uint64_t n, const struct tu_ref *avoid,
+                        uint64_t *out) {
+  tu_ref seen;
+  uint64_t mask = tu_mask(key_bits), i = 0;
+  tu_ref_init(&seen, key_bits, 0);
+  while (i < n) {
+    uint64_t key = tu_next(rng) & mask;
+    if ((avoid != NULL && tu_ref_contains(avoid, key)) || tu_ref_contains(&seen, key)) continue;
+    tu_ref_insert(&seen, &key, NULL, 1, GH_KEEP_FIRST, NULL);
+    out[i++] = key;
+  }
+  tu_ref_free(&seen);
+}
+
+void tu_gen_from_pool(tu_rng *rng, const uint64_t *pool, uint64_t pool_n, uint64_t n,
+                      uint64_t *out) {
+  uint64_t i;
+  REQUIRE(pool_n > 0 || n == 0, "empty key pool");
+  for (i = 0; i < n; ++i) out[i] = pool[tu_below(rng, pool_n)];
+}
+
+uint64_t tu_gen_repeats(tu_rng *rng, const uint64_t *pool, uint64_t pool_n, unsigned max_copies,
+                        uint64_t *out) {
+  uint64_t n = 0, i, copies;
+  for (i = 0; i < pool_n; ++i) {
+    for (copies = 1 + tu_below(rng, max_copies); copies > 0; --copies) out[n++] = pool[i];
+  }
+  tu_shuffle(rng, out, n);
+  return n;
+}
+
+void tu_gen_values(tu_rng *rng, unsigned value_bits, uint64_t n, uint64_t *out) {
+  uint64_t mask = tu_mask(value_bits), i;
+  for (i = 0; i < n; ++i) {
+    uint64_t pick = tu_below(rng, 10);
+    if (pick < 4) out[i] = tu_below(rng, 16) & mask;
+    else if (pick < 8) out[i] = tu_next(rng) & mask;
+    else out[i] = (mask - tu_below(rng, 16)) & mask;
+  }
+}
+
+size_t tu_special_keys(unsigned key_bits, uint64_t out[8]) {
+  size_t n = 0;
+  uint64_t mask = tu_mask(key_bits);
+  out[n++] = 0;
+  out[n++] = mask;
+  out[n++] = mask - 1;
+  if (key_bits == 64) {
+    /* A 64-bit table that compared against 32-bit sentinels would break on these. */
+    out[n++] = 0xFFFFFFFFull;
+    out[n++] = 0xFFFFFFFEull;
+    out[n++] = (uint64_t)1 << 63;
+  }
+  return n;
+}
+
+void *tu_xmalloc(size_t bytes) {
+  void *p = malloc(bytes == 0 ? 1 : bytes);
+  REQUIRE(p != NULL, "out of host memory allocating %zu bytes", bytes);
+  return p;
+}
+
+void *tu_pack(const uint64_t *src, uint64_t n, unsigned bits) {
+  uint64_t i;
+  REQUIRE(bits == 32 || bits == 64, "tu_pack: bits %u", bits);
+  if (bits == 64) {
+    uint64_t *out = (uint64_t *)tu_xmalloc((size_t)n * sizeof *out);
+    if (n > 0) memcpy(out, src, (size_t)n * sizeof *out);
+    return out;
+  } else {
+    uint32_t *out = (uint32_t *)tu_xmalloc((size_t)n * sizeof *out);
+    for (i = 0; i < n; ++i) {
+      REQUIRE(src[i] <= 0xFFFFFFFFull, "tu_pack: %llu does not fit 32 bits",
+              (unsigned long long)src[i]);
+      out[i] = (uint32_t)src[i];
+    }
+    return out;
+  }
+}
+
+void tu_unpack(const void *src, uint64_t n, unsigned bits, uint64_t *dst) {
+  uint64_t i;
+  if (bits == 64) {
+    if (n > 0) memcpy(dst, src, (size_t)n * sizeof *dst);
+  } else {
+    const uint32_t *in = (const uint32_t *)src;
+    for (i = 0; i < n; ++i) dst[i] = in[i];
+  }
+}
+
+static int tu_is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Whether needle occurs in text as a whole number (no digit or digit group glued to it). */
+static int tu_contains_number(const char *text, const char *needle) {
+  size_t len = strlen(needle);
+  const char *p = text;
+  while ((p = strstr(p, needle)) != NULL) {
+    int left_ok = p == text || (!tu_is_digit(p[-1]) && !(p[-1] == ',' && p - 1 > text &&
+                                                          tu_is_digit(p[-2])));
+    const char *end = p + len;
+    int right_ok = !tu_is_digit(*end) && !(*end == ',' && tu_is_digit(end[1]));
+    if (left_ok && right_ok) return 1;
+    ++p;
+  }
+  return 0;
+}
+
+int tu_mentions_count(const char *text, uint64_t count) {
+  char plain[32], grouped[48];
+  size_t len, i, o = 0;
+  if (text == NULL) return 0;
+  snprintf(plain, sizeof plain, "%llu", (unsigned long long)count);
+  len = strlen(plain);
+  for (i = 0; i < len; ++i) {
+    if (i > 0 && (len - i) % 3 == 0) grouped[o++] = ',';
+    grouped[o++] = plain[i];
+  }
+  grouped[o] = '\0';
+  return tu_contains_number(text, plain) || tu_contains_number(text, grouped);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Reference map                                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+enum { TU_REF_EMPTY = 0, TU_REF_FULL = 1, TU_REF_ERASED = 2 };
+
+static uint64_t tu_ref_hash(uint64_t key) {
+  key ^= key >> 33;
+  key *= 0xFF51AFD7ED558CCDull;
+  key ^= key >> 33;
+  key *= 0xC4CEB9FE1A85EC53ull;
+  key ^= key >> 33;
+  return key;
+}
+
+static void tu_ref_alloc(tu_ref *ref, uint64_t slot_count) {
+  ref->slots = (tu_ref_entry *)calloc((size_t)slot_count, sizeof *ref->slots);
+  REQUIRE(ref->slots != NULL, "reference map: out of memory (%llu slots)",
+          (unsigned long long)slot_count);
+  ref->slot_count = slot_count;
+  ref->size = 0;
+  ref->used = 0;
+}
+
+void tu_ref_init(tu_ref *ref, unsigned key_bits, unsigned value_bits) {
+  memset(ref, 0, sizeof *ref);
+  ref->key_bits = key_bits;
+  ref->value_bits = value_bits;
+  tu_ref_alloc(ref, 16);
+}
+
+static void tu_ref_free_values(tu_ref_entry *e) {
+  free(e->many);
+  e->many = NULL;
+  e->nvals = 0;
+}
+
+void tu_ref_free(tu_ref *ref) {
+  uint64_t i;
+  if (ref->slots == NULL) return;
+  for (i = 0; i < ref->slot_count; ++i) tu_ref_free_values(&ref->slots[i]);
+  free(ref->slots);
+  ref->slots = NULL;
+  ref->slot_count = ref->size = ref->used = 0;
+}
+
+void tu_ref_clear(tu_ref *ref) {
+  unsigned key_bits = ref->key_bits, value_bits = ref->value_bits;
+  tu_ref_free(ref);
+  tu_ref_init(ref, key_bits, value_bits);
+}
+
+uint64_t tu_ref_size(const tu_ref *ref) { return ref->size; }
+
+/* The slot holding key, or NULL. Terminates because at most half the slots are used. */
+static tu_ref_entry *tu_ref_lookup(const tu_ref *ref, uint64_t key) {
+  uint64_t mask = ref->slot_count - 1, i = tu_ref_hash(key) & mask;
+  for (;;) {
+    tu_ref_entry *e = &ref->slots[i];
+    if (e->state == TU_REF_EMPTY) return NULL;
+    if (e->state == TU_REF_FULL && e->key == key) return e;
+    i = (i + 1) & mask;
+  }
+}
+
+/* Rebuilds into a table of at least 4 * (size + 1) slots, dropping erased slots. Entries move
+ * with their value arrays. */
+static void tu_ref_rebuild(tu_ref *ref) {
+  tu_ref_entry *old = ref->slots;
+  uint64_t old_count = ref->slot_count, count = 16, i;
+  while (count < (ref->size + 1) * 4) count *= 2;
+  tu_ref_alloc(ref, count);
+  for (i = 0; i < old_count; ++i) {
+    if (old[i].state == TU_REF_FULL) {
+      uint64_t j = tu_ref_hash(old[i].key) & (count - 1);
+      while (ref->slots[j].state != TU_REF_EMPTY) j = (j + 1) & (count - 1);
+      ref->slots[j] = old[i];
+      ++ref->size;
+      ++ref->used;
+    } else {
+      free(old[i].many);
+    }
+  }
+  free(old);
+}
+
+/* A new entry for a key that is absent. */
+static tu_ref_entry *tu_ref_claim(tu_ref *ref, uint64_t key) {
+  uint64_t mask, i;
+  tu_ref_entry *reuse = NULL, *e;
+  if ((ref->used + 1) * 2 > ref->slot_count) tu_ref_rebuild(ref);
+  mask = ref->slot_count - 1;
+  i = tu_ref_hash(key) & mask;
+  for (;;) {
+    e = &ref->slots[i];
+    if (e->state == TU_REF_EMPTY) break;
+    if (e->state == TU_REF_ERASED && reuse == NULL) reuse = e;
+    i = (i + 1) & mask;
+  }
+  if (reuse != NULL) {
+    e = reuse;
+  } else {
+    ++ref->used;
+  }
+  ++ref->size;
+  memset(e, 0, sizeof *e);
+  e->state = TU_REF_FULL;
+  e->key = key;
+  return e;
+}
+
+int tu_ref_contains(const tu_ref *ref, uint64_t key) { return tu_ref_lookup(ref, key) != NULL; }
+
+static int tu_entry_has(const tu_ref_entry *e, uint64_t value) {
+  uint32_t i;
+  if (e->nvals == 1) return e->one == value;
+  for (i = 0; i < e->nvals; ++i) {
+    if (e->many[i] == value) return 1;
+  }
+  return 0;
+}
+
+static void tu_entry_set_single(tu_ref_entry *e, uint64_t value) {
+  tu_ref_free_values(e);
+  e->one = value;
+  e->nvals = 1;
+}
+
+static void tu_entry_add_allowed(tu_ref_entry *e, uint64_t value) {
+  uint64_t *grown;
+  if (tu_entry_has(e, value)) return;
+  if (e->nvals == 1) {
+    grown = (uint64_t *)tu_xmalloc(2 * sizeof *grown);
+    grown[0] = e->one;
+  } else {
+    grown = (uint64_t *)realloc(e->many, ((size_t)e->nvals + 1) * sizeof *grown);
+    REQUIRE(grown != NULL, "reference map: out of memory");
+  }
+  grown[e->nvals] = value;
+  e->many = grown;
+  ++e->nvals;
+}
+
+static uint64_t tu_apply_policy(gh_dup_policy policy, uint64_t stored, uint64_t incoming,
+                                uint64_t mask) {
+  switch (policy) {
+    case GH_ADD: return (stored + incoming) & mask;
+    case GH_MIN: return stored < incoming ? stored : incoming;
+    case GH_MAX: return stored > incoming ? stored : incoming;
+    case GH_KEEP_FIRST: return stored;
+    case GH_OVERWRITE: return incoming;
+  }
+  return stored;
+}
+
+/* Applies ADD / MIN / MAX to every allowed value, then drops repeats (MIN / MAX can merge). */
+static void tu_entry_apply(tu_ref_entry *e, gh_dup_policy policy, uint64_t incoming,
+                           uint64_t mask) {
+  uint32_t i, j, kept = 0;
+  if (e->nvals == 1) {
+    e->one = tu_apply_policy(policy, e->one, incoming, mask);
+    return;
+  }
+  for (i = 0; i < e->nvals; ++i) {
+    uint64_t v = tu_apply_policy(policy, e->many[i], incoming, mask);
+    for (j = 0; j < kept && e->many[j] != v; ++j) {
+    }
+    if (j == kept) e->many[kept++] = v;
+  }
+  if (kept == 1) {
+    tu_entry_set_single(e, e->many[0]);
+  } else {
+    e->nvals = kept;
+  }
+}
+
+void tu_ref_insert(tu_ref *ref, const uint64_t *keys, const uint64_t *values, uint64_t n,
+                   gh_dup_policy policy, const uint8_t *skip) {
+  uint64_t mask = tu_mask(ref->value_bits), i;
+  ++ref->epoch;
+  for (i = 0; i < n; ++i) {
+    uint64_t key = keys[i] & tu_mask(ref->key_bits);
+    uint64_t value = (values != NULL && ref->value_bits > 0) ? values[i] & mask : 0;
+    tu_ref_entry *e;
+    int repeat;
+    if (skip != NULL && skip[i]) continue;
+    e = tu_ref_lookup(ref, key);
+    if (e == NULL) {
+      /* Every policy stores the first value of a new key (ADD adds to nothing). */
+      e = tu_ref_claim(ref, key);
+      tu_entry_set_single(e, value);
+      e->epoch = ref->epoch;
+      e->fresh = 1;
+      continue;
+    }
+    repeat = e->epoch == ref->epoch;
+    if (ref->value_bits > 0) {
+      switch (policy) {
+        case GH_KEEP_FIRST:
+          /* A key new to this batch may end up with any of its batch values. */
+          if (repeat && e->fresh) tu_entry_add_allowed(e, value);
+          break;
+        case GH_OVERWRITE:
+          if (repeat) tu_entry_add_allowed(e, value);
+          else tu_entry_set_single(e, value);
+          break;
+        case GH_ADD:
+        case GH_MIN:
+        case GH_MAX: tu_entry_apply(e, policy, value, mask); break;
+      }
+    }
+    if (!repeat) {
+      e->epoch = ref->epoch;
+      e->fresh = 0;
+    }
+  }
+}
+
+uint64_t tu_ref_erase(tu_ref *ref, const uint64_t *keys, uint64_t n) {
+  uint64_t removed = 0, i;
+  for (i = 0; i < n; ++i) {
+    tu_ref_entry *e = tu_ref_lookup(ref, keys[i]);
+    if (e == NULL) continue;
+    tu_ref_free_values(e);
+    e->state = TU_REF_ERASED;
+    --ref->size;
+    ++removed;
+  }
+  return removed;
+}
+
+int tu_ref_value_allowed(const tu_ref *ref, uint64_t key, uint64_t value) {
+  const tu_ref_entry *e = tu_ref_lookup(ref, key);
+  if (e == NULL) return 0;
+  if (ref->value_bits == 0) return 1;
+  return tu_entry_has(e, value);
+}
+
+int tu_ref_observe(tu_ref *ref, uint64_t key, uint64_t value) {
+  tu_ref_entry *e = tu_ref_lookup(ref, key);
+  if (e == NULL) return 0;
+  if (ref->value_bits == 0) return 1;
+  if (!tu_entry_has(e, value)) return 0;
+  if (e->nvals > 1) tu_entry_set_single(e, value);
+  return 1;
+}
+
+void tu_ref_describe(const tu_ref *ref, uint64_t key, char *buf, size_t size) {
+  const tu_ref_entry *e = tu_ref_lookup(ref, key);
+  size_t used;
+  uint32_t i;
+  if (size == 0) return;
+  if (e == NULL) {
+    snprintf(buf, size, "absent");
+    return;
+  }
+  if (ref->value_bits == 0) {
+    snprintf(buf, size, "present (set)");
+    return;
+  }
+  if (e->nvals == 1) {
+    snprintf(buf, size, "{%llu}", (unsigned long long)e->one);
+    return;
+  }
+  used = (size_t)snprintf(buf, size, "one of {");
+  for (i = 0; i < e->nvals && used < size; ++i) {
+    used += (size_t)snprintf(buf + used, size - used, "%s%llu", i ? ", " : "",
+                             (unsigned long long)e->many[i]);
+  }
+  if (used < size) snprintf(buf + used, size - used, "}");
+}
+
+uint64_t tu_ref_keys(const tu_ref *ref, uint64_t *out) {
+  uint64_t n = 0, i;
+  for (i = 0; i < ref->slot_count; ++i) {
+    if (ref->slots[i].state == TU_REF_FULL) out[n++] = ref->slots[i].key;
+  }
+  return n;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* A table under test                                                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A byte pattern no correct output contains in every byte: outputs are pre-filled with it so
+ * that a position the library forgot to write is noticed. */
+#define TU_CANARY 0xA5
+
+static size_t tu_bytes(unsigned bits) { return bits / 8; }
+
+/* After a successful call the per-table message must be empty. */
+static void tu_check_no_error_text(tu_table *h, const char *call) {
+  const char *text = gh_last_error(h->table);
+  CHECK(text != NULL && text[0] == '\0', "gh_last_error after a successful %s: \"%s\"", call,
+        text ? text : "(NULL)");
+}
+
+int tu_table_create(tu_table *h, const gh_config *config) {
+  gh_status st;
+  uint64_t cap = 0, size = 1;
+  size_t host_bytes = 0, device_bytes = 0;
+  gh_config eff;
+  memset(h, 0, sizeof *h);
+  st = gh_create(config, &h->table);
+  if (!CHECK(st == GH_OK && h->table != NULL, "gh_create returned %s: \"%s\"",
+             gh_status_name(st), gh_last_create_error())) {
+    if (st == GH_OK) h->table = NULL;
+    return 0;
+  }
+  CHECK(gh_last_create_error()[0] == '\0', "gh_last_create_error after success: \"%s\"",
+        gh_last_create_error());
+  memset(&eff, 0, sizeof eff);
+  CHECK_OK(h->table, gh_get_config(h->table, &eff));
+  h->config = eff;
+  h->key_bits = eff.key_bits;
+  h->value_bits = eff.value_bits;
+  CHECK(eff.design == config->design, "effective design %d, configured %d", (int)eff.design,
+        (int)config->design);
+  CHECK(eff.key_bits == config->key_bits && eff.value_bits == config->value_bits,
+        "effective widths k%u v%u, configured k%u v%u", eff.key_bits, eff.value_bits,
+        config->key_bits, config->value_bits);
+  CHECK(eff.capacity >= config->capacity, "effective capacity %llu < configured %llu",
+        (unsigned long long)eff.capacity, (unsigned long long)config->capacity);
+  CHECK(eff.seed == config->seed, "effective seed differs from the configured one");
+  if (config->design == GH_WARPDRIVE) {
+    CHECK(eff.group_size == config->group_size, "effective group_size %u, configured %u",
+          eff.group_size, config->group_size);
+    CHECK(eff.max_probe_windows > 0, "max_probe_windows not resolved (0)");
+    if (config->max_probe_windows != 0) {
+      CHECK(eff.max_probe_windows == config->max_probe_windows,
+            "effective max_probe_windows %llu, configured %llu",
+            (unsigned long long)eff.max_probe_windows,
+            (unsigned long long)config->max_probe_windows);
+    }
+  }
+  if (config->backend == GH_BACKEND_AUTO) {
+    CHECK(eff.backend == GH_BACKEND_HOST || eff.backend == GH_BACKEND_CUDA,
+          "AUTO not resolved: %d", (int)eff.backend);
+  } else {
+    CHECK(eff.backend == config->backend, "effective backend %d, configured %d",
+          (int)eff.backend, (int)config->backend);
+  }
+  CHECK(gh_table_backend(h->table) == eff.backend, "gh_table_backend %d, config %d",
+        (int)gh_table_backend(h->table), (int)eff.backend);
+  CHECK_OK(h->table, gh_capacity(h->table, &cap));
+  CHECK(cap == eff.capacity, "gh_capacity %llu, effective config %llu", (unsigned long long)cap,
+        (unsigned long long)eff.capacity);
+  h->capacity = cap;
+  CHECK_OK(h->table, gh_size(h->table, &size));
+  CHECK(size == 0, "new table has size %llu", (unsigned long long)size);
+  CHECK_OK(h->table, gh_memory_usage(h->table, &host_bytes, &device_bytes));
+  CHECK(host_bytes + device_bytes > 0, "gh_memory_usage reports 0 bytes for a live table");
+  if (eff.backend == GH_BACKEND_HOST) {
+    CHECK(device_bytes == 0, "host table holds %zu device bytes", device_bytes);
+  }
+  CHECK_OK(h->table, gh_validate(h->table));
+  tu_ref_init(&h->ref, h->key_bits, h->value_bits);
+  return 1;
+}
+
+void tu_table_destroy(tu_table *h) {
+  gh_destroy(h->table);
+  h->table = NULL;
+  tu_ref_free(&h->ref);
+}
+
+void tu_check_device_flags(tu_table *h, int keys_failed) {
+  unsigned flags = 0;
+  if (h->config.backend != GH_BACKEND_CUDA) return;
+  if (!CHECK_OK(h->table, gh_take_status_flags(h->table, &flags))) return;
+  CHECK((flags & GH_FLAG_BAD_GROUP) == 0, "device status word has GH_FLAG_BAD_GROUP (0x%x)",
+        flags);
+  if (keys_failed) {
+    CHECK((flags & GH_FLAG_PROBE_LIMIT) != 0,
+          "keys did not fit but the device status word lacks GH_FLAG_PROBE_LIMIT (0x%x)", flags);
+  } else {
+    CHECK((flags & GH_FLAG_PROBE_LIMIT) == 0,
+          "device status word has GH_FLAG_PROBE_LIMIT (0x%x) but no key failed", flags);
+  }
+}
+
+uint64_t tu_insert(tu_table *h, const uint64_t *keys, const uint64_t *values, uint64_t n,
+                   gh_dup_policy policy, int allow_full, uint8_t *failed_copy) {
+  void *packed_keys, *packed_values;
+  uint8_t *failed;
+  uint64_t nfailed = 0, i;
+  gh_status st;
+  REQUIRE(h->value_bits == 0 || values != NULL, "tu_insert on a map needs values");
+  packed_keys = tu_pack(keys, n, h->key_bits);
+  packed_values = h->value_bits > 0 ? tu_pack(values, n, h->value_bits) : NULL;
+  failed = (uint8_t *)tu_xmalloc((size_t)n);
+  memset(failed, TU_CANARY, (size_t)n);
+  st = gh_insert(h->table, packed_keys, packed_values, n, policy, failed, NULL);
+  if (st == GH_OK) {
+    for (i = 0; i < n; ++i) {
+      if (!CHECK(failed[i] == 0, "insert returned GH_OK but failed_out[%llu] = %u (key 0x%llx)",
+                 (unsigned long long)i, failed[i], (unsigned long long)keys[i]))
+        break;
+    }
+    tu_check_no_error_text(h, "gh_insert");
+    tu_ref_insert(&h->ref, keys, values, n, policy, NULL);
+  } else if (st == GH_ERR_TABLE_FULL && allow_full) {
+    const char *text = gh_last_error(h->table);
+    for (i = 0; i < n; ++i) {
+      CHECK(failed[i] <= 1, "failed_out[%llu] = %u: not written", (unsigned long long)i,
+            failed[i]);
+      if (failed[i] == 1) {
+        ++nfailed;
+        CHECK(!tu_ref_contains(&h->ref, keys[i]),
+              "failed_out flags key 0x%llx (position %llu), which was already present: an "
+              "update of a present key must not fail",
+              (unsigned long long)keys[i], (unsigned long long)i);
+      }
+    }
+    CHECK(nfailed > 0, "GH_ERR_TABLE_FULL but failed_out flags no key");
+    CHECK(tu_mentions_count(text, nfailed), "gh_last_error does not give the count %llu: \"%s\"",
+          (unsigned long long)nfailed, text);
+    /* The flags of this insert, before the lookups below clear them; after reading the message,
+     * which the next call on the table replaces. */
+    tu_check_device_flags(h, nfailed > 0);
+    tu_ref_insert(&h->ref, keys, values, n, policy, failed);
+    /* A flagged key must be absent afterwards, in the table as in the reference: no other
+     * occurrence of it in the batch may have been stored. */
+    for (i = 0; i < n; ++i) {
+      if (failed[i] == 1) {
+        CHECK(!tu_ref_contains(&h->ref, keys[i]),
+              "key 0x%llx is flagged at position %llu and stored from another position",
+              (unsigned long long)keys[i], (unsigned long long)i);
+      }
+    }
+    tu_check_contains(h, keys, n);
+  } else {
+    CHECK_STATUS(h->table, st, allow_full ? GH_ERR_TABLE_FULL : GH_OK);
+  }
+  if (st == GH_OK) tu_check_device_flags(h, 0);
+  if (failed_copy != NULL) memcpy(failed_copy, failed, (size_t)n);
+  free(failed);
+  free(packed_values);
+  free(packed_keys);
+  return nfailed;
+}
+
+uint64_t tu_erase(tu_table *h, const uint64_t *keys, uint64_t n) {
+  void *packed_keys = tu_pack(keys, n, h->key_bits);
+  uint8_t *erased = (uint8_t *)tu_xmalloc((size_t)n);
+  uint64_t count = 0xBADC0FFEEull, i, expected;
+  tu_ref present, flagged;
+  tu_ref_init(&present, h->key_bits, 0);
+  tu_ref_init(&flagged, h->key_bits, 0);
+  for (i = 0; i < n; ++i) {
+    if (tu_ref_contains(&h->ref, keys[i])) tu_ref_insert(&present, &keys[i], NULL, 1, GH_KEEP_FIRST, NULL);
+  }
+  expected = tu_ref_size(&present);
+  memset(erased, TU_CANARY, (size_t)n);
+  if (CHECK_OK(h->table, gh_erase(h->table, packed_keys, n, erased, &count, NULL))) {
+    tu_check_no_error_text(h, "gh_erase");
+    for (i = 0; i < n; ++i) {
+      if (erased[i] == 1) {
+        CHECK(tu_ref_contains(&present, keys[i]),
+              "erased_out flags key 0x%llx (position %llu), which was absent",
+              (unsigned long long)keys[i], (unsigned long long)i);
+        CHECK(!tu_ref_contains(&flagged, keys[i]),
+              "erased_out flags key 0x%llx twice (again at position %llu)",
+              (unsigned long long)keys[i], (unsigned long long)i);
+        tu_ref_insert(&flagged, &keys[i], NULL, 1, GH_KEEP_FIRST, NULL);
+      } else {
+        CHECK(erased[i] == 0, "erased_out[%llu] = %u: not written", (unsigned long long)i,
+              erased[i]);
+      }
+    }
+    CHECK(tu_ref_size(&flagged) == expected,
+          "erased_out flags %llu distinct keys, %llu were present",
+          (unsigned long long)tu_ref_size(&flagged), (unsigned long long)expected);
+    CHECK(count == expected, "erased_count %llu, %llu keys were present",
+          (unsigned long long)count, (unsigned long long)expected);
+    tu_ref_erase(&h->ref, keys, n);
+  }
+  tu_check_device_flags(h, 0);
+  tu_ref_free(&flagged);
+  tu_ref_free(&present);
+  free(erased);
+  free(packed_keys);
+  return expected;
+}
+
+void tu_check_find(tu_table *h, const uint64_t *keys, uint64_t n, unsigned mode) {
+  uint64_t vmask = tu_mask(h->value_bits), i;
+  uint64_t default_value = 0x5A5A5A5A5A5A5A5Aull & vmask;
+  void *packed_keys = tu_pack(keys, n, h->key_bits);
+  void *packed_default = NULL, *values_out = NULL;
+  uint64_t *values = NULL;
+  uint8_t *found = NULL;
+  char allowed[160];
+  if (h->value_bits == 0) mode = TU_FIND_FOUND;
+  if ((mode & (TU_FIND_VALUES | TU_FIND_FOUND)) == 0) mode |= TU_FIND_FOUND;
+  if (mode & TU_FIND_VALUES) {
+    values_out = tu_xmalloc((size_t)n * tu_bytes(h->value_bits));
+    memset(values_out, TU_CANARY, (size_t)n * tu_bytes(h->value_bits));
+    values = (uint64_t *)tu_xmalloc((size_t)n * sizeof *values);
+    if (mode & TU_FIND_DEFAULT) packed_default = tu_pack(&default_value, 1, h->value_bits);
+  }
+  if (mode & TU_FIND_FOUND) {
+    found = (uint8_t *)tu_xmalloc((size_t)n);
+    memset(found, TU_CANARY, (size_t)n);
+  }
+  if (!(mode & TU_FIND_DEFAULT)) default_value = 0;
+  if (CHECK_OK(h->table, gh_find(h->table, packed_keys, n, values_out, found, packed_default,
+                                 NULL))) {
+    tu_check_no_error_text(h, "gh_find");
+    if (values != NULL) tu_unpack(values_out, n, h->value_bits, values);
+    for (i = 0; i < n; ++i) {
+      int present = tu_ref_contains(&h->ref, keys[i]);
+      if (found != NULL) {
+        CHECK(found[i] == (uint8_t)present, "find: found_out[%llu] = %u for key 0x%llx, expected %d",
+              (unsigned long long)i, found[i], (unsigned long long)keys[i], present);
+      }
+      if (values == NULL) continue;
+      if (present) {
+        const int value_allowed = tu_ref_value_allowed(&h->ref, keys[i], values[i]);
+        if (!value_allowed) tu_ref_describe(&h->ref, keys[i], allowed, sizeof allowed);
+        if (CHECK(value_allowed, "find: key 0x%llx (position %llu) has value %llu, expected %s",
+                  (unsigned long long)keys[i], (unsigned long long)i,
+                  (unsigned long long)values[i], allowed))
+          tu_ref_observe(&h->ref, keys[i], values[i]);
+      } else {
+        CHECK(values[i] == default_value,
+              "find: absent key 0x%llx (position %llu) got value %llu, expected the default %llu",
+              (unsigned long long)keys[i], (unsigned long long)i, (unsigned long long)values[i],
+              (unsigned long long)default_value);
+      }
+    }
+  }
+  tu_check_device_flags(h, 0);
+  free(found);
+  free(values);
+  free(packed_default);
+  free(values_out);
+  free(packed_keys);
+}
+
+void tu_check_contains(tu_table *h, const uint64_t *keys, uint64_t n) {
+  void *packed_keys = tu_pack(keys, n, h->key_bits);
+  uint8_t *found = (uint8_t *)tu_xmalloc((size_t)n);
+  uint64_t i;
+  memset(found, TU_CANARY, (size_t)n);
+  if (CHECK_OK(h->table, gh_contains(h->table, packed_keys, n, found, NULL))) {
+    tu_check_no_error_text(h, "gh_contains");
+    for (i = 0; i < n; ++i) {
+      int present = tu_ref_contains(&h->ref, keys[i]);
+      CHECK(found[i] == (uint8_t)present, "contains: found_out[%llu] = %u for key 0x%llx, expected %d",
+            (unsigned long long)i, found[i], (unsigned long long)keys[i], present);
+    }
+  }
+  tu_check_device_flags(h, 0);
+  free(found);
+  free(packed_keys);
+}
+
+void tu_check_size(tu_table *h) {
+  uint64_t size = UINT64_MAX;
+  if (CHECK_OK(h->table, gh_size(h->table, &size))) {
+    CHECK(size == tu_ref_size(&h->ref), "gh_size %llu, reference %llu", (unsigned long long)size,
+          (unsigned long long)tu_ref_size(&h->ref));
+  }
+}
+
+void tu_check_valid(tu_table *h) {
+  if (CHECK_OK(h->table, gh_validate(h->table))) tu_check_no_error_text(h, "gh_validate");
+}
+
+void tu_clear(tu_table *h) {
+  if (CHECK_OK(h->table, gh_clear(h->table, NULL))) {
+    tu_check_no_error_text(h, "gh_clear");
+    tu_ref_clear(&h->ref);
+  }
+  tu_check_device_flags(h, 0);
+}
+
+typedef struct tu_pair {
+  uint64_t key;
+  uint64_t value;
+} tu_pair;
+
+static int tu_pair_cmp(const void *a, const void *b) {
+  uint64_t x = ((const tu_pair *)a)->key, y = ((const tu_pair *)b)->key;
+  return x < y ? -1 : x > y;
+}
+
+/* gh_export into buffers of exactly out_capacity elements, pre-filled with the canary. Returns
+ * the pairs sorted by key (malloc'd) and their number, or NULL after reporting a failure. When
+ * the count fits, checks that nothing was written past it. */
+static tu_pair *tu_export_pairs(gh_table *table, unsigned key_bits, unsigned value_bits,
+                                uint64_t out_capacity, uint64_t *count_out) {
+  size_t kb = tu_bytes(key_bits), vb = tu_bytes(value_bits);
+  unsigned char *keys = (unsigned char *)tu_xmalloc((size_t)out_capacity * kb);
+  unsigned char *values = vb ? (unsigned char *)tu_xmalloc((size_t)out_capacity * vb) : NULL;
+  uint64_t count = UINT64_MAX, i;
+  uint64_t *wide_keys, *wide_values;
+  tu_pair *pairs = NULL;
+  memset(keys, TU_CANARY, (size_t)out_capacity * kb);
+  if (values != NULL) memset(values, TU_CANARY, (size_t)out_capacity * vb);
+  if (!CHECK_OK(table, gh_export(table, keys, values, out_capacity, &count, NULL))) goto out;
+  if (!CHECK(count <= out_capacity, "export count %llu exceeds out_capacity %llu",
+             (unsigned long long)count, (unsigned long long)out_capacity))
+    goto out;
+  for (i = count * kb; i < out_capacity * kb; ++i) {
+    if (!CHECK(keys[i] == TU_CANARY, "export wrote keys_out past count %llu (byte %llu)",
+               (unsigned long long)count, (unsigned long long)i))
+      break;
+  }
+  for (i = count * vb; values != NULL && i < out_capacity * vb; ++i) {
+    if (!CHECK(values[i] == TU_CANARY, "export wrote values_out past count %llu (byte %llu)",
+               (unsigned long long)count, (unsigned long long)i))
+      break;
+  }
+  wide_keys = (uint64_t *)tu_xmalloc((size_t)count * sizeof *wide_keys);
+  wide_values = (uint64_t *)tu_xmalloc((size_t)count * sizeof *wide_values);
+  tu_unpack(keys, count, key_bits, wide_keys);
+  if (values != NULL) tu_unpack(values, count, value_bits, wide_values);
+  pairs = (tu_pair *)tu_xmalloc((size_t)count * sizeof *pairs);
+  for (i = 0; i < count; ++i) {
+    pairs[i].key = wide_keys[i];
+    pairs[i].value = values != NULL ? wide_values[i] : 0;
+  }
+  qsort(pairs, (size_t)count, sizeof *pairs, tu_pair_cmp);
+  free(wide_values);
+  free(wide_keys);
+  *count_out = count;
+out:
+  free(values);
+  free(keys);
+  return pairs;
+}
+
+/* Checks sorted pairs against the reference: their number, no key twice, every key present,
+ * every value allowed (and observed). */
+static void tu_check_sorted_pairs(tu_table *h, const tu_pair *pairs, uint64_t count,
+                                  const char *source) {
+  uint64_t expected = tu_ref_size(&h->ref), i;
+  char allowed[160];
+  CHECK(count == expected, "%s: %llu pairs, the table should hold %llu", source,
+        (unsigned long long)count, (unsigned long long)expected);
+  for (i = 0; i < count; ++i) {
+    const int key_repeated = i > 0 && pairs[i].key == pairs[i - 1].key;
+    int value_allowed;
+    if (!CHECK(!key_repeated, "%s holds key 0x%llx twice (a key stored in two slots: cuco #606)",
+               source, (unsigned long long)pairs[i].key))
+      continue;
+    if (!CHECK(tu_ref_contains(&h->ref, pairs[i].key), "%s holds key 0x%llx, which is absent",
+               source, (unsigned long long)pairs[i].key))
+      continue;
+    value_allowed = tu_ref_observe(&h->ref, pairs[i].key, pairs[i].value);
+    if (!value_allowed) tu_ref_describe(&h->ref, pairs[i].key, allowed, sizeof allowed);
+    CHECK(value_allowed, "%s: key 0x%llx has value %llu, expected %s", source,
+          (unsigned long long)pairs[i].key, (unsigned long long)pairs[i].value, allowed);
+  }
+}
+
+void tu_check_export(tu_table *h, uint64_t slack) {
+  uint64_t count = 0, table_size = 0, room = tu_ref_size(&h->ref);
+  tu_pair *pairs;
+  /* Room for what the table says it holds when that is more than the reference: a key stored
+   * twice then shows up as such instead of as GH_ERR_BUFFER_TOO_SMALL (the size mismatch itself
+   * is reported by tu_check_size). */
+  if (gh_size(h->table, &table_size) == GH_OK && table_size > room && table_size < (1u << 30))
+    room = table_size;
+  pairs = tu_export_pairs(h->table, h->key_bits, h->value_bits, room + slack, &count);
+  if (pairs == NULL) return;
+  tu_check_no_error_text(h, "gh_export");
+  tu_check_sorted_pairs(h, pairs, count, "export");
+  tu_check_device_flags(h, 0);
+  free(pairs);
+}
+
+void tu_check_pairs(tu_table *h, const uint64_t *keys, const uint64_t *values, uint64_t count) {
+  tu_pair *pairs = (tu_pair *)tu_xmalloc((size_t)count * sizeof *pairs);
+  uint64_t i;
+  for (i = 0; i < count; ++i) {
+    pairs[i].key = keys[i];
+    pairs[i].value = values != NULL ? values[i] : 0;
+  }
+  qsort(pairs, (size_t)count, sizeof *pairs, tu_pair_cmp);
+  tu_check_sorted_pairs(h, pairs, count, "exported pairs");
+  free(pairs);
+}
+
+void tu_check_all(tu_table *h) {
+  tu_check_size(h);
+  tu_check_export(h, 3);
+  tu_check_valid(h);
+}
+
+uint64_t tu_export_sorted(gh_table *table, unsigned key_bits, unsigned value_bits,
+                          uint64_t **keys_out, uint64_t **values_out) {
+  uint64_t size = 0, count = 0, i;
+  tu_pair *pairs;
+  *keys_out = NULL;
+  if (values_out != NULL) *values_out = NULL;
+  if (!CHECK_OK(table, gh_size(table, &size))) return UINT64_MAX;
+  pairs = tu_export_pairs(table, key_bits, value_bits, size, &count);
+  if (pairs == NULL) return UINT64_MAX;
+  *keys_out = (uint64_t *)tu_xmalloc((size_t)count * sizeof **keys_out);
+  for (i = 0; i < count; ++i) (*keys_out)[i] = pairs[i].key;
+  if (values_out != NULL && value_bits > 0) {
+    *values_out = (uint64_t *)tu_xmalloc((size_t)count * sizeof **values_out);
+    for (i = 0; i < count; ++i) (*values_out)[i] = pairs[i].value;
+  }
+  free(pairs);
+  return count;
+}
