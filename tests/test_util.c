@@ -1,6 +1,8 @@
 /* test_util.c - see test_util.h. */
 #include "test_util.h"
 
+#include "core/hash.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,14 +350,8 @@ int tu_mentions_count(const char *text, uint64_t count) {
 
 enum { TU_REF_EMPTY = 0, TU_REF_FULL = 1, TU_REF_ERASED = 2 };
 
-static uint64_t tu_ref_hash(uint64_t key) {
-  key ^= key >> 33;
-  key *= 0xFF51AFD7ED558CCDull;
-  key ^= key >> 33;
-  key *= 0xC4CEB9FE1A85EC53ull;
-  key ^= key >> 33;
-  return key;
-}
+/* Any well-mixing hash will do for the reference's own (linear-probing) layout. */
+static uint64_t tu_ref_hash(uint64_t key) { return gh_fmix64(key); }
 
 static void tu_ref_alloc(tu_ref *ref, uint64_t slot_count) {
   ref->slots = (tu_ref_entry *)calloc((size_t)slot_count, sizeof *ref->slots);

@@ -86,15 +86,7 @@ static int host_fill(void *ptr, int byte, size_t bytes) {
 }
 
 static int host_generate(void *out, uint64_t n, bench_gen_spec spec, uint8_t *rank_map) {
-  for (uint64_t i = 0; i < n; ++i) {
-    uint64_t rank = 0;
-    uint64_t x = bench_gen_element(&spec, i, &rank);
-    if (spec.bits == 32)
-      ((uint32_t *)out)[i] = (uint32_t)x;
-    else
-      ((uint64_t *)out)[i] = x;
-    if (rank_map != NULL) rank_map[rank] = 1;
-  }
+  for (uint64_t i = 0; i < n; ++i) bench_gen_store(out, i, &spec, rank_map);
   return 0;
 }
 

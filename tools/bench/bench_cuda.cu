@@ -141,16 +141,7 @@ static __device__ void bcu_block_sum_add(unsigned long long value, unsigned long
 /* ---- Kernels ------------------------------------------------------------------------------ */
 
 static __global__ void gen_kernel(void *out, uint64_t n, bench_gen_spec spec, uint8_t *rank_map) {
-  for (uint64_t i = bcu_global_index(); i < n; i += bcu_grid_threads()) {
-    uint64_t rank = 0;
-    uint64_t x = bench_gen_element(&spec, i, &rank);
-    if (spec.bits == 32)
-      ((uint32_t *)out)[i] = (uint32_t)x;
-    else
-      ((uint64_t *)out)[i] = x;
-    /* Every writer stores the same 1, so the race between duplicates is benign. */
-    if (rank_map != NULL) rank_map[rank] = 1;
-  }
+  for (uint64_t i = bcu_global_index(); i < n; i += bcu_grid_threads()) bench_gen_store(out, i, &spec, rank_map);
 }
 
 static __global__ void count_differ_kernel(const void *a, const void *b, uint64_t value, uint64_t n,

@@ -122,4 +122,17 @@ static inline BENCH_HD uint64_t bench_permute(uint64_t x, unsigned bits, uint64_
   return x;
 }
 
+/* Generates element i into out (32- or 64-bit elements) and marks its Zipf rank in rank_map
+ * (if given): the body of both the host loop and the device kernel. Every writer of a rank stores
+ * the same 1, so concurrent duplicates are benign. */
+static inline BENCH_HD void bench_gen_store(void *out, uint64_t i, const bench_gen_spec *spec, uint8_t *rank_map) {
+  uint64_t rank = 0;
+  const uint64_t x = bench_gen_element(spec, i, &rank);
+  if (spec->bits == 32)
+    ((uint32_t *)out)[i] = (uint32_t)x;
+  else
+    ((uint64_t *)out)[i] = x;
+  if (rank_map != NULL) rank_map[rank] = 1;
+}
+
 #endif /* GPUHASH_BENCH_GEN_H */
