@@ -52,18 +52,24 @@ static void tu_print_case(void) {
   fflush(stderr);
 }
 
+/* Prints one failed check: where, what, the message, and the case being run. */
+static void tu_report(const char *file, int line, const char *kind, const char *expr, const char *fmt,
+                      va_list args) {
+  fflush(stdout);
+  fprintf(stderr, "%s:%d: %s failed: %s\n  ", file, line, kind, expr);
+  vfprintf(stderr, fmt, args);
+  fputc('\n', stderr);
+  tu_print_case();
+}
+
 int tu_check_impl(int ok, const char *file, int line, const char *expr, const char *fmt, ...) {
   ++tu_checks;
   if (ok) return 1;
   if (tu_note_failure()) {
     va_list args;
-    fflush(stdout);
-    fprintf(stderr, "%s:%d: CHECK failed: %s\n  ", file, line, expr);
     va_start(args, fmt);
-    vfprintf(stderr, fmt, args);
+    tu_report(file, line, "CHECK", expr, fmt, args);
     va_end(args);
-    fputc('\n', stderr);
-    tu_print_case();
   }
   return 0;
 }
@@ -87,13 +93,9 @@ void tu_require_impl(int ok, const char *file, int line, const char *expr, const
   ++tu_checks;
   if (ok) return;
   ++tu_failures;
-  fflush(stdout);
-  fprintf(stderr, "%s:%d: REQUIRE failed (fatal): %s\n  ", file, line, expr);
   va_start(args, fmt);
-  vfprintf(stderr, fmt, args);
+  tu_report(file, line, "REQUIRE (fatal)", expr, fmt, args);
   va_end(args);
-  fputc('\n', stderr);
-  tu_print_case();
   exit(1);
 }
 

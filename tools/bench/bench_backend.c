@@ -90,17 +90,6 @@ static int host_generate(void *out, uint64_t n, bench_gen_spec spec, uint8_t *ra
   return 0;
 }
 
-static uint64_t host_load(const void *base, uint64_t i, unsigned elem_bytes) {
-  switch (elem_bytes) {
-    case 1:
-      return ((const uint8_t *)base)[i];
-    case 4:
-      return ((const uint32_t *)base)[i];
-    default:
-      return ((const uint64_t *)base)[i];
-  }
-}
-
 static int host_count_differ(const void *a, const void *b, uint64_t value, uint64_t n,
                              unsigned elem_bytes, uint64_t *count) {
   uint64_t differ = 0;
@@ -109,7 +98,7 @@ static int host_count_differ(const void *a, const void *b, uint64_t value, uint6
     return -1;
   }
   for (uint64_t i = 0; i < n; ++i)
-    differ += host_load(a, i, elem_bytes) != (b != NULL ? host_load(b, i, elem_bytes) : value);
+    differ += bench_load_element(a, i, elem_bytes) != (b != NULL ? bench_load_element(b, i, elem_bytes) : value);
   *count = differ;
   return 0;
 }

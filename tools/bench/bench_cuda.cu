@@ -112,17 +112,6 @@ static __device__ uint64_t bcu_global_index(void) {
 
 static __device__ uint64_t bcu_grid_threads(void) { return (uint64_t)gridDim.x * blockDim.x; }
 
-static __device__ uint64_t bcu_load(const void *base, uint64_t i, unsigned elem_bytes) {
-  switch (elem_bytes) {
-    case 1:
-      return ((const uint8_t *)base)[i];
-    case 4:
-      return ((const uint32_t *)base)[i];
-    default:
-      return ((const uint64_t *)base)[i];
-  }
-}
-
 /* Adds every thread's value of the block to *counter with one atomic per block. All threads
  * of the block must call it. */
 static __device__ void bcu_block_sum_add(unsigned long long value, unsigned long long *counter) {
@@ -148,8 +137,8 @@ static __global__ void count_differ_kernel(const void *a, const void *b, uint64_
                                            unsigned elem_bytes, unsigned long long *counter) {
   unsigned long long differ = 0;
   for (uint64_t i = bcu_global_index(); i < n; i += bcu_grid_threads()) {
-    uint64_t expected = b != NULL ? bcu_load(b, i, elem_bytes) : value;
-    differ += bcu_load(a, i, elem_bytes) != expected;
+    uint64_t expected = b != NULL ? bench_load_element(b, i, elem_bytes) : value;
+    differ += bench_load_element(a, i, elem_bytes) != expected;
   }
   bcu_block_sum_add(differ, counter);
 }

@@ -122,6 +122,18 @@ static inline BENCH_HD uint64_t bench_permute(uint64_t x, unsigned bits, uint64_
   return x;
 }
 
+/* Element i of an array of 1-, 4- or 8-byte elements (flags, 32- or 64-bit words). */
+static inline BENCH_HD uint64_t bench_load_element(const void *base, uint64_t i, unsigned elem_bytes) {
+  switch (elem_bytes) {
+    case 1:
+      return ((const uint8_t *)base)[i];
+    case 4:
+      return ((const uint32_t *)base)[i];
+    default:
+      return ((const uint64_t *)base)[i];
+  }
+}
+
 /* Generates element i into out (32- or 64-bit elements) and marks its Zipf rank in rank_map
  * (if given): the body of both the host loop and the device kernel. Every writer of a rank stores
  * the same 1, so concurrent duplicates are benign. */
