@@ -98,8 +98,28 @@ typedef enum gh_dup_policy {
   GH_OVERWRITE = 1,  /* the new value replaces it; within one batch an arbitrary one wins */
   GH_ADD = 2,        /* stored += new (sums every duplicate of the batch) */
   GH_MIN = 3,        /* stored = min(stored, new) */
-  GH_MAX = 4         /* stored = max(stored, new) */
+  GH_MAX = 4,        /* stored = max(stored, new) */
+  GH_APPEND = 5      /* multi-value tables (and only they): the value joins the key's values */
 } gh_dup_policy;
+
+/** What a table stores per key. Values are stable. */
+typedef enum gh_variant {
+  GH_VARIANT_MAP = 0,        /* one value per key; a set when value_bits = 0 */
+  /* cuckoo: a set that gives each distinct key a dense id 0..u-1 (its value, value_bits wide)
+   * and keeps the keys in id order, so key -> id (gh_find) and id -> key (gh_keys_of_ids) are
+   * both O(1). Ids never change; new keys get the next ones. Insert takes keys only. */
+  GH_VARIANT_COMPACTING = 1,
+  /* cuckoo: any number of values per key (policy GH_APPEND): gh_count and gh_find_all read
+   * them; gh_size counts (key, value) pairs. */
+  GH_VARIANT_MULTIVALUE = 2
+} gh_variant;
+
+/** Cuckoo hash function families (Alcantara et al. section 4.3.1.1); a and b are random per
+ * function and per build attempt, p is a prime above the key range. */
+typedef enum gh_hash_family {
+  GH_HASH_MULTIPLY = 0, /* h_i(k) = (a_i * k + b_i) mod p mod slots */
+  GH_HASH_XOR = 1       /* h_i(k) = ((a_i xor k) + b_i) mod p mod slots */
+} gh_hash_family;
 
 /** Where an allocation must live. */
 typedef enum gh_memory_kind { GH_MEMORY_HOST = 0, GH_MEMORY_DEVICE = 1 } gh_memory_kind;
@@ -120,7 +140,10 @@ typedef struct gh_config {
   int device;          /* CUDA device ordinal for the CUDA backend; default 0 */
   unsigned key_bits;   /* 32 or 64; default 32 */
   unsigned value_bits; /* 0 (a set), 32 or 64; default 32 */
-  uint64_t capacity;   /* slots wanted (>= 1); rounded up, see gh_capacity(); default 1<<20 */
+  /* warpdrive: slots wanted (>= 1), rounded up. cuckoo: keys the table is sized for; it holds
+   * capacity * table_factor slots and grows by itself when more keys arrive. See gh_capacity().
+   * Default 1<<20. */
+  uint64_t capacity;
   /* warpdrive: lanes per cooperative group and slots per probing window: 1, 2, 4, 8, 16 or 32.
    * The probe sequence depends on it, so it is fixed for the table's life. Default 4. */
   unsigned group_size;
@@ -128,6 +151,15 @@ typedef struct gh_config {
    * 0 = the default, min(windows in the table, 4096 * 32 / group_size). */
   uint64_t max_probe_windows;
   uint64_t seed;       /* hash seed; tables with equal seeds and configs lay out keys alike */
+  gh_variant variant;  /* default GH_VARIANT_MAP; the other variants are cuckoo-only */
+  /* cuckoo: number of hash functions d, 2..5 (default 4); a key lives in one of its d slots, so
+   * a lookup reads at most d slots. */
+  unsigned hash_functions;
+  gh_hash_family hash_family; /* cuckoo: default GH_HASH_MULTIPLY */
+  /* cuckoo: slots per key, default 1.25. Near what d functions can hold at all, builds fail
+   * again and again, so smaller factors are rejected: d = 2 needs >= 2.1, 3 >= 1.1, 4 >= 1.03,
+   * 5 >= 1.02 (the smallest practical sizes the chapter reports). At most 16. */
+  double table_factor;
   unsigned host_threads; /* host backend worker threads; 0 = one per online CPU */
   gh_allocator allocator;
 } gh_config;
@@ -205,6 +237,12 @@ gh_status gh_find_all(gh_table *table, const void *keys, uint64_t n, uint64_t *o
 gh_status gh_export(gh_table *table, void *keys_out, void *values_out, uint64_t out_capacity,
                     uint64_t *count, gh_stream stream);
 
+/** Compacting tables: keys_out[i] (key_bits wide) = the key whose dense id is ids[i] (value_bits
+ * wide). Ids at or above gh_size() give GH_ERR_INVALID_ARGUMENT with their count; every other
+ * position is written. Other tables return GH_ERR_UNSUPPORTED. */
+gh_status gh_keys_of_ids(gh_table *table, const void *ids, uint64_t n, void *keys_out,
+                         gh_stream stream);
+
 /** Removes every key; keeps the memory. */
 gh_status gh_clear(gh_table *table, gh_stream stream);
 
@@ -214,12 +252,28 @@ gh_status gh_clear(gh_table *table, gh_stream stream);
 
 /** Number of distinct keys stored. */
 gh_status gh_size(gh_table *table, uint64_t *size);
-/** Number of key slots (the configured capacity after rounding up). */
+/** warpdrive: number of key slots (the configured capacity after rounding up). cuckoo: keys the
+ * table holds before it grows (the configured capacity, or more after growth). */
 gh_status gh_capacity(gh_table *table, uint64_t *capacity);
 /** Bytes the table holds now, on the host and on the device; either out may be NULL. */
 gh_status gh_memory_usage(gh_table *table, size_t *host_bytes, size_t *device_bytes);
 /** The table's effective configuration (defaults resolved, capacity rounded). */
 gh_status gh_get_config(gh_table *table, gh_config *config);
+/** Counters of a table's life; fields that do not apply to the design are 0. */
+typedef struct gh_stats {
+  uint64_t size;          /* as gh_size() */
+  uint64_t distinct_keys; /* distinct keys (multi-value tables: fewer than size) */
+  uint64_t slots;         /* slots allocated now */
+  /* cuckoo: builds that hit the eviction chain limit and were restarted with fresh hash
+   * constants (each keeps every key; the caller never sees a failure) */
+  uint64_t restarts;
+  uint64_t grows;         /* cuckoo: times the table was enlarged (after repeated restarts, or
+                             because more keys arrived than it was sized for) */
+  uint64_t eviction_limit; /* cuckoo: the eviction chain limit in force (about 7 lg N) */
+} gh_stats;
+
+gh_status gh_get_stats(gh_table *table, gh_stats *stats);
+
 /** The backend the table runs on (AUTO resolved). */
 gh_backend gh_table_backend(const gh_table *table);
 

@@ -69,27 +69,15 @@ static __device__ __forceinline__ uint64_t gh_device_group_broadcast(gh_device_g
 
 /* The raw bits of a slot in one load (4, 8 or 16 bytes), through L2. */
 static __device__ __forceinline__ gh_wd_bits gh_wd_load_bits(const gh_wd_geometry *g, const void *slot) {
-  gh_wd_bits b;
-  b.hi = ~0ull;
-  if (g->slot_bytes == 4) {
-    b.lo = __ldcg((const unsigned int *)slot);
-  } else if (g->slot_bytes == 8) {
-    b.lo = __ldcg((const unsigned long long *)slot);
-  } else {
-    const ulonglong2 v = __ldcg((const ulonglong2 *)slot);
-    b.lo = v.x;
-    b.hi = v.y;
-  }
-  return b;
+  return gh_slot_load(gh_wd_format(g), slot);
 }
 
 static __device__ __forceinline__ uint64_t gh_wd_bits_key(const gh_wd_geometry *g, gh_wd_bits b) {
-  return b.lo & gh_wd_key_mask(g->key_bits);
+  return gh_slot_bits_key(gh_wd_format(g), b);
 }
 
 static __device__ __forceinline__ uint64_t gh_wd_bits_value(const gh_wd_geometry *g, gh_wd_bits b) {
-  if (g->slot_bytes == 8) return g->value_bits ? b.lo >> 32 : 0;
-  return b.hi & gh_wd_value_mask(g->value_bits);
+  return gh_slot_bits_value(gh_wd_format(g), b);
 }
 
 /* What one window holds for key, built by the group with ballots. A group smaller than the

@@ -79,6 +79,11 @@ static void test_null_table(void) {
   CHECK_STATUS(NULL, gh_validate(NULL), GH_ERR_INVALID_ARGUMENT);
   CHECK_STATUS(NULL, gh_get_device_view(NULL, &view), GH_ERR_INVALID_ARGUMENT);
   CHECK_STATUS(NULL, gh_take_status_flags(NULL, &flags), GH_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(NULL, gh_keys_of_ids(NULL, &key, 1, &value, NULL), GH_ERR_INVALID_ARGUMENT);
+  {
+    gh_stats stats;
+    CHECK_STATUS(NULL, gh_get_stats(NULL, &stats), GH_ERR_INVALID_ARGUMENT);
+  }
   gh_destroy(NULL); /* accepted, does nothing */
 }
 
@@ -139,8 +144,11 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
                    GH_ERR_INVALID_ARGUMENT);
   }
 
+  /* GH_APPEND is for multi-value tables only. */
+  EXPECT_REFUSED(&h, gh_insert(h.table, keys, vals, 5, GH_APPEND, flags, NULL),
+                 GH_ERR_UNSUPPORTED);
   /* Policies outside the enum. */
-  EXPECT_REFUSED(&h, gh_insert(h.table, keys, vals, 5, (gh_dup_policy)5, flags, NULL),
+  EXPECT_REFUSED(&h, gh_insert(h.table, keys, vals, 5, (gh_dup_policy)6, flags, NULL),
                  GH_ERR_INVALID_ARGUMENT);
   EXPECT_REFUSED(&h, gh_insert(h.table, keys, vals, 5, (gh_dup_policy)-1, flags, NULL),
                  GH_ERR_INVALID_ARGUMENT);
@@ -189,6 +197,9 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
   EXPECT_REFUSED(&h, gh_count(h.table, keys, 5, counts, &u, NULL), GH_ERR_UNSUPPORTED);
   EXPECT_REFUSED(&h, gh_find_all(h.table, keys, 5, counts, out_values, 10, NULL),
                  GH_ERR_UNSUPPORTED);
+  /* Dense ids belong to compacting cuckoo tables. */
+  EXPECT_REFUSED(&h, gh_keys_of_ids(h.table, keys, 5, out_keys, NULL), GH_ERR_UNSUPPORTED);
+  EXPECT_REFUSED(&h, gh_get_stats(h.table, NULL), GH_ERR_INVALID_ARGUMENT);
 
   /* The device view exists only for CUDA tables. */
   {
@@ -237,6 +248,11 @@ static const char *break_config(int index, gh_config *c) {
     case 11: c->backend = (gh_backend)-1; return "backend";
     case 12: c->design = (gh_design)0; return "design";
     case 13: c->design = (gh_design)99; return "design";
+    /* The compacting and multi-value variants exist for cuckoo only. */
+    case 14: c->variant = GH_VARIANT_COMPACTING; return "variant";
+    case 15: c->variant = GH_VARIANT_MULTIVALUE; return "variant";
+    case 16: c->variant = (gh_variant)3; return "variant";
+    case 17: c->variant = (gh_variant)-1; return "variant";
     default: return NULL;
   }
 }

@@ -4,7 +4,10 @@
  * table of identical configuration, and both must end up holding the same pairs and answer
  * lookups identically. Each table is also checked against its own reference on the way.
  *
- *   cross_backend [--seed S]
+ *   cross_backend [--design NAME] [--seed S]
+ *
+ * NAME is a design of tests/test_util.c (warpdrive by default); group sizes are looped over only
+ * for designs that have them.
  *
  * Without a GPU it prints "SKIPPED: no GPU here" and exits 77.
  */
@@ -74,24 +77,24 @@ static void compare_finds(tu_table *cuda, tu_table *host, const uint64_t *keys, 
   free(packed);
 }
 
-static void run_cross_case(unsigned key_bits, unsigned value_bits, unsigned group_size,
-                           uint64_t seed) {
+static void run_cross_case(const tu_design *design, unsigned key_bits, unsigned value_bits,
+                           unsigned group_size, uint64_t seed) {
   static const gh_dup_policy policies[] = {GH_ADD, GH_ADD, GH_MIN, GH_MAX};
   tu_rng rng = tu_rng_make(seed);
-  gh_config cfg = gh_config_default(GH_WARPDRIVE);
+  gh_config cfg = gh_config_default(design->design);
   tu_table cuda, host;
   uint64_t pool_n, n_special, n, round, *pool, *keys, *values, *lookups;
   unsigned long failures_before = tu_failure_count();
 
   cfg.key_bits = key_bits;
   cfg.value_bits = value_bits;
-  cfg.group_size = group_size;
+  if (design->uses_group_size) cfg.group_size = group_size;
   cfg.capacity = 2000 + tu_below(&rng, 30000);
   cfg.seed = tu_next(&rng);
-  tu_set_context("cross_backend key_bits=%u value_bits=%u group_size=%u capacity=%llu "
-                 "seed=0x%016llx (rerun: cross_backend --seed 0x%016llx)",
-                 key_bits, value_bits, group_size, (unsigned long long)cfg.capacity,
-                 (unsigned long long)seed, (unsigned long long)seed);
+  tu_set_context("cross_backend design=%s key_bits=%u value_bits=%u group_size=%u capacity=%llu "
+                 "seed=0x%016llx (rerun: cross_backend --design %s --seed 0x%016llx)",
+                 design->name, key_bits, value_bits, group_size, (unsigned long long)cfg.capacity,
+                 (unsigned long long)seed, design->name, (unsigned long long)seed);
   tu_set_phase("create both tables");
   cfg.backend = GH_BACKEND_CUDA;
   if (!tu_table_create(&cuda, &cfg)) return;
@@ -148,7 +151,7 @@ static void run_cross_case(unsigned key_bits, unsigned value_bits, unsigned grou
   free(pool);
   tu_table_destroy(&host);
   tu_table_destroy(&cuda);
-  printf("k%u v%u group %2u capacity %6llu: %s\n", key_bits, value_bits, group_size,
+  printf("%s k%u v%u group %2u capacity %6llu: %s\n", design->name, key_bits, value_bits, group_size,
          (unsigned long long)cfg.capacity,
          tu_failure_count() == failures_before ? "ok" : "FAILED");
   fflush(stdout);
@@ -157,20 +160,25 @@ static void run_cross_case(unsigned key_bits, unsigned value_bits, unsigned grou
 int main(int argc, char **argv) {
   static const unsigned key_widths[] = {32, 64}, value_widths[] = {0, 32, 64};
   static const unsigned groups[] = {1, 4, 32};
+  const tu_design *design = tu_design_by_name("warpdrive");
   uint64_t seed = 0;
-  int have_seed = 0;
+  int have_seed = 0, i;
   size_t k, v, g;
-  if (argc == 3 && strcmp(argv[1], "--seed") == 0 && tu_parse_u64(argv[2], &seed)) {
-    have_seed = 1;
-  } else if (argc != 1) {
-    fprintf(stderr, "usage: %s [--seed S]\n", argv[0]);
-    return 2;
+  for (i = 1; i < argc; i += 2) {
+    if (i + 1 < argc && strcmp(argv[i], "--seed") == 0 && tu_parse_u64(argv[i + 1], &seed)) {
+      have_seed = 1;
+    } else if (i + 1 < argc && strcmp(argv[i], "--design") == 0 && tu_design_by_name(argv[i + 1])) {
+      design = tu_design_by_name(argv[i + 1]);
+    } else {
+      fprintf(stderr, "usage: %s [--design NAME] [--seed S]\n", argv[0]);
+      return 2;
+    }
   }
   tu_skip_unless_backend_usable(GH_BACKEND_CUDA);
   for (k = 0; k < 2; ++k) {
     for (v = 0; v < 3; ++v) {
-      for (g = 0; g < 3; ++g) {
-        run_cross_case(key_widths[k], value_widths[v], groups[g],
+      for (g = 0; g < (design->uses_group_size ? 3u : 1u); ++g) {
+        run_cross_case(design, key_widths[k], value_widths[v], groups[g],
                        have_seed ? seed
                                  : tu_mix_seed(CROSS_BASE_SEED, key_widths[k], value_widths[v],
                                                groups[g]));

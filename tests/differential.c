@@ -2,7 +2,8 @@
  * differential - random operation sequences on a small table, compared with the reference map
  * after every step.
  *
- *   differential BACKEND KEY_BITS VALUE_BITS [--seed S] [--steps N] [--universe full|quarter]
+ *   differential BACKEND KEY_BITS VALUE_BITS [--design NAME] [--seed S] [--steps N]
+ *                [--universe full|quarter]
  *
  * The key universe is about as large as the table (or a quarter of it), so the table runs near
  * 100% occupancy, keys collide, and erased slots (tombstones) are met and reused all the time.
@@ -10,6 +11,11 @@
  * Every step ends with a size and a full export comparison (which also catches a key stored
  * twice); the table is validated every few steps. A failure prints the seed and the step; the
  * sequence stops at the first failing step, since the states after it are no longer comparable.
+ *
+ * Cuckoo (--design cuckoo): the capacity counts keys, and the table grows when more arrive, so
+ * the full universe is 1.5 times the capacity (the table grows and rebuilds under the sequence);
+ * the number of hash functions, the family and the table factor (down to the smallest allowed)
+ * come from the sequence seed. Statistics are checked with every validation.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +30,8 @@
 
 static const char *const diff_policy_names[] = {"KEEP_FIRST", "OVERWRITE", "ADD", "MIN", "MAX"};
 
+/* The smallest cuckoo table factor per number of hash functions d (index d - 2). */
+
 /* Batch sizes: mostly small (single keys and a few), sometimes up to half the table. */
 static uint64_t diff_batch_size(tu_rng *rng, uint64_t capacity) {
   uint64_t pick = tu_below(rng, 4);
@@ -34,10 +42,13 @@ static uint64_t diff_batch_size(tu_rng *rng, uint64_t capacity) {
 
 /* full: a universe of `capacity` keys (the table can be 100% occupied); otherwise a quarter of
  * that (a sparse table whose erased slots pile up as tombstones). */
-static void run_sequence(const char *program, gh_backend backend, unsigned key_bits,
-                         unsigned value_bits, uint64_t seed, uint64_t steps, int full) {
+static void run_sequence(const char *program, const tu_design *design, gh_backend backend,
+                         unsigned key_bits, unsigned value_bits, uint64_t seed, uint64_t steps,
+                         int full) {
   tu_rng rng = tu_rng_make(seed);
-  gh_config cfg = gh_config_default(GH_WARPDRIVE);
+  gh_config cfg = gh_config_default(design->design);
+  const int cuckoo = design->design == GH_CUCKOO;
+  char params[160] = "";
   tu_table h;
   uint64_t universe_n, outsiders_n = 16, n_special, step, max_batch, peak = 0, steps_near_full = 0;
   uint64_t *universe, *outsiders, *keys, *values;
@@ -51,13 +62,18 @@ static void run_sequence(const char *program, gh_backend backend, unsigned key_b
   cfg.capacity = 64 + tu_below(&rng, 960);
   cfg.host_threads = (unsigned)tu_below(&rng, 4);
   cfg.seed = tu_next(&rng);
-  tu_set_context("differential backend=%s key_bits=%u value_bits=%u group_size=%u capacity=%llu "
-                 "host_threads=%u universe=%s seed=0x%016llx\n"
-                 "  rerun: %s %s %u %u --seed 0x%016llx --universe %s",
-                 tu_backend_name(backend), key_bits, value_bits, cfg.group_size,
-                 (unsigned long long)cfg.capacity, cfg.host_threads, full ? "full" : "quarter",
-                 (unsigned long long)seed, program, tu_backend_name(backend), key_bits,
-                 value_bits, (unsigned long long)seed, full ? "full" : "quarter");
+  if (cuckoo) {
+    static const double extra[] = {0.0, 0.0, 0.05, 0.4};
+    tu_random_cuckoo_params(&rng, &cfg, extra, sizeof extra / sizeof extra[0], params, sizeof params);
+  }
+  tu_set_context("differential design=%s backend=%s key_bits=%u value_bits=%u group_size=%u "
+                 "capacity=%llu host_threads=%u%s universe=%s seed=0x%016llx\n"
+                 "  rerun: %s %s %u %u --design %s --seed 0x%016llx --universe %s",
+                 design->name, tu_backend_name(backend), key_bits, value_bits, cfg.group_size,
+                 (unsigned long long)cfg.capacity, cfg.host_threads, params,
+                 full ? "full" : "quarter", (unsigned long long)seed, program,
+                 tu_backend_name(backend), key_bits, value_bits, design->name,
+                 (unsigned long long)seed, full ? "full" : "quarter");
   tu_set_phase("create");
   if (!tu_table_create(&h, &cfg)) return;
 
@@ -65,6 +81,8 @@ static void run_sequence(const char *program, gh_backend backend, unsigned key_b
    * counted as needing a slot even though two of them are stored out of band), so an insert
    * must never fail here. */
   universe_n = full ? h.capacity : h.capacity / 4 + 8;
+  /* Cuckoo grows instead of refusing keys: let the universe outgrow the table. */
+  if (cuckoo && full) universe_n = h.capacity + h.capacity / 2;
   universe = (uint64_t *)tu_xmalloc((size_t)universe_n * sizeof *universe);
   n_special = tu_special_keys(key_bits, universe);
   tu_gen_unique_keys(&rng, key_bits, universe_n - n_special, NULL, universe + n_special);
@@ -132,7 +150,10 @@ static void run_sequence(const char *program, gh_backend backend, unsigned key_b
     if (tu_ref_size(&h.ref) * 10 >= h.capacity * 9) ++steps_near_full;
     tu_check_size(&h);
     tu_check_export(&h, 0);
-    if (step % DIFF_VALIDATE_EVERY == DIFF_VALIDATE_EVERY - 1) tu_check_valid(&h);
+    if (step % DIFF_VALIDATE_EVERY == DIFF_VALIDATE_EVERY - 1) {
+      tu_check_stats(&h);
+      tu_check_valid(&h);
+    }
     if (tu_failure_count() != failures_at_step) {
       fprintf(stderr, "differential: stopping this sequence at step %llu (seed 0x%016llx)\n",
               (unsigned long long)step, (unsigned long long)seed);
@@ -140,16 +161,26 @@ static void run_sequence(const char *program, gh_backend backend, unsigned key_b
     }
   }
   tu_set_phase("end of sequence");
+  tu_check_stats(&h);
   tu_check_valid(&h);
+  {
+    gh_stats stats;
+    memset(&stats, 0, sizeof stats);
+    if (CHECK_OK(h.table, gh_get_stats(h.table, &stats)) && cuckoo) {
+      snprintf(params + strlen(params), sizeof params - strlen(params),
+               " restarts=%llu grows=%llu", (unsigned long long)stats.restarts,
+               (unsigned long long)stats.grows);
+    }
+  }
   tu_table_destroy(&h);
   free(values);
   free(keys);
   free(outsiders);
   free(universe);
-  printf("%-4s k%u v%u group %2u capacity %4llu universe %4llu seed 0x%016llx: %llu steps "
+  printf("%-4s %s k%u v%u group %2u%s capacity %4llu universe %4llu seed 0x%016llx: %llu steps "
          "(insert %lu, erase %lu, find %lu, contains %lu, clear %lu, export %lu, size %lu), "
          "peak load %.2f, %llu steps at load >= 0.9: %s\n",
-         tu_backend_name(backend), key_bits, value_bits, cfg.group_size,
+         tu_backend_name(backend), design->name, key_bits, value_bits, cfg.group_size, params,
          (unsigned long long)h.capacity, (unsigned long long)universe_n,
          (unsigned long long)seed, (unsigned long long)steps, ops[0], ops[1], ops[2], ops[3],
          ops[4], ops[5], ops[6], (double)peak / (double)h.capacity,
@@ -163,12 +194,15 @@ int main(int argc, char **argv) {
   unsigned key_bits, value_bits;
   uint64_t seed = 0, steps = DIFF_STEPS, s;
   int have_seed = 0, full = 1, i;
+  const tu_design *design = tu_design_by_name("warpdrive");
   if (argc < 4 || !tu_parse_backend(argv[1], &backend) || !tu_parse_bits(argv[2], 0, &key_bits) ||
       !tu_parse_bits(argv[3], 1, &value_bits))
     goto usage;
   for (i = 4; i < argc; i += 2) {
     if (i + 1 >= argc) goto usage;
-    if (strcmp(argv[i], "--seed") == 0 && tu_parse_u64(argv[i + 1], &seed)) {
+    if (strcmp(argv[i], "--design") == 0 && tu_design_by_name(argv[i + 1]) != NULL) {
+      design = tu_design_by_name(argv[i + 1]);
+    } else if (strcmp(argv[i], "--seed") == 0 && tu_parse_u64(argv[i + 1], &seed)) {
       have_seed = 1;
     } else if (strcmp(argv[i], "--steps") == 0 && tu_parse_u64(argv[i + 1], &steps)) {
     } else if (strcmp(argv[i], "--universe") == 0 &&
@@ -180,18 +214,18 @@ int main(int argc, char **argv) {
   }
   tu_skip_unless_backend_usable(backend);
   if (have_seed) {
-    run_sequence(argv[0], backend, key_bits, value_bits, seed, steps, full);
+    run_sequence(argv[0], design, backend, key_bits, value_bits, seed, steps, full);
   } else {
     for (s = 0; s < DIFF_SEEDS; ++s) {
-      run_sequence(argv[0], backend, key_bits, value_bits,
+      run_sequence(argv[0], design, backend, key_bits, value_bits,
                    tu_mix_seed(DIFF_BASE_SEED, key_bits, value_bits, s), steps, s % 2 == 0);
     }
   }
   return tu_finish("differential");
 usage:
   fprintf(stderr,
-          "usage: %s host|cuda KEY_BITS(32|64) VALUE_BITS(0|32|64) [--seed S] [--steps N] "
-          "[--universe full|quarter]\n",
+          "usage: %s host|cuda KEY_BITS(32|64) VALUE_BITS(0|32|64) [--design NAME] [--seed S] "
+          "[--steps N] [--universe full|quarter]\n",
           argv[0]);
   return 2;
 }

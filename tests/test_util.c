@@ -178,6 +178,17 @@ const tu_design *tu_design_by_name(const char *name) {
 
 const unsigned tu_group_sizes[6] = {1, 2, 4, 8, 16, 32};
 
+const double tu_cuckoo_min_factor[4] = {2.1, 1.1, 1.03, 1.02};
+
+void tu_random_cuckoo_params(tu_rng *rng, gh_config *cfg, const double *extra, size_t extra_n, char *params,
+                             size_t params_size) {
+  cfg->hash_functions = 2 + (unsigned)tu_below(rng, 4);
+  cfg->hash_family = (gh_hash_family)tu_below(rng, 2);
+  cfg->table_factor = tu_cuckoo_min_factor[cfg->hash_functions - 2] + extra[tu_below(rng, extra_n)];
+  snprintf(params, params_size, " hash_functions=%u hash_family=%s table_factor=%.2f", cfg->hash_functions,
+           cfg->hash_family == GH_HASH_XOR ? "xor" : "multiply", cfg->table_factor);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* PRNG and key generators                                                                   */
 /* ---------------------------------------------------------------------------------------- */
@@ -491,6 +502,7 @@ static uint64_t tu_apply_policy(gh_dup_policy policy, uint64_t stored, uint64_t 
     case GH_MAX: return stored > incoming ? stored : incoming;
     case GH_KEEP_FIRST: return stored;
     case GH_OVERWRITE: return incoming;
+    case GH_APPEND: break; /* multi-value tables: not modelled by this one-value reference */
   }
   return stored;
 }
@@ -549,6 +561,7 @@ void tu_ref_insert(tu_ref *ref, const uint64_t *keys, const uint64_t *values, ui
         case GH_ADD:
         case GH_MIN:
         case GH_MAX: tu_entry_apply(e, policy, value, mask); break;
+        case GH_APPEND: break; /* multi-value tables keep their own model (tests/cuckoo.c) */
       }
     }
     if (!repeat) {
@@ -675,6 +688,16 @@ int tu_table_create(tu_table *h, const gh_config *config) {
             (unsigned long long)config->max_probe_windows);
     }
   }
+  CHECK(eff.variant == config->variant, "effective variant %d, configured %d", (int)eff.variant,
+        (int)config->variant);
+  if (config->design == GH_CUCKOO) {
+    CHECK(eff.hash_functions == config->hash_functions && eff.hash_family == config->hash_family &&
+              eff.table_factor == config->table_factor,
+          "effective cuckoo parameters d=%u family=%d factor=%g, configured d=%u family=%d "
+          "factor=%g",
+          eff.hash_functions, (int)eff.hash_family, eff.table_factor, config->hash_functions,
+          (int)config->hash_family, config->table_factor);
+  }
   if (config->backend == GH_BACKEND_AUTO) {
     CHECK(eff.backend == GH_BACKEND_HOST || eff.backend == GH_BACKEND_CUDA,
           "AUTO not resolved: %d", (int)eff.backend);
@@ -708,7 +731,8 @@ void tu_table_destroy(tu_table *h) {
 
 void tu_check_device_flags(tu_table *h, int keys_failed) {
   unsigned flags = 0;
-  if (h->config.backend != GH_BACKEND_CUDA) return;
+  /* The status word and its probe-limit flag belong to warpdrive's kernels. */
+  if (h->config.backend != GH_BACKEND_CUDA || h->config.design != GH_WARPDRIVE) return;
   if (!CHECK_OK(h->table, gh_take_status_flags(h->table, &flags))) return;
   CHECK((flags & GH_FLAG_BAD_GROUP) == 0, "device status word has GH_FLAG_BAD_GROUP (0x%x)",
         flags);
@@ -1026,9 +1050,41 @@ void tu_check_pairs(tu_table *h, const uint64_t *keys, const uint64_t *values, u
   free(pairs);
 }
 
+void tu_check_stats(tu_table *h) {
+  gh_stats s;
+  uint64_t capacity = 0, size = tu_ref_size(&h->ref);
+  memset(&s, TU_CANARY, sizeof s);
+  if (!CHECK_OK(h->table, gh_get_stats(h->table, &s))) return;
+  tu_check_no_error_text(h, "gh_get_stats");
+  if (!CHECK_OK(h->table, gh_capacity(h->table, &capacity))) return;
+  CHECK(s.size == size, "gh_stats.size %llu, reference %llu", (unsigned long long)s.size,
+        (unsigned long long)size);
+  CHECK(s.distinct_keys == s.size, "gh_stats.distinct_keys %llu differs from size %llu in a "
+        "table holding one value per key", (unsigned long long)s.distinct_keys,
+        (unsigned long long)s.size);
+  /* Up to two keys (the all-ones patterns) live out of band, beside the slots. */
+  CHECK(s.slots + 2 >= s.size, "gh_stats.slots %llu, size %llu", (unsigned long long)s.slots,
+        (unsigned long long)s.size);
+  if (h->config.design == GH_CUCKOO) {
+    CHECK(s.eviction_limit > 0, "cuckoo gh_stats.eviction_limit is 0");
+    CHECK(s.size <= capacity, "cuckoo holds %llu keys but gh_capacity says it holds %llu before "
+          "it grows", (unsigned long long)s.size, (unsigned long long)capacity);
+    CHECK(s.slots >= capacity, "cuckoo gh_stats.slots %llu < key capacity %llu (table_factor "
+          "%g)", (unsigned long long)s.slots, (unsigned long long)capacity, h->config.table_factor);
+  } else if (h->config.design == GH_WARPDRIVE) {
+    CHECK(s.slots == capacity, "warpdrive gh_stats.slots %llu, gh_capacity %llu",
+          (unsigned long long)s.slots, (unsigned long long)capacity);
+    CHECK(s.restarts == 0 && s.grows == 0 && s.eviction_limit == 0,
+          "warpdrive gh_stats has cuckoo counters: restarts %llu grows %llu eviction_limit %llu",
+          (unsigned long long)s.restarts, (unsigned long long)s.grows,
+          (unsigned long long)s.eviction_limit);
+  }
+}
+
 void tu_check_all(tu_table *h) {
   tu_check_size(h);
   tu_check_export(h, 3);
+  tu_check_stats(h);
   tu_check_valid(h);
 }
 

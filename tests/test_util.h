@@ -86,6 +86,14 @@ typedef struct tu_design {
 } tu_design;
 const tu_design *tu_design_by_name(const char *name);
 
+/* The smallest cuckoo table factor the API accepts for d = 2..5 hash functions (index d - 2). */
+extern const double tu_cuckoo_min_factor[4];
+struct tu_rng;
+/* Picks a random cuckoo configuration: d = 2..5, either hash family, and a table factor of the
+ * minimum for d plus one of extra[0..extra_n). Describes it into params (" hash_functions=..."). */
+void tu_random_cuckoo_params(struct tu_rng *rng, gh_config *cfg, const double *extra, size_t extra_n,
+                             char *params, size_t params_size);
+
 /* The warpdrive group sizes the API accepts, in increasing order. */
 extern const unsigned tu_group_sizes[6];
 
@@ -231,12 +239,15 @@ void tu_check_export(tu_table *h, uint64_t slack);
 void tu_check_pairs(tu_table *h, const uint64_t *keys, const uint64_t *values, uint64_t count);
 void tu_check_valid(tu_table *h);
 void tu_clear(tu_table *h);
-/* size + export + validate. */
+/* gh_get_stats against the reference and the design's rules (cuckoo: size <= gh_capacity <=
+ * slots, an eviction limit; warpdrive: slots = capacity, no cuckoo counters). */
+void tu_check_stats(tu_table *h);
+/* size + export + stats + validate. */
 void tu_check_all(tu_table *h);
 
-/* Reads (and so clears) the device status word of a CUDA table: no kernel may have seen a bad
+/* Reads (and so clears) the device status word of a CUDA warpdrive table: no kernel may have seen a bad
  * group size, and GH_FLAG_PROBE_LIMIT must be set exactly when keys_failed (keys did not fit in
- * the operation since the last read). A no-op for host tables. */
+ * the operation since the last read). A no-op for host tables and other designs. */
 void tu_check_device_flags(tu_table *h, int keys_failed);
 
 /* Exports the whole table into freshly malloc'd arrays sorted by key (values NULL for sets);

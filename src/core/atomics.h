@@ -22,6 +22,14 @@ GH_HD uint64_t gh_cas_u64(void *p, uint64_t expected, uint64_t desired) {
 GH_HD unsigned __int128 gh_cas_u128(void *p, unsigned __int128 expected, unsigned __int128 desired) {
   return atomicCAS((unsigned __int128 *)p, expected, desired);
 }
+GH_HD uint32_t gh_exchange_u32(void *p, uint32_t v) { return atomicExch((unsigned int *)p, v); }
+GH_HD uint64_t gh_exchange_u64(void *p, uint64_t v) {
+  return atomicExch((unsigned long long *)p, (unsigned long long)v);
+}
+/* Hopper (sm_90) also exchanges 16 bytes natively. */
+GH_HD unsigned __int128 gh_exchange_u128(void *p, unsigned __int128 v) {
+  return atomicExch((unsigned __int128 *)p, v);
+}
 GH_HD void gh_store_u32(void *p, uint32_t v) { atomicExch((unsigned int *)p, v); }
 GH_HD void gh_store_u64(void *p, uint64_t v) { atomicExch((unsigned long long *)p, (unsigned long long)v); }
 GH_HD void gh_add_u32(void *p, uint32_t v) { atomicAdd((unsigned int *)p, v); }
@@ -49,6 +57,11 @@ GH_HD unsigned __int128 gh_cas_u128(void *p, unsigned __int128 expected, unsigne
   __atomic_compare_exchange_n((unsigned __int128 *)p, &expected, desired, 0, __ATOMIC_ACQ_REL,
                               __ATOMIC_ACQUIRE);
   return expected;
+}
+GH_HD uint32_t gh_exchange_u32(void *p, uint32_t v) { return __atomic_exchange_n((uint32_t *)p, v, __ATOMIC_ACQ_REL); }
+GH_HD uint64_t gh_exchange_u64(void *p, uint64_t v) { return __atomic_exchange_n((uint64_t *)p, v, __ATOMIC_ACQ_REL); }
+GH_HD unsigned __int128 gh_exchange_u128(void *p, unsigned __int128 v) {
+  return __atomic_exchange_n((unsigned __int128 *)p, v, __ATOMIC_ACQ_REL);
 }
 GH_HD void gh_store_u32(void *p, uint32_t v) { __atomic_store_n((uint32_t *)p, v, __ATOMIC_RELEASE); }
 GH_HD void gh_store_u64(void *p, uint64_t v) { __atomic_store_n((uint64_t *)p, v, __ATOMIC_RELEASE); }

@@ -7,6 +7,10 @@
 #define GH_DEFAULT_CAPACITY (1ull << 20)
 #define GH_DEFAULT_GROUP_SIZE 4u
 #define GH_DEFAULT_SEED 0x5eed0f6f1a5e0ull
+/* Alcantara et al.'s base configuration: 4 hash functions, 1.25 N slots. */
+#define GH_DEFAULT_HASH_FUNCTIONS 4u
+#define GH_DEFAULT_TABLE_FACTOR 1.25
+#define GH_MAX_TABLE_FACTOR 16.0
 /* A table never needs more windows than a 32-bit hash can address. */
 #define GH_MAX_CAPACITY (1ull << 40)
 
@@ -21,6 +25,10 @@ gh_config gh_config_default(gh_design design) {
   c.group_size = GH_DEFAULT_GROUP_SIZE;
   c.max_probe_windows = 0;
   c.seed = GH_DEFAULT_SEED;
+  c.variant = GH_VARIANT_MAP;
+  c.hash_functions = GH_DEFAULT_HASH_FUNCTIONS;
+  c.hash_family = GH_HASH_MULTIPLY;
+  c.table_factor = GH_DEFAULT_TABLE_FACTOR;
   c.host_threads = 0;
   c.allocator.alloc = NULL;
   c.allocator.free = NULL;
@@ -55,6 +63,17 @@ gh_status gh_config_validate(const gh_config *c, char *message, size_t size) {
                    (unsigned long long)c->capacity);
   if (c->group_size == 0 || c->group_size > 32 || (c->group_size & (c->group_size - 1)) != 0)
     return invalid(message, size, "group_size = %llu must be 1, 2, 4, 8, 16 or 32", c->group_size);
+  if (c->variant < GH_VARIANT_MAP || c->variant > GH_VARIANT_MULTIVALUE)
+    return invalid(message, size, "variant = %llu is not a gh_variant value", (unsigned long long)c->variant);
+  if (c->variant != GH_VARIANT_MAP && c->design != GH_CUCKOO)
+    return invalid(message, size, "variant = %llu (compacting / multivalue) is only available for the cuckoo design",
+                   (unsigned long long)c->variant);
+  if (c->variant != GH_VARIANT_MAP && c->value_bits == 0)
+    return invalid(message, size, "value_bits = %llu: compacting and multivalue tables store 32- or 64-bit values (ids or the values themselves)", 0);
+  if (c->design == GH_CUCKOO) {
+    gh_status status = gh__cuckoo_check_config(c, message, size);
+    if (status != GH_OK) return status;
+  }
   if ((c->allocator.alloc == NULL) != (c->allocator.free == NULL))
     return invalid(message, size, "allocator: alloc and free must both be set or both be NULL (%llu set)",
                    (unsigned long long)(c->allocator.alloc != NULL) + (c->allocator.free != NULL));

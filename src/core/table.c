@@ -76,6 +76,7 @@ static const char *design_name(gh_design design) {
 static const gh_table_ops *design_ops(gh_design design, gh_backend backend) {
   switch (design) {
     case GH_WARPDRIVE: return gh__warpdrive_ops(backend);
+    case GH_CUCKOO: return gh__cuckoo_ops(backend);
     default: return NULL;
   }
 }
@@ -97,8 +98,8 @@ gh_status gh_create(const gh_config *config, gh_table **table) {
   if (status != GH_OK) return status;
   if (design_ops(resolved.design, resolved.backend) == NULL) {
     snprintf(create_error, sizeof create_error,
-             "design %s is not available on the %s backend yet (warpdrive is; the others arrive "
-             "with their issues)", design_name(resolved.design),
+             "design %s is not available on the %s backend yet (warpdrive and cuckoo are; the "
+             "others arrive with their issues)", design_name(resolved.design),
              resolved.backend == GH_BACKEND_CUDA ? "CUDA" : "host");
     return GH_ERR_UNSUPPORTED;
   }
@@ -130,6 +131,7 @@ gh_status gh_memory_estimate(const gh_config *config, size_t *host_bytes, size_t
   if (resolved.backend == GH_BACKEND_AUTO) resolved.backend = gh_cuda_available() ? GH_BACKEND_CUDA : GH_BACKEND_HOST;
   switch (resolved.design) {
     case GH_WARPDRIVE: return gh__warpdrive_estimate(&resolved, host_bytes, device_bytes);
+    case GH_CUCKOO: return gh__cuckoo_estimate(&resolved, host_bytes, device_bytes);
     default: return GH_ERR_UNSUPPORTED;
   }
 }
@@ -264,12 +266,25 @@ gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t 
   GH_CHECK_TABLE(t);
   gh_status status = begin_bulk(t, "gh_insert", keys, n);
   if (status != GH_OK) return status;
-  if (t->config.value_bits == 0 && values != NULL)
-    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_insert: the table is a set (value_bits = 0): values must be NULL");
-  if (t->config.value_bits != 0 && values == NULL && n > 0)
+  const gh_variant variant = t->config.variant;
+  const int takes_values = t->config.value_bits != 0 && variant != GH_VARIANT_COMPACTING;
+  if (!takes_values && values != NULL)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_insert: values must be NULL: %s",
+                    variant == GH_VARIANT_COMPACTING ? "a compacting table assigns the ids itself"
+                                                     : "the table is a set (value_bits = 0)");
+  if (takes_values && values == NULL && n > 0)
     return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_insert: values is NULL but the table stores %u-bit values", t->config.value_bits);
-  if ((int)policy < GH_KEEP_FIRST || (int)policy > GH_MAX)
+  if ((int)policy < GH_KEEP_FIRST || (int)policy > GH_APPEND)
     return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_insert: policy = %d is not a gh_dup_policy value", (int)policy);
+  if (variant == GH_VARIANT_MULTIVALUE && policy != GH_APPEND)
+    return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_insert: a multi-value table keeps every value of a key, so it "
+                    "takes only GH_APPEND (policy %d would drop or merge values); nothing was changed", (int)policy);
+  if (variant != GH_VARIANT_MULTIVALUE && policy == GH_APPEND)
+    return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_insert: GH_APPEND needs a multi-value table (variant "
+                    "GH_VARIANT_MULTIVALUE); this one holds one value per key; nothing was changed");
+  if (variant == GH_VARIANT_COMPACTING && policy != GH_KEEP_FIRST)
+    return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_insert: a compacting table gives each key one id for life, "
+                    "so it takes only GH_KEEP_FIRST (policy %d would change ids); nothing was changed", (int)policy);
   if (n == 0) return GH_OK;
 
   gh_call c = {t, stream, {{0}}, 0};
@@ -399,6 +414,29 @@ gh_status gh_export(gh_table *t, void *keys_out, void *values_out, uint64_t out_
   return call_end(&c, status, 1);
 }
 
+gh_status gh_keys_of_ids(gh_table *t, const void *ids, uint64_t n, void *keys_out, gh_stream stream) {
+  GH_CHECK_TABLE(t);
+  if (t->ops->keys_of_ids == NULL || t->config.variant != GH_VARIANT_COMPACTING)
+    return unsupported(t, "gh_keys_of_ids (compacting tables only)");
+  gh_status status = begin_bulk(t, "gh_keys_of_ids", ids, n);
+  if (status != GH_OK || n == 0) return status;
+  if (keys_out == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_keys_of_ids: keys_out is NULL");
+  gh_call c = {t, stream, {{0}}, 0};
+  const void *i = call_stage(&c, ids, n * value_bytes(t), 0, &status);
+  void *k = call_stage(&c, keys_out, n * key_bytes(t), 1, &status);
+  if (status != GH_OK) return call_end(&c, status, 0);
+  uint64_t bad = 0;
+  status = t->ops->keys_of_ids(t, i, n, k, &bad, stream);
+  if (status == GH_OK && bad > 0) {
+    uint64_t size = 0;
+    t->ops->size(t, &size);
+    status = gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_keys_of_ids: %llu of %llu ids are not below the "
+                      "number of keys (%llu); their keys_out entries were not written, all others were",
+                      (unsigned long long)bad, (unsigned long long)n, (unsigned long long)size);
+  }
+  return call_end(&c, status, 1);
+}
+
 gh_status gh_clear(gh_table *t, gh_stream stream) {
   GH_CHECK_TABLE(t);
   gh_status status = begin_bulk(t, "gh_clear", NULL, 0);
@@ -435,6 +473,19 @@ gh_status gh_get_config(gh_table *t, gh_config *config) {
   gh__clear_error(t);
   *config = t->config;
   return GH_OK;
+}
+
+gh_status gh_get_stats(gh_table *t, gh_stats *stats) {
+  GH_CHECK_TABLE(t);
+  gh_status status = begin_bulk(t, "gh_get_stats", NULL, 0);
+  if (status != GH_OK) return status;
+  if (stats == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_stats: stats is NULL");
+  memset(stats, 0, sizeof *stats);
+  status = t->ops->size(t, &stats->size);
+  if (status != GH_OK) return status;
+  stats->distinct_keys = stats->size;
+  stats->slots = t->config.capacity;
+  return t->ops->stats ? t->ops->stats(t, stats) : GH_OK;
 }
 
 gh_backend gh_table_backend(const gh_table *t) { return t ? t->config.backend : GH_BACKEND_AUTO; }

@@ -37,6 +37,11 @@ typedef struct gh_table_ops {
   gh_status (*clear)(gh_table *t, void *stream);
   gh_status (*size)(gh_table *t, uint64_t *size);
   gh_status (*validate)(gh_table *t);
+  /* Compacting tables: keys of dense ids; *bad = ids out of range (their keys_out untouched). */
+  gh_status (*keys_of_ids)(gh_table *t, const void *ids, uint64_t n, void *keys_out, uint64_t *bad,
+                           void *stream);
+  /* Fills the design's counters; NULL: the generic fields only (size, distinct_keys, slots). */
+  gh_status (*stats)(gh_table *t, gh_stats *stats);
   gh_status (*device_view)(gh_table *t, gh_device_view *view);
   gh_status (*take_flags)(gh_table *t, unsigned *flags);
 } gh_table_ops;
@@ -62,8 +67,14 @@ void gh__free(gh_table *t, void *ptr, size_t bytes, gh_memory_kind kind);
 /* The ops of each (design, backend) pair; NULL when that backend is not built. */
 const gh_table_ops *gh__warpdrive_ops(gh_backend backend);
 
+const gh_table_ops *gh__cuckoo_ops(gh_backend backend);
+
 /* Memory a design would take for a config (gh_memory_estimate). */
 gh_status gh__warpdrive_estimate(const gh_config *config, size_t *host_bytes, size_t *device_bytes);
+gh_status gh__cuckoo_estimate(const gh_config *config, size_t *host_bytes, size_t *device_bytes);
+
+/* The cuckoo-only fields of a config (hash functions, family, table factor, slot limit). */
+gh_status gh__cuckoo_check_config(const gh_config *config, char *message, size_t message_size);
 
 /* Resolves defaults (AUTO backend) in a validated config; writes a message on failure. */
 gh_status gh__config_resolve(gh_config *config, char *message, size_t message_size);

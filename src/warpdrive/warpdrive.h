@@ -1,17 +1,9 @@
 /* warpdrive.h - slot layout and probing logic of the warpdrive design, shared by the host backend,
  * the CUDA kernels and the device-side API (include/gpuhash_device.cuh).
  *
- * Layout. The table is an array of window_count * window_width slots followed by two side slots.
- * A slot holds one (key, value) pair in 4, 8 or 16 bytes so that one CAS publishes both:
- *   key 32, no value   4 bytes   [key]
- *   key 64, no value   8 bytes   [key]
- *   key 32, value 32   8 bytes   [key | value]            (value in the high half)
- *   key 32, value 64  16 bytes   [key | pad] [value]
- *   key 64, value 32  16 bytes   [key] [value | pad]
- *   key 64, value 64  16 bytes   [key] [value]
- * The key always sits in the first key_bits of the slot; padding bits are all ones. An empty slot
- * is all ones (so clearing is one memset to 0xFF); a tombstone has the key field all ones minus
- * one and the rest all ones. Those two key values are stored out of band in the side slots
+ * Layout. The table is an array of window_count * window_width slots followed by two side slots,
+ * in the shared slot format of core/slot.h (one CAS publishes a whole pair; empty = all ones). A
+ * tombstone has the key field all ones minus one and the rest all ones. Those two key values are stored out of band in the side slots
  * (side slot 0 for the all-ones key, 1 for all-ones minus one), whose key field is 0 when the
  * key is present and all ones when it is absent.
  *
@@ -35,6 +27,7 @@
 #include "core/atomics.h"
 #include "core/hash.h"
 #include "core/probe.h"
+#include "core/slot.h"
 
 /* Default probe limit in slots: at load 0.99 a key needs ~100 slots on average and the chance
  * of needing 2^17 is below 1e-500, so this cap only ever trips on a genuinely full table. */
@@ -52,46 +45,31 @@ typedef struct gh_wd_geometry {
   unsigned slot_bytes;
 } gh_wd_geometry;
 
-/* The raw bits of one slot: lo holds the first 8 bytes (or 4 for 4-byte slots), hi the rest. */
-typedef struct gh_wd_bits {
-  uint64_t lo, hi;
-} gh_wd_bits;
+/* The slot format (core/slot.h) under warpdrive's names. */
+typedef gh_slot_bits gh_wd_bits;
 
+GH_HD gh_slot_format gh_wd_format(const gh_wd_geometry *g) {
+  gh_slot_format f;
+  f.key_bits = g->key_bits;
+  f.value_bits = g->value_bits;
+  f.slot_bytes = g->slot_bytes;
+  return f;
+}
 GH_HD unsigned gh_wd_slot_bytes(unsigned key_bits, unsigned value_bits) {
-  return key_bits + value_bits <= 32 ? 4u : (key_bits + value_bits <= 64 ? 8u : 16u);
+  return gh_slot_bytes(key_bits, value_bits);
 }
-GH_HD uint64_t gh_wd_key_mask(unsigned key_bits) {
-  return key_bits == 32 ? 0xFFFFFFFFull : ~0ull;
-}
-GH_HD uint64_t gh_wd_empty_key(unsigned key_bits) { return gh_wd_key_mask(key_bits); }
-GH_HD uint64_t gh_wd_tombstone_key(unsigned key_bits) { return gh_wd_key_mask(key_bits) - 1u; }
+GH_HD uint64_t gh_wd_key_mask(unsigned key_bits) { return gh_slot_key_mask(key_bits); }
+GH_HD uint64_t gh_wd_empty_key(unsigned key_bits) { return gh_slot_empty_key(key_bits); }
+GH_HD uint64_t gh_wd_tombstone_key(unsigned key_bits) { return gh_slot_key_mask(key_bits) - 1u; }
 GH_HD int gh_wd_is_sentinel(uint64_t key, unsigned key_bits) {
   return key >= gh_wd_tombstone_key(key_bits);
 }
-GH_HD uint64_t gh_wd_value_mask(unsigned value_bits) {
-  return value_bits == 64 ? ~0ull : (value_bits == 32 ? 0xFFFFFFFFull : 0ull);
-}
-/* Byte offset of the value inside a slot. */
-GH_HD unsigned gh_wd_value_offset(unsigned slot_bytes) { return slot_bytes == 8 ? 4u : 8u; }
 
-/* Side-slot markers held in the key field. */
-#define GH_WD_SIDE_PRESENT 0ull
+/* Side-slot marker held in the key field (core/slot.h). */
+#define GH_WD_SIDE_PRESENT GH_SIDE_PRESENT
 
-/* The slot bits of (key, value) with all padding set to ones. */
 GH_HD gh_wd_bits gh_wd_pack(const gh_wd_geometry *g, uint64_t key, uint64_t value) {
-  gh_wd_bits b;
-  const uint64_t ones = ~0ull;
-  if (g->slot_bytes == 4) {
-    b.lo = key;
-    b.hi = ones;
-  } else if (g->slot_bytes == 8) {
-    b.lo = g->key_bits == 64 ? key : (key | (value << 32));
-    b.hi = ones;
-  } else {
-    b.lo = g->key_bits == 64 ? key : (key | (ones << 32));
-    b.hi = g->value_bits == 64 ? value : (value | (ones << 32));
-  }
-  return b;
+  return gh_slot_pack(gh_wd_format(g), key, value);
 }
 
 /* Where the slot bits of a free slot can be predicted exactly: empty slots are all ones, and
@@ -102,7 +80,7 @@ GH_HD gh_wd_bits gh_wd_free_bits(const gh_wd_geometry *g, uint64_t marker_key) {
 }
 
 GH_HD void *gh_wd_slot_at(const gh_wd_geometry *g, void *slots, uint64_t index) {
-  return (char *)slots + index * g->slot_bytes;
+  return gh_slot_at(gh_wd_format(g), slots, index);
 }
 GH_HD uint64_t gh_wd_window_slot(const gh_wd_geometry *g, uint64_t window, unsigned lane) {
   return window * g->window_width + lane;
@@ -112,63 +90,21 @@ GH_HD uint64_t gh_wd_side_slot(const gh_wd_geometry *g, uint64_t key) {
 }
 
 GH_HD uint64_t gh_wd_load_key(const gh_wd_geometry *g, const void *slot) {
-  return g->key_bits == 32 ? gh_load_u32(slot) : gh_load_u64(slot);
+  return gh_slot_load_key(gh_wd_format(g), slot);
 }
 GH_HD uint64_t gh_wd_load_value(const gh_wd_geometry *g, const void *slot) {
-  const char *v = (const char *)slot + gh_wd_value_offset(g->slot_bytes);
-  if (g->value_bits == 0) return 0;
-  return g->value_bits == 32 ? gh_load_u32(v) : gh_load_u64(v);
+  return gh_slot_load_value(gh_wd_format(g), slot);
 }
-
-/* One CAS of a whole slot; returns the key field the slot held before (== expected's key field
- * when the CAS succeeded). */
 GH_HD uint64_t gh_wd_cas_slot(const gh_wd_geometry *g, void *slot, gh_wd_bits expected, gh_wd_bits desired) {
-  const uint64_t key_mask = gh_wd_key_mask(g->key_bits);
-  if (g->slot_bytes == 4) return gh_cas_u32(slot, (uint32_t)expected.lo, (uint32_t)desired.lo);
-  if (g->slot_bytes == 8) return gh_cas_u64(slot, expected.lo, desired.lo) & key_mask;
-  unsigned __int128 e = ((unsigned __int128)expected.hi << 64) | expected.lo;
-  unsigned __int128 d = ((unsigned __int128)desired.hi << 64) | desired.lo;
-  return (uint64_t)gh_cas_u128(slot, e, d) & key_mask;
+  return gh_slot_cas_key(gh_wd_format(g), slot, expected, desired);
 }
-
-/* Applies a duplicate policy to the value of an occupied slot. Values are unsigned integers. */
 GH_HD void gh_wd_update_value(const gh_wd_geometry *g, void *slot, int policy, uint64_t value) {
-  void *v = (char *)slot + gh_wd_value_offset(g->slot_bytes);
-  const int wide = g->value_bits == 64;
-  if (g->value_bits == 0) return;
-  switch (policy) {
-    case GH_OVERWRITE:
-      if (wide) gh_store_u64(v, value); else gh_store_u32(v, (uint32_t)value);
-      break;
-    case GH_ADD:
-      if (wide) gh_add_u64(v, value); else gh_add_u32(v, (uint32_t)value);
-      break;
-    case GH_MIN:
-      if (wide) gh_min_u64(v, value); else gh_min_u32(v, (uint32_t)value);
-      break;
-    case GH_MAX:
-      if (wide) gh_max_u64(v, value); else gh_max_u32(v, (uint32_t)value);
-      break;
-    default: /* GH_KEEP_FIRST: the stored value stays */
-      break;
-  }
+  gh_slot_update_value(gh_wd_format(g), slot, policy, value);
 }
 
-/* Writes the canonical tombstone over a slot known to hold key; returns 1 if this caller removed
- * it (another erase of the same key in the batch may have won). The key field is swapped first so
- * exactly one eraser wins; erase batches never overlap inserts or finds, so the value reset that
- * follows cannot be observed half done. */
+/* Writes the canonical tombstone (or, for side slots, the empty marker) over a slot holding key. */
 GH_HD int gh_wd_erase_slot(const gh_wd_geometry *g, void *slot, uint64_t key, uint64_t new_marker) {
-  const uint64_t old = g->key_bits == 32 ? gh_cas_u32(slot, (uint32_t)key, (uint32_t)new_marker)
-                                         : gh_cas_u64(slot, key, new_marker);
-  if (old != key) return 0;
-  if (g->slot_bytes == 8 && g->key_bits == 32) {
-    gh_store_u32((char *)slot + 4, 0xFFFFFFFFu);
-  } else if (g->slot_bytes == 16) {
-    if (g->key_bits == 32) gh_store_u32((char *)slot + 4, 0xFFFFFFFFu);
-    gh_store_u64((char *)slot + 8, ~0ull);
-  }
-  return 1;
+  return gh_slot_erase(gh_wd_format(g), slot, key, new_marker);
 }
 
 /* The first window and step of key's probe sequence. 32-bit keys hash with 32-bit arithmetic,
@@ -290,23 +226,15 @@ typedef enum gh_wd_outcome {
 GH_HD gh_wd_outcome gh_wd_side_insert(const gh_wd_geometry *g, void *slots, uint64_t key,
                                       uint64_t value, int policy) {
   void *slot = gh_wd_slot_at(g, slots, gh_wd_side_slot(g, key));
-  const uint64_t before = gh_wd_cas_slot(g, slot, gh_wd_free_bits(g, gh_wd_empty_key(g->key_bits)),
-                                         gh_wd_pack(g, GH_WD_SIDE_PRESENT, value));
-  if (before == gh_wd_empty_key(g->key_bits)) return GH_WD_INSERTED;
-  gh_wd_update_value(g, slot, policy, value);
-  return GH_WD_UPDATED;
+  return gh_side_insert(gh_wd_format(g), slot, value, policy) ? GH_WD_INSERTED : GH_WD_UPDATED;
 }
 
 GH_HD int gh_wd_side_find(const gh_wd_geometry *g, void *slots, uint64_t key, uint64_t *value) {
-  const void *slot = gh_wd_slot_at(g, slots, gh_wd_side_slot(g, key));
-  if (gh_wd_load_key(g, slot) != GH_WD_SIDE_PRESENT) return 0;
-  *value = gh_wd_load_value(g, slot);
-  return 1;
+  return gh_side_find(gh_wd_format(g), gh_wd_slot_at(g, slots, gh_wd_side_slot(g, key)), value);
 }
 
 GH_HD int gh_wd_side_erase(const gh_wd_geometry *g, void *slots, uint64_t key) {
-  return gh_wd_erase_slot(g, gh_wd_slot_at(g, slots, gh_wd_side_slot(g, key)), GH_WD_SIDE_PRESENT,
-                          gh_wd_empty_key(g->key_bits));
+  return gh_side_erase(gh_wd_format(g), gh_wd_slot_at(g, slots, gh_wd_side_slot(g, key)));
 }
 
 /* Inserts one key walking windows slot by slot (host backend; single-thread device API). */

@@ -11,6 +11,8 @@
 
 #include "gpuhash_device.cuh"
 
+#include "core/cuda_kernels.cuh"
+
 extern "C" {
 #include "warpdrive/warpdrive_table.h"
 }
@@ -26,14 +28,6 @@ static const gh_wd_launch_policy kLaunch = {256};
 
 static gh_wd_table *state(gh_table *t) { return (gh_wd_table *)t->impl; }
 
-#define GH_CUDA_TRY(t, call, what)                                                               \
-  do {                                                                                          \
-    const cudaError_t gh_err_ = (call);                                                         \
-    if (gh_err_ != cudaSuccess)                                                                 \
-      return gh__fail((t), gh_err_ == cudaErrorMemoryAllocation ? GH_ERR_OUT_OF_MEMORY : GH_ERR_CUDA, \
-                      "%s failed: %s (%s)", (what), cudaGetErrorName(gh_err_),                  \
-                      cudaGetErrorString(gh_err_));                                             \
-  } while (0)
 
 /* The geometry with the widths as compile-time constants, so the slot-layout branches fold. */
 template <unsigned KB, unsigned VB>
@@ -176,16 +170,6 @@ __global__ void wd_export_kernel(gh_wd_geometry geometry, void *slots, void *key
 
 /* ---- Launching -------------------------------------------------------------------------------- */
 
-static int grid_for(uint64_t threads_wanted, const void *kernel) {
-  int device = 0, sms = 0, per_sm = 0;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kLaunch.block_threads, 0);
-  const uint64_t resident = (uint64_t)(sms > 0 ? sms : 1) * (uint64_t)(per_sm > 0 ? per_sm : 1);
-  const uint64_t blocks = (threads_wanted + kLaunch.block_threads - 1) / kLaunch.block_threads;
-  return (int)(blocks < resident ? (blocks ? blocks : 1) : resident);
-}
-
 /* The kernels of one (key, value) width pair. */
 typedef struct wd_kernels {
   const void *insert, *find, *erase, *export_all;
@@ -209,7 +193,7 @@ static wd_kernels kernels_for(const gh_wd_geometry &g) {
 static gh_status run_kernel(gh_table *t, const void *kernel, uint64_t threads, void *stream, void **args) {
   if (kernel == NULL) return gh__fail(t, GH_ERR_INTERNAL, "no kernel for key_bits %u, value_bits %u",
                                       t->config.key_bits, t->config.value_bits);
-  GH_CUDA_TRY(t, cudaLaunchKernel(kernel, dim3(grid_for(threads, kernel)), dim3(kLaunch.block_threads), args, 0,
+  GH_CUDA_TRY(t, cudaLaunchKernel(kernel, dim3(gh_cuda_resident_grid(threads, kernel, kLaunch.block_threads)), dim3(kLaunch.block_threads), args, 0,
                                   (cudaStream_t)stream), "kernel launch");
   return GH_OK;
 }
@@ -363,5 +347,6 @@ static gh_status cuda_take_flags(gh_table *t, unsigned *flags) {
 
 extern "C" const gh_table_ops gh__warpdrive_cuda_ops = {
     "warpdrive/cuda", cuda_init,     cuda_release, cuda_insert, cuda_find,        cuda_erase,     NULL, NULL,
-    cuda_export,      cuda_clear,    cuda_size,    cuda_validate, cuda_device_view, cuda_take_flags,
+    cuda_export,      cuda_clear,    cuda_size,    cuda_validate, NULL,             NULL,
+    cuda_device_view, cuda_take_flags,
 };

@@ -164,6 +164,8 @@ const gh_table_ops gh__warpdrive_host_ops = {
     .clear = host_clear,
     .size = host_size,
     .validate = host_validate,
+    .keys_of_ids = NULL,
+    .stats = NULL,
     .device_view = NULL,
     .take_flags = host_take_flags,
 };

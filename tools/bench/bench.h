@@ -6,6 +6,8 @@
  *   bench_report.c    the stdout table, the JSON lines, the acceptance summary
  *   bench_limits.c    the ceilings (--limits)
  *   bench_warpdrive.c the WarpDrive scenario (paper section V-B)
+ *   bench_cuckoo.c    the cuckoo scenarios (Alcantara et al., section 4.5), a to d
+ *   bench_sorted_host.c  the cuckoo scenarios' sorted-array baseline on the host (bench_sorted.h)
  *   bench_main.c      glue
  */
 #ifndef GPUHASH_BENCH_H
@@ -39,6 +41,18 @@ int bench_error(const char *format, ...)
 #endif
     ;
 
+/* A gh_* call of a scenario failed: prints "<design> <description>: <call> returned ..." with the
+ * table's (or gh_create's) last error. Returns BENCH_STEP_FATAL when the device is unusable
+ * (GH_ERR_CUDA, GH_ERR_NO_DEVICE), BENCH_STEP_BROKEN otherwise (the configuration is skipped). */
+int bench_call_failed(const char *design, const char *description, const gh_table *table,
+                      const char *call, gh_status status);
+/* A table gave a wrong answer: prints it; returns BENCH_STEP_BROKEN. */
+int bench_wrong(const char *design, const char *description, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* ---- Options ------------------------------------------------------------------------------ */
 
 enum {
@@ -56,6 +70,34 @@ typedef enum bench_op {
 #define BENCH_OP_COUNT 4
 
 typedef enum bench_dist { BENCH_DIST_UNIQUE = 0, BENCH_DIST_ZIPF = 1 } bench_dist;
+
+/* The scenarios (--scenario): bits of bench_options.scenarios. */
+typedef enum bench_scenario {
+  BENCH_SCENARIO_WARPDRIVE = 1u << 0,
+  BENCH_SCENARIO_CUCKOO_A = 1u << 1, /* build / find vs n, against the sorted array */
+  BENCH_SCENARIO_CUCKOO_B = 1u << 2, /* find vs the fraction of absent queries, d = 3, 4 */
+  BENCH_SCENARIO_CUCKOO_C = 1u << 3, /* build / find vs table factor x d, restarts */
+  BENCH_SCENARIO_CUCKOO_D = 1u << 4  /* compacting and multivalue vs key multiplicity */
+} bench_scenario;
+#define BENCH_SCENARIO_CUCKOO                                                    \
+  (BENCH_SCENARIO_CUCKOO_A | BENCH_SCENARIO_CUCKOO_B | BENCH_SCENARIO_CUCKOO_C | \
+   BENCH_SCENARIO_CUCKOO_D)
+#define BENCH_SCENARIO_ALL (BENCH_SCENARIO_WARPDRIVE | BENCH_SCENARIO_CUCKOO)
+
+/* What the cuckoo scenarios run (bench_options_finish() fills it from the mode unless --n
+ * says otherwise; bench_cuckoo.c reads it). */
+typedef struct bench_cuckoo_grid {
+  uint64_t a_min_n, a_max_n;      /* scenario a: n = a_min_n, 2 a_min_n, ... up to a_max_n */
+  uint64_t bc_n;                  /* scenarios b and c */
+  uint64_t d_n;                   /* scenario d: pairs */
+  unsigned sweep_reps;            /* repetitions of b, c and d (a uses --reps) */
+  double factors[BENCH_MAX_LIST]; /* scenario c: table factors */
+  unsigned factor_count;
+  unsigned absent_percents[BENCH_MAX_LIST]; /* scenario b */
+  unsigned absent_count;
+  unsigned multiplicities[BENCH_MAX_LIST]; /* scenario d: average key multiplicity */
+  unsigned multiplicity_count;
+} bench_cuckoo_grid;
 #define BENCH_DIST_COUNT 2
 
 extern const char *const bench_op_names[BENCH_OP_COUNT];
@@ -77,6 +119,8 @@ typedef struct bench_options {
   bench_dist dists[BENCH_DIST_COUNT];
   unsigned dist_count;
   int ops[BENCH_OP_COUNT]; /* non-zero: measure it */
+  unsigned scenarios;      /* bench_scenario bits; default BENCH_SCENARIO_ALL */
+  bench_cuckoo_grid cuckoo;
   const char *json_path;
   uint64_t seed;
   unsigned given;        /* bench_options.c: bit per option present on the command line */
@@ -107,6 +151,12 @@ typedef struct bench_backend {
   int (*generate)(void *out, uint64_t n, bench_gen_spec spec, uint8_t *rank_map);
   int (*count_differ)(const void *a, const void *b, uint64_t value, uint64_t n, unsigned elem_bytes,
                       uint64_t *count);
+  /* The sorted-array baseline of the cuckoo scenarios: see bcu_sorted_* in bench_cuda.h. */
+  bench_sorted_temp_bytes_fn *sorted_temp_bytes;
+  bench_sorted_build_fn *sorted_build;
+  bench_sorted_runs_fn *sorted_runs;
+  bench_sorted_find_fn *sorted_find;
+  bench_sorted_find_all_fn *sorted_find_all;
   int (*timer_start)(void);
   int (*timer_stop)(double *ms);
   const char *(*error)(void);
@@ -117,6 +167,18 @@ typedef struct bench_backend {
 int bench_backend_open(const bench_options *opts, bench_backend *backend, char *announce,
                        size_t announce_size);
 void bench_backend_close(bench_backend *backend);
+/* The host backend's sorted-array baseline (bench_sorted_host.c); contracts as bcu_sorted_*. */
+bench_sorted_temp_bytes_fn bench_host_sorted_temp_bytes;
+bench_sorted_build_fn bench_host_sorted_build;
+bench_sorted_runs_fn bench_host_sorted_runs;
+bench_sorted_find_fn bench_host_sorted_find;
+bench_sorted_find_all_fn bench_host_sorted_find_all;
+/* Sets the host backend's error() text; returns -1. */
+int bench_host_fail(const char *message);
+/* Releases count buffers (NULL ones are skipped by the backend); reports the first failure
+ * through bench_error() naming what, and returns BENCH_STEP_FATAL then, else BENCH_STEP_OK. */
+int bench_release_all(const bench_backend *backend, void *const *buffers, size_t count,
+                      const char *what);
 /* Allocates on the backend and reports a failure through bench_error(); *ptr NULL on failure. */
 int bench_alloc(const bench_backend *backend, void **ptr, size_t bytes, const char *what);
 
@@ -174,6 +236,21 @@ typedef struct bench_record {
   unsigned full_runs;   /* insert runs (warm-up included) that returned GH_ERR_TABLE_FULL */
   uint64_t table_bytes; /* memory the table (or the ceiling's buffer) occupies */
   const char *policy;   /* insert duplicate policy; NULL: not applicable */
+  /* Cuckoo scenarios (zero / NULL / NAN elsewhere). */
+  const char *scenario;              /* "cuckoo-a" .. "cuckoo-d" */
+  const char *variant;               /* "map", "compacting", "multivalue" */
+  const char *hash_family;           /* "multiply" or "xor" */
+  unsigned hash_functions;           /* d */
+  double table_factor;               /* slots per key asked for */
+  double absent_fraction;            /* of the queries (scenario b) */
+  double multiplicity;               /* average key multiplicity (scenario d) */
+  uint64_t pairs;                    /* pairs (keys) the structure holds; n counts the lookups */
+  uint64_t slots;                    /* gh_stats.slots after the last build */
+  uint64_t eviction_limit;           /* gh_stats.eviction_limit */
+  uint64_t grows;                    /* gh_stats.grows summed over the timed builds */
+  unsigned build_runs;               /* timed builds whose restarts are listed below */
+  uint32_t restarts[BENCH_MAX_REPS]; /* gh_stats.restarts of each timed build */
+  const char *skipped;               /* not measured, and why; every timing is then NAN */
 } bench_record;
 
 typedef struct bench_run {
@@ -196,7 +273,8 @@ int bench_report_add(bench_run *run, const bench_record *record);
 const char *bench_format_count(uint64_t n, char *buffer, size_t size);
 /* Prints the header of the table of results (before the first row of a section). */
 void bench_report_header(const char *title);
-/* The acceptance criterion of the issue, information only. */
+/* The acceptance criteria of the issues (warpdrive ceilings, cuckoo vs binary search),
+ * information only. */
 void bench_report_summary(const bench_run *run);
 void bench_report_end(bench_run *run);
 
@@ -206,5 +284,7 @@ void bench_report_end(bench_run *run);
 int bench_limits_run(bench_run *run, const bench_backend *backend, const bench_options *opts);
 /* The WarpDrive experiment; BENCH_STEP_FATAL ends the run, broken tables are counted in run. */
 int bench_warpdrive_run(bench_run *run, const bench_backend *backend, const bench_options *opts);
+/* The cuckoo scenarios opts->scenarios selects; same contract. */
+int bench_cuckoo_run(bench_run *run, const bench_backend *backend, const bench_options *opts);
 
 #endif /* GPUHASH_BENCH_H */

@@ -32,6 +32,32 @@ int bench_error(const char *format, ...) {
   return BENCH_STEP_FATAL;
 }
 
+int bench_call_failed(const char *design, const char *description, const gh_table *table,
+                      const char *call, gh_status status) {
+  bench_error("%s %s: %s returned %s (%s): %s", design, description, call, gh_status_name(status),
+              gh_status_str(status), table != NULL ? gh_last_error(table) : gh_last_create_error());
+  return status == GH_ERR_CUDA || status == GH_ERR_NO_DEVICE ? BENCH_STEP_FATAL : BENCH_STEP_BROKEN;
+}
+
+int bench_wrong(const char *design, const char *description, const char *format, ...) {
+  char message[512];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  bench_error("%s %s gave a WRONG ANSWER: %s; configuration skipped", design, description, message);
+  return BENCH_STEP_BROKEN;
+}
+
+int bench_release_all(const bench_backend *backend, void *const *buffers, size_t count,
+                      const char *what) {
+  int result = BENCH_STEP_OK;
+  for (size_t i = 0; i < count; ++i)
+    if (backend->release(buffers[i]) != 0 && result == BENCH_STEP_OK)
+      result = bench_error("freeing %s: %s", what, backend->error());
+  return result;
+}
+
 int bench_alloc(const bench_backend *backend, void **ptr, size_t bytes, const char *what) {
   if (backend->alloc(ptr, bytes) != 0)
     return bench_error("allocating %s (%zu bytes) on the %s backend: %s", what, bytes,
@@ -45,6 +71,11 @@ static char g_host_error[BENCH_ERROR_CHARS];
 static struct timespec g_host_timer_start;
 
 static const char *host_error(void) { return g_host_error; }
+
+int bench_host_fail(const char *message) {
+  snprintf(g_host_error, sizeof g_host_error, "%s", message);
+  return -1;
+}
 
 /* MemAvailable from /proc/meminfo (Linux); elsewhere "unknown" = SIZE_MAX, so the preflight
  * check passes and a real shortage shows up as a failed allocation instead. */
@@ -133,6 +164,11 @@ static const bench_backend BENCH_HOST_BACKEND = {
     .fill = host_fill,
     .generate = host_generate,
     .count_differ = host_count_differ,
+    .sorted_temp_bytes = bench_host_sorted_temp_bytes,
+    .sorted_build = bench_host_sorted_build,
+    .sorted_runs = bench_host_sorted_runs,
+    .sorted_find = bench_host_sorted_find,
+    .sorted_find_all = bench_host_sorted_find_all,
     .timer_start = host_timer_start,
     .timer_stop = host_timer_stop,
     .error = host_error,
@@ -156,6 +192,11 @@ static const bench_backend BENCH_CUDA_BACKEND = {
     .fill = bcu_memset,
     .generate = bcu_generate,
     .count_differ = bcu_count_differ,
+    .sorted_temp_bytes = bcu_sorted_temp_bytes,
+    .sorted_build = bcu_sorted_build,
+    .sorted_runs = bcu_sorted_runs,
+    .sorted_find = bcu_sorted_find,
+    .sorted_find_all = bcu_sorted_find_all,
     .timer_start = bcu_timer_start,
     .timer_stop = bcu_timer_stop,
     .error = bcu_error,

@@ -2,9 +2,13 @@
  * bench_cuda.cu - input generation, verification counts and the ceiling kernels of
  * gpuhash-bench, behind the plain C functions of bench_cuda.h.
  *
- * CUDA C style: functions and structs only. Six kernels:
+ * CUDA C style: functions and structs only (a few small templates pick the element types of the
+ * CUB calls and of the baseline's search). Nine kernels:
  *   gen_kernel            input keys / values (bench_gen.h), optional Zipf rank map
  *   count_differ_kernel   verification counts (found flags, value mismatches, ceiling checks)
+ *   sorted_find_kernel    cuckoo baseline: binary search per query (bench_sorted.h)
+ *   sorted_count_kernel   cuckoo baseline, multivalue: count pass of the lookup
+ *   sorted_copy_kernel    cuckoo baseline, multivalue: copy of each key's values
  *   copy_kernel           ceiling: coalesced copy
  *   sector_read_kernel    ceiling: random 32-byte sector reads
  *   cas_kernel            ceiling: random 64-bit CAS into distinct slots
@@ -14,8 +18,13 @@
  * returned word is impossible, and checked after timing by bcu_limit_verify().
  */
 #include <cuda_runtime.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include "bench_cuda.h"
 
@@ -28,7 +37,8 @@ enum {
   BCU_COPY_UNROLL = 4,             /* independent 16-byte loads in flight per copy thread */
   BCU_SECTOR_BYTES = 32,           /* DRAM / L2 sector: the unit a random read costs */
   BCU_SECTOR_READS_PER_SECTOR = 4, /* reads per launch = 4 x sectors in the table */
-  BCU_ERROR_CHARS = 512
+  BCU_ERROR_CHARS = 512,
+  BCU_SCRATCH_WORDS = 3
 };
 
 /* A value no sector holds in practice (the table is filled with 64-bit hashes; a match costs
@@ -45,7 +55,8 @@ typedef struct bcu_state {
   cudaStream_t stream;
   cudaEvent_t start, stop;
   int have_start, have_stop;
-  /* Device scratch: [0] the counter of count_differ_kernel, [1] the sink of the ceilings. */
+  /* Device scratch: [0] the counter of count_differ_kernel, [1] the sink of the ceilings,
+   * [2] the number of runs of the sorted baseline's run-length encoding. */
   unsigned long long *scratch;
   char error[BCU_ERROR_CHARS];
 } bcu_state;
@@ -191,6 +202,38 @@ static __global__ void atomic_add_kernel(unsigned *array, uint64_t word_mask, ui
   atomicAdd(&array[bench_mix64(i ^ seed) & word_mask], 1u);
 }
 
+static __global__ void sorted_count_kernel(bench_sorted s, const void *queries, uint64_t n,
+                                           uint64_t *counts, uint64_t *positions) {
+  const uint64_t i = bcu_global_index();
+  if (i < n) bench_sorted_count_one(&s, queries, i, counts, positions);
+  if (i == n) counts[n] = 0; /* the exclusive sum over n + 1 words leaves the total here */
+}
+
+/* One warp per 32 consecutive queries: for each, the lanes copy its values (a contiguous run
+ * of the sorted values) to its place in the output, 32 values per step, coalesced. */
+static __global__ void sorted_copy_kernel(const void *sorted_values, unsigned value_bytes,
+                                          const uint64_t *positions, const uint64_t *offsets,
+                                          uint64_t n, void *values_out) {
+  const uint64_t first = bcu_global_index() / BCU_WARP * BCU_WARP;
+  const unsigned lane = threadIdx.x % BCU_WARP;
+  for (uint64_t i = first; i < first + BCU_WARP && i < n; ++i) {
+    const uint64_t from = positions[i], to = offsets[i], count = offsets[i + 1] - offsets[i];
+    for (uint64_t k = lane; k < count; k += BCU_WARP)
+      bench_store_element(values_out, to + k, value_bytes,
+                          bench_load_element(sorted_values, from + k, value_bytes));
+  }
+}
+
+/* The element widths are template arguments, so the search loop loads fixed-width words. */
+template <unsigned KEY_BYTES, unsigned OUT_BYTES>
+static __global__ void sorted_find_kernel(const void *keys, const void *values, uint64_t m,
+                                          const void *queries, uint64_t n, void *values_out,
+                                          uint8_t *found_out) {
+  const uint64_t i = bcu_global_index();
+  if (i < n)
+    bench_sorted_find_one(keys, values, m, KEY_BYTES, OUT_BYTES, queries, i, values_out, found_out);
+}
+
 /* ---- Setup, memory, timing ---------------------------------------------------------------- */
 
 extern "C" int bcu_init(int device, bcu_device_info *info) {
@@ -214,8 +257,8 @@ extern "C" int bcu_init(int device, bcu_device_info *info) {
   g_bcu.have_start = 1;
   BCU_CHECK(cudaEventCreate(&g_bcu.stop));
   g_bcu.have_stop = 1;
-  BCU_CHECK(cudaMalloc((void **)&g_bcu.scratch, 2 * sizeof(unsigned long long)));
-  BCU_CHECK(cudaMemset(g_bcu.scratch, 0, 2 * sizeof(unsigned long long)));
+  BCU_CHECK(cudaMalloc((void **)&g_bcu.scratch, BCU_SCRATCH_WORDS * sizeof(unsigned long long)));
+  BCU_CHECK(cudaMemset(g_bcu.scratch, 0, BCU_SCRATCH_WORDS * sizeof(unsigned long long)));
   return 0;
 }
 
@@ -455,5 +498,149 @@ extern "C" int bcu_limit_verify(bcu_limit which, void *buffer, size_t bytes) {
        * the atomicAdd result is unused by design. Launch errors were checked already. */
       break;
   }
+  return 0;
+}
+
+/* ---- The sorted-array baseline ------------------------------------------------------------ */
+
+/* CUB's radix sort of s->n keys (and values) into s; with temp NULL it only sizes *temp_bytes. */
+template <typename K, typename V>
+static cudaError_t bcu_sort_typed(void *temp, size_t *temp_bytes, const bench_sorted *s,
+                                  const void *keys_in, const void *values_in) {
+  const int64_t n = (int64_t)s->n;
+  if (s->value_bytes == 0)
+    return cub::DeviceRadixSort::SortKeys(temp, *temp_bytes, (const K *)keys_in, (K *)s->keys, n, 0,
+                                          (int)sizeof(K) * 8, g_bcu.stream);
+  return cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, (const K *)keys_in, (K *)s->keys,
+                                         (const V *)values_in, (V *)s->values, n, 0,
+                                         (int)sizeof(K) * 8, g_bcu.stream);
+}
+
+static cudaError_t bcu_sort(void *temp, size_t *temp_bytes, const bench_sorted *s,
+                            const void *keys_in, const void *values_in) {
+  const int wide_values = s->value_bytes == 8;
+  if (s->key_bytes == 4)
+    return wide_values
+               ? bcu_sort_typed<uint32_t, uint64_t>(temp, temp_bytes, s, keys_in, values_in)
+               : bcu_sort_typed<uint32_t, uint32_t>(temp, temp_bytes, s, keys_in, values_in);
+  return wide_values ? bcu_sort_typed<uint64_t, uint64_t>(temp, temp_bytes, s, keys_in, values_in)
+                     : bcu_sort_typed<uint64_t, uint32_t>(temp, temp_bytes, s, keys_in, values_in);
+}
+
+template <typename K>
+static cudaError_t bcu_encode_typed(void *temp, size_t *temp_bytes, const bench_sorted *s) {
+  return cub::DeviceRunLengthEncode::Encode(temp, *temp_bytes, (const K *)s->keys,
+                                            (K *)s->unique_keys, s->run_counts, &g_bcu.scratch[2],
+                                            (int)s->n, g_bcu.stream);
+}
+
+static cudaError_t bcu_encode(void *temp, size_t *temp_bytes, const bench_sorted *s) {
+  return s->key_bytes == 4 ? bcu_encode_typed<uint32_t>(temp, temp_bytes, s)
+                           : bcu_encode_typed<uint64_t>(temp, temp_bytes, s);
+}
+
+/* Exclusive sum of in[0, n) into out (in == out: in place). */
+static cudaError_t bcu_exclusive_sum(void *temp, size_t *temp_bytes, const uint64_t *in,
+                                     uint64_t *out, uint64_t n) {
+  return cub::DeviceScan::ExclusiveSum(temp, *temp_bytes, in, out, (int64_t)n, g_bcu.stream);
+}
+
+static int bcu_check_sorted(const bench_sorted *s) {
+  if ((s->key_bytes != 4 && s->key_bytes != 8) ||
+      (s->value_bytes != 0 && s->value_bytes != 4 && s->value_bytes != 8))
+    return bcu_fail_msg("sorted baseline: keys must be 4 or 8 bytes, values 0, 4 or 8");
+  if (s->n > (uint64_t)INT_MAX)
+    return bcu_fail_msg("sorted baseline: cub::DeviceRunLengthEncode takes at most INT_MAX items");
+  return 0;
+}
+
+extern "C" int bcu_sorted_temp_bytes(uint64_t n, unsigned key_bytes, unsigned value_bytes,
+                                     size_t *bytes) {
+  bench_sorted s;
+  size_t sort = 0, encode = 0, scan = 0;
+  memset(&s, 0, sizeof s);
+  s.n = n;
+  s.key_bytes = key_bytes;
+  s.value_bytes = value_bytes;
+  *bytes = 0;
+  if (bcu_require_ready() != 0 || bcu_check_sorted(&s) != 0) return -1;
+  BCU_CHECK(bcu_sort(NULL, &sort, &s, NULL, NULL));
+  BCU_CHECK(bcu_encode(NULL, &encode, &s));
+  BCU_CHECK(
+      bcu_exclusive_sum(NULL, &scan, NULL, NULL, n + 1)); /* find_all's offsets: n + 1 words */
+  *bytes = sort > encode ? sort : encode;
+  if (scan > *bytes) *bytes = scan;
+  return 0;
+}
+
+extern "C" int bcu_sorted_build(bench_sorted *s, const void *keys_in, const void *values_in) {
+  size_t temp_bytes = s->temp_bytes;
+  if (bcu_require_ready() != 0 || bcu_check_sorted(s) != 0) return -1;
+  BCU_CHECK(bcu_sort(s->temp, &temp_bytes, s, keys_in, values_in));
+  return 0;
+}
+
+extern "C" int bcu_sorted_runs(bench_sorted *s, int with_offsets) {
+  size_t temp_bytes = s->temp_bytes;
+  unsigned long long runs = 0;
+  if (bcu_require_ready() != 0 || bcu_check_sorted(s) != 0) return -1;
+  BCU_CHECK(bcu_encode(s->temp, &temp_bytes, s));
+  BCU_CHECK(
+      cudaMemcpyAsync(&runs, &g_bcu.scratch[2], sizeof runs, cudaMemcpyDeviceToHost, g_bcu.stream));
+  BCU_CHECK(cudaStreamSynchronize(g_bcu.stream));
+  s->unique = runs;
+  if (with_offsets) {
+    temp_bytes = s->temp_bytes;
+    BCU_CHECK(bcu_exclusive_sum(s->temp, &temp_bytes, s->run_counts, s->run_offsets, runs));
+  }
+  return 0;
+}
+
+extern "C" int bcu_sorted_find(const void *keys, const void *values, uint64_t m, unsigned key_bytes,
+                               unsigned out_bytes, const void *queries, uint64_t n,
+                               void *values_out, uint8_t *found_out) {
+  if (bcu_require_ready() != 0) return -1;
+  if (n == 0) return 0;
+  const unsigned blocks = bcu_blocks_for(n);
+  const cudaStream_t st = g_bcu.stream;
+  if (key_bytes == 4 && out_bytes == 4)
+    sorted_find_kernel<4, 4>
+        <<<blocks, BCU_BLOCK_THREADS, 0, st>>>(keys, values, m, queries, n, values_out, found_out);
+  else if (key_bytes == 4 && out_bytes == 8)
+    sorted_find_kernel<4, 8>
+        <<<blocks, BCU_BLOCK_THREADS, 0, st>>>(keys, values, m, queries, n, values_out, found_out);
+  else if (key_bytes == 8 && out_bytes == 4)
+    sorted_find_kernel<8, 4>
+        <<<blocks, BCU_BLOCK_THREADS, 0, st>>>(keys, values, m, queries, n, values_out, found_out);
+  else if (key_bytes == 8 && out_bytes == 8)
+    sorted_find_kernel<8, 8>
+        <<<blocks, BCU_BLOCK_THREADS, 0, st>>>(keys, values, m, queries, n, values_out, found_out);
+  else
+    return bcu_fail_msg("bcu_sorted_find: keys and values must be 4 or 8 bytes");
+  BCU_CHECK_LAUNCH("sorted_find_kernel");
+  return 0;
+}
+
+extern "C" int bcu_sorted_find_all(const bench_sorted *s, const void *queries, uint64_t n,
+                                   uint64_t *offsets_out, uint64_t *positions, void *values_out,
+                                   uint64_t values_capacity, uint64_t *total) {
+  size_t temp_bytes = s->temp_bytes;
+  unsigned long long host_total = 0;
+  *total = 0;
+  if (bcu_require_ready() != 0 || bcu_check_sorted(s) != 0) return -1;
+  sorted_count_kernel<<<bcu_blocks_for(n + 1), BCU_BLOCK_THREADS, 0, g_bcu.stream>>>(
+      *s, queries, n, offsets_out, positions);
+  BCU_CHECK_LAUNCH("sorted_count_kernel");
+  BCU_CHECK(bcu_exclusive_sum(s->temp, &temp_bytes, offsets_out, offsets_out, n + 1));
+  BCU_CHECK(cudaMemcpyAsync(&host_total, &offsets_out[n], sizeof host_total, cudaMemcpyDeviceToHost,
+                            g_bcu.stream));
+  BCU_CHECK(cudaStreamSynchronize(g_bcu.stream));
+  *total = host_total;
+  if (host_total > values_capacity)
+    return bcu_fail_msg("bcu_sorted_find_all: the values do not fit in values_capacity");
+  if (n == 0) return 0;
+  sorted_copy_kernel<<<bcu_blocks_for(n), BCU_BLOCK_THREADS, 0, g_bcu.stream>>>(
+      s->values, s->value_bytes, positions, offsets_out, n, values_out);
+  BCU_CHECK_LAUNCH("sorted_copy_kernel");
   return 0;
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "bench_gen.h"
+#include "bench_sorted.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,6 +63,28 @@ int bcu_generate(void *out, uint64_t n, bench_gen_spec spec, uint8_t *rank_map);
  * bytes, a and b in device memory. Synchronises the stream. */
 int bcu_count_differ(const void *a, const void *b, uint64_t value, uint64_t n, unsigned elem_bytes,
                      uint64_t *count);
+
+/* ---- The sorted-array baseline of the cuckoo scenarios (bench_sorted.h) ------------------- */
+
+/** Scratch bytes (s->temp) the sort, the run-length encoding and the scans of a structure of n
+ * pairs with these widths need: the largest CUB temporary storage among them. */
+bench_sorted_temp_bytes_fn bcu_sorted_temp_bytes;
+/** Radix sort (cub::DeviceRadixSort) of keys_in (and values_in unless s->value_bytes is 0) into
+ * s->keys / s->values; stream-ordered, no synchronisation. */
+bench_sorted_build_fn bcu_sorted_build;
+/** Run-length encoding of the sorted keys (cub::DeviceRunLengthEncode::Encode): distinct keys
+ * and their counts, then (with_offsets) the exclusive sum of the counts (cub::DeviceScan) into
+ * s->run_offsets. Reads the number of distinct keys into s->unique: synchronises the stream. */
+bench_sorted_runs_fn bcu_sorted_runs;
+/** One thread per query: binary search of queries[0, n) in sorted keys[0, m), writing
+ * values_out / found_out as bench_sorted_find_one() says. No synchronisation. */
+bench_sorted_find_fn bcu_sorted_find;
+/** Multivalue lookup of queries[0, n) in the run-length encoding of s, in gh_count +
+ * gh_find_all's shape: a count pass (binary search; counts into offsets_out, run starts into
+ * positions, n words), an in-place exclusive sum of offsets_out[0, n] (so offsets_out[n] is
+ * the total, read back: synchronises), then one warp per 32 queries copying each key's values
+ * from s->values to values_out. Fails if the total exceeds values_capacity. */
+bench_sorted_find_all_fn bcu_sorted_find_all;
 
 /* ---- Ceilings (gpuhash-bench --limits) ------------------------------------------------------ */
 

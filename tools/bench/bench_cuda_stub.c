@@ -61,6 +61,39 @@ int bcu_count_differ(const void *a, const void *b, uint64_t value, uint64_t n, u
   return bcu_stub_fail();
 }
 
+int bcu_sorted_temp_bytes(uint64_t n, unsigned key_bytes, unsigned value_bytes, size_t *bytes) {
+  (void)n, (void)key_bytes, (void)value_bytes;
+  *bytes = 0;
+  return bcu_stub_fail();
+}
+
+int bcu_sorted_build(bench_sorted *s, const void *keys_in, const void *values_in) {
+  (void)s, (void)keys_in, (void)values_in;
+  return bcu_stub_fail();
+}
+
+int bcu_sorted_runs(bench_sorted *s, int with_offsets) {
+  (void)s, (void)with_offsets;
+  return bcu_stub_fail();
+}
+
+int bcu_sorted_find(const void *keys, const void *values, uint64_t m, unsigned key_bytes,
+                    unsigned out_bytes, const void *queries, uint64_t n, void *values_out,
+                    uint8_t *found_out) {
+  (void)keys, (void)values, (void)m, (void)key_bytes, (void)out_bytes, (void)queries, (void)n,
+      (void)values_out, (void)found_out;
+  return bcu_stub_fail();
+}
+
+int bcu_sorted_find_all(const bench_sorted *s, const void *queries, uint64_t n,
+                        uint64_t *offsets_out, uint64_t *positions, void *values_out,
+                        uint64_t values_capacity, uint64_t *total) {
+  (void)s, (void)queries, (void)n, (void)offsets_out, (void)positions, (void)values_out,
+      (void)values_capacity;
+  *total = 0;
+  return bcu_stub_fail();
+}
+
 int bcu_limit_prepare(bcu_limit which, void *buffer, size_t bytes, uint64_t seed,
                       bcu_limit_plan *plan) {
   (void)which, (void)buffer, (void)bytes, (void)seed;

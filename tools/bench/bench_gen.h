@@ -32,7 +32,13 @@
 typedef enum bench_gen_kind {
   BENCH_GEN_UNIQUE_KEYS = 0, /* key(index_offset + i): distinct for distinct indices */
   BENCH_GEN_ZIPF_KEYS = 1,   /* key(rank(i)), rank Zipf distributed over [0, zipf_n) */
-  BENCH_GEN_VALUES = 2       /* a hash of i, independent of the keys */
+  BENCH_GEN_VALUES = 2,      /* a hash of i, independent of the keys */
+  /* key(index_offset + i mod period): period distinct keys, each repeated n / period times
+   * (+-1), the repeats spread evenly over the stream (cuckoo scenario d, key multiplicity) */
+  BENCH_GEN_CYCLIC_KEYS = 3,
+  /* present key(i), or absent key(index_offset + i) for absent_percent % of the i, spread
+   * evenly (Bresenham): exactly n * absent_percent / 100 absent (cuckoo scenario b) */
+  BENCH_GEN_MIXED_KEYS = 4
 } bench_gen_kind;
 
 /* Plain data, passed to kernels by value. */
@@ -42,6 +48,8 @@ typedef struct bench_gen_spec {
   uint64_t seed;         /* --seed */
   uint64_t index_offset; /* unique keys: first index (n for the absent keys) */
   uint64_t zipf_n;       /* Zipf: number of ranks N (the run's n) */
+  uint64_t period;       /* cyclic keys: number of distinct keys (>= 1) */
+  unsigned absent_percent; /* mixed keys: 0..100 */
 } bench_gen_spec;
 
 /* Mueller's 32-bit integer hash: a bijection of the 32-bit words (each step is invertible:
@@ -91,6 +99,12 @@ static inline BENCH_HD uint64_t bench_value(uint64_t i, unsigned bits, uint64_t 
   return bits == 32 ? (v & 0xffffffffull) : v;
 }
 
+/* 1 when query i of a mixed stream is an absent key: floor((i + 1) p / 100) > floor(i p / 100)
+ * marks exactly floor(n p / 100) of the first n indices, evenly spread. */
+static inline BENCH_HD int bench_mixed_is_absent(uint64_t i, unsigned absent_percent) {
+  return ((i + 1) * absent_percent) / 100 != (i * absent_percent) / 100;
+}
+
 /* Element i of the stream described by spec. For Zipf keys *rank_out receives the rank (so the
  * caller can count distinct keys); it is left alone otherwise. */
 static inline BENCH_HD uint64_t bench_gen_element(const bench_gen_spec *spec, uint64_t i,
@@ -103,6 +117,11 @@ static inline BENCH_HD uint64_t bench_gen_element(const bench_gen_spec *spec, ui
       *rank_out = rank;
       return bench_key(rank, spec->bits, spec->seed);
     }
+    case BENCH_GEN_CYCLIC_KEYS:
+      return bench_key(spec->index_offset + i % spec->period, spec->bits, spec->seed);
+    case BENCH_GEN_MIXED_KEYS:
+      return bench_key(bench_mixed_is_absent(i, spec->absent_percent) ? spec->index_offset + i : i,
+                       spec->bits, spec->seed);
     default:
       return bench_value(i, spec->bits, spec->seed);
   }

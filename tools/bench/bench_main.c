@@ -47,7 +47,9 @@ int main(int argc, char **argv) {
   /* Timings are always shown next to ceilings measured in the same run. */
   result = bench_limits_run(&run, &backend, &opts);
   if (result == BENCH_STEP_OK && !opts.limits_only) {
-    result = bench_warpdrive_run(&run, &backend, &opts);
+    if (opts.scenarios & BENCH_SCENARIO_WARPDRIVE)
+      result = bench_warpdrive_run(&run, &backend, &opts);
+    if (result == BENCH_STEP_OK) result = bench_cuckoo_run(&run, &backend, &opts);
     bench_report_summary(&run);
   }
   printf("\n%zu measurements in %.1f s on the %s backend; JSON appended to %s\n", run.record_count,

@@ -38,6 +38,29 @@ typedef struct bench_mode_defaults {
   unsigned load_count;
 } bench_mode_defaults;
 
+/* The cuckoo scenarios' lists: the full ones, and those of --quick. */
+#define CUCKOO_FACTORS_FULL {1.05, 1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0}, 8
+#define CUCKOO_FACTORS_QUICK {1.1, 1.25, 2.5}, 3
+#define CUCKOO_ABSENT_FULL {0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100}, 11
+#define CUCKOO_ABSENT_QUICK {0, 50, 100}, 3
+#define CUCKOO_MULTIPLICITY_FULL {1, 2, 4, 8, 16, 32, 64, 128, 256, 512}, 10
+#define CUCKOO_MULTIPLICITY_QUICK {1, 8, 64, 512}, 4
+
+/* The cuckoo scenarios of each mode: the chapter's sizes on the GPU (a up to 2^27, d 10 million
+ * pairs, b and c at 2^24); --quick and the host backend smaller (host quick: about a second). */
+static const bench_cuckoo_grid CUCKOO_FULL_CUDA = {
+    1ull << 16, 1ull << 27,          1ull << 24,         10000000,
+    3,          CUCKOO_FACTORS_FULL, CUCKOO_ABSENT_FULL, CUCKOO_MULTIPLICITY_FULL};
+static const bench_cuckoo_grid CUCKOO_QUICK_CUDA = {
+    1ull << 16, 1ull << 24,           1ull << 22,          1ull << 21,
+    3,          CUCKOO_FACTORS_QUICK, CUCKOO_ABSENT_QUICK, CUCKOO_MULTIPLICITY_QUICK};
+static const bench_cuckoo_grid CUCKOO_FULL_HOST = {
+    1ull << 16, 1ull << 20,          1ull << 18,         1ull << 18,
+    3,          CUCKOO_FACTORS_FULL, CUCKOO_ABSENT_FULL, CUCKOO_MULTIPLICITY_FULL};
+static const bench_cuckoo_grid CUCKOO_QUICK_HOST = {
+    1ull << 14, 1ull << 16,           1ull << 15,          1ull << 15,
+    3,          CUCKOO_FACTORS_QUICK, CUCKOO_ABSENT_QUICK, CUCKOO_MULTIPLICITY_QUICK};
+
 /* The paper's grid: n = 2^27 pairs (1 GB), every group size, loads 0.4 .. 0.99. */
 static const bench_mode_defaults BENCH_FULL_CUDA = {
     "full", 1ull << 27, 5, {1, 2, 4, 8, 16, 32}, 6, {0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99}, 8};
@@ -51,6 +74,10 @@ static const bench_mode_defaults BENCH_FULL_HOST = {
     "full", 1ull << 20, 5, {1, 2, 4, 8, 16, 32}, 6, {0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99}, 8};
 static const bench_mode_defaults BENCH_QUICK_HOST = {"quick", 1ull << 20, 3, {4, 32},
                                                      2,       {0.5, 0.9}, 2};
+
+/* The cuckoo scenarios' grid of each mode, by [backend is CUDA][--quick]. */
+static const bench_cuckoo_grid *const CUCKOO_GRIDS[2][2] = {
+    {&CUCKOO_FULL_HOST, &CUCKOO_QUICK_HOST}, {&CUCKOO_FULL_CUDA, &CUCKOO_QUICK_CUDA}};
 
 /* ---- The option table --------------------------------------------------------------------- */
 
@@ -72,6 +99,7 @@ typedef enum bench_flag_id {
   FLAG_VALIDATE,
   FLAG_JSON,
   FLAG_SEED,
+  FLAG_SCENARIO,
   FLAG_COUNT
 } bench_flag_id;
 
@@ -105,6 +133,20 @@ static const bench_flag BENCH_FLAGS[FLAG_COUNT] = {
                        "also run gh_validate() on each table after its first insert (slow)"},
     [FLAG_JSON] = {"json", "FILE", "append JSON lines here (default " BENCH_DEFAULT_JSON ")"},
     [FLAG_SEED] = {"seed", "S", "seed of the generated keys and values (default 0x5eed)"},
+    [FLAG_SCENARIO] = {"scenario", "LIST",
+                       "what to run: all (default), warpdrive, cuckoo (= cuckoo-a,cuckoo-b,"
+                       "cuckoo-c,cuckoo-d) or single cuckoo-a .. cuckoo-d"},
+};
+
+/* --scenario names and the bits they select. */
+static const struct {
+  const char *name;
+  unsigned bits;
+} BENCH_SCENARIO_NAMES[] = {
+    {"all", BENCH_SCENARIO_ALL},           {"warpdrive", BENCH_SCENARIO_WARPDRIVE},
+    {"cuckoo", BENCH_SCENARIO_CUCKOO},     {"cuckoo-a", BENCH_SCENARIO_CUCKOO_A},
+    {"cuckoo-b", BENCH_SCENARIO_CUCKOO_B}, {"cuckoo-c", BENCH_SCENARIO_CUCKOO_C},
+    {"cuckoo-d", BENCH_SCENARIO_CUCKOO_D},
 };
 
 static void bench_print_help(FILE *out) {
@@ -114,7 +156,12 @@ static void bench_print_help(FILE *out) {
           "Reproduces the single-GPU experiment of the WarpDrive paper (section V-B) on gpuhash's\n"
           "warpdrive table: insert, find (present and absent keys) and erase of n pairs for each\n"
           "key distribution x group size x load factor, each timed as the median of repetitions\n"
-          "and shown as a fraction of ceilings measured on the same GPU in the same run.\n"
+          "and shown as a fraction of ceilings measured on the same GPU in the same run; and the\n"
+          "cuckoo experiments of Alcantara et al. (section 4.5) against a radix-sorted array:\n"
+          "  cuckoo-a  build and find vs n, d = 4, table 1.25 n, vs sort + binary search\n"
+          "  cuckoo-b  find vs the fraction of absent queries, d = 3 and 4\n"
+          "  cuckoo-c  build and find vs table factor x d = 2..5, with restarts\n"
+          "  cuckoo-d  compacting and multivalue vs key multiplicity, vs the sorted structure\n"
           "\n"
           "options:\n");
   for (int i = 0; i < FLAG_COUNT; ++i) {
@@ -126,7 +173,9 @@ static void bench_print_help(FILE *out) {
   fprintf(out,
           "\n"
           "Full grid (no --quick): GPU n=2^27, g 1,2,4,8,16,32, loads 0.4,0.5,0.6,0.7,0.8,0.9,\n"
-          "0.95,0.99, unique and zipf, reps 5; on the host backend n=2^20.\n"
+          "0.95,0.99, unique and zipf, reps 5; on the host backend n=2^20. Cuckoo (GPU): a at\n"
+          "n=2^16..2^27, b and c at 2^24, d at 10M pairs, reps 3 for b-d; --n N makes a\n"
+          "sweep up to N and b-d use N; --quick: a up to 2^24, smaller lists (host: 2^14..2^16).\n"
           "Output: a table on stdout, one JSON line per measurement appended to --json.\n"
           "Exit status: 0 success, 1 a measurement failed or a table gave a wrong answer,\n"
           "2 bad options.\n");
@@ -213,6 +262,16 @@ static int item_dist(const char *text, unsigned index, void *out) {
   for (int d = 0; d < BENCH_DIST_COUNT; ++d) {
     if (strcmp(text, bench_dist_names[d]) == 0) {
       ((bench_dist *)out)[index] = (bench_dist)d;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static int item_scenario(const char *text, unsigned index, void *out) {
+  for (size_t i = 0; i < sizeof BENCH_SCENARIO_NAMES / sizeof BENCH_SCENARIO_NAMES[0]; ++i) {
+    if (strcmp(text, BENCH_SCENARIO_NAMES[i].name) == 0) {
+      ((unsigned *)out)[index] = BENCH_SCENARIO_NAMES[i].bits;
       return 0;
     }
   }
@@ -333,6 +392,18 @@ static int bench_apply_flag(bench_flag_id id, const char *value, bench_options *
       if (parse_u64_decimal(value, &opts->seed) != 0)
         return bench_usage_error("--seed: '%s' is not a decimal number", value);
       return 0;
+    case FLAG_SCENARIO: {
+      unsigned bits[BENCH_MAX_LIST];
+      unsigned count = 0;
+      if (parse_list(value, item_scenario, bits, &count) != 0)
+        return bench_usage_error(
+            "--%s: '%s' is not a list of names from all,warpdrive,cuckoo,cuckoo-a,cuckoo-b,"
+            "cuckoo-c,cuckoo-d",
+            name, value);
+      opts->scenarios = 0;
+      for (unsigned i = 0; i < count; ++i) opts->scenarios |= bits[i];
+      return 0;
+    }
     case FLAG_COUNT:
       break;
   }
@@ -350,6 +421,7 @@ int bench_options_parse(int argc, char **argv, bench_options *opts) {
   opts->dist_count = BENCH_DIST_COUNT;
   for (int d = 0; d < BENCH_DIST_COUNT; ++d) opts->dists[d] = (bench_dist)d;
   for (int op = 0; op < BENCH_OP_COUNT; ++op) opts->ops[op] = 1;
+  opts->scenarios = BENCH_SCENARIO_ALL;
 
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
@@ -401,6 +473,12 @@ int bench_options_finish(bench_options *opts, gh_backend resolved) {
     memcpy(opts->loads, mode->loads, sizeof opts->loads);
     opts->load_count = mode->load_count;
   }
+  opts->cuckoo = *CUCKOO_GRIDS[cuda][opts->quick != 0];
+  if (opts->given & (1u << FLAG_N)) {
+    if (opts->cuckoo.a_min_n > opts->n) opts->cuckoo.a_min_n = opts->n;
+    opts->cuckoo.a_max_n = opts->cuckoo.bc_n = opts->cuckoo.d_n = opts->n;
+  }
+  if (opts->given & (1u << FLAG_REPS)) opts->cuckoo.sweep_reps = opts->reps;
   /* The absent keys use indices [n, 2n): with 32-bit keys they must stay below 2^32 to remain
    * distinct from the present ones. */
   if (opts->key_bits == 32 && opts->n > (1ull << 31))

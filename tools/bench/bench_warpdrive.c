@@ -14,7 +14,6 @@
  * finds none; an erase leaves the table empty.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,32 +71,13 @@ typedef struct wd_context {
 
 /* ---- Failures ----------------------------------------------------------------------------- */
 
-/* A gh_* call failed. A CUDA failure leaves the device unusable: the run stops; anything else
- * is this configuration's problem: it is skipped. */
+/* A gh_* call failed: a CUDA failure ends the run, anything else skips this configuration. */
 static int wd_call_failed(const wd_context *c, const char *call, gh_status status) {
-  bench_error("warpdrive %s: %s returned %s (%s): %s", c->description, call, gh_status_name(status),
-              gh_status_str(status),
-              c->table != NULL ? gh_last_error(c->table) : gh_last_create_error());
-  return status == GH_ERR_CUDA || status == GH_ERR_NO_DEVICE ? BENCH_STEP_FATAL : BENCH_STEP_BROKEN;
+  return bench_call_failed("warpdrive", c->description, c->table, call, status);
 }
 
 /* The table gave a wrong answer. */
-static int wd_wrong(const wd_context *c, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static int wd_wrong(const wd_context *c, const char *format, ...) {
-  char message[512];
-  va_list args;
-  va_start(args, format);
-  vsnprintf(message, sizeof message, format, args);
-  va_end(args);
-  bench_error("warpdrive %s gave a WRONG ANSWER: %s; configuration skipped", c->description,
-              message);
-  return BENCH_STEP_BROKEN;
-}
+#define wd_wrong(c, ...) bench_wrong("warpdrive", (c)->description, __VA_ARGS__)
 
 static int wd_backend_failed(const wd_context *c, const char *what) {
   return bench_error("warpdrive %s: %s: %s", c->description, what, c->backend->error());
@@ -378,10 +358,7 @@ static int wd_allocate(const bench_backend *backend, const bench_options *opts, 
 
 static int wd_release(const bench_backend *backend, wd_buffers *b) {
   void *all[] = {b->keys, b->absent, b->values, b->values_out, b->flags};
-  int result = BENCH_STEP_OK;
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
-    if (backend->release(all[i]) != 0 && result == BENCH_STEP_OK)
-      result = bench_error("freeing inputs: %s", backend->error());
+  const int result = bench_release_all(backend, all, sizeof all / sizeof all[0], "inputs");
   memset(b, 0, sizeof *b);
   return result;
 }

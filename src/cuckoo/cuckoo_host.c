@@ -1,0 +1,389 @@
+/* cuckoo_host.c - the cuckoo primitives on CPU threads: the same chains, lookups and clean-up as
+ * the GPU (cuckoo.h) with C11 atomics; the bookkeeping passes (gather, ids, sorting) run on one
+ * thread. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/parallel.h"
+#include "core/words.h"
+#include "cuckoo/cuckoo_table.h"
+
+static gh_status host_fill(gh_table *t, void *dst, int byte, size_t bytes, void *stream) {
+  (void)t, (void)stream;
+  memset(dst, byte, bytes);
+  return GH_OK;
+}
+
+static gh_status host_copy(gh_table *t, void *dst, const void *src, size_t bytes, void *stream) {
+  (void)t, (void)stream;
+  if (bytes) memmove(dst, src, bytes);
+  return GH_OK;
+}
+
+static gh_status host_sync(gh_table *t, void *stream) {
+  (void)t, (void)stream;
+  return GH_OK;
+}
+
+/* The arguments of one parallel pass. */
+typedef struct pass {
+  const gh_ck_geometry *g;
+  void *slots;
+  const void *keys;
+  const void *values;
+  void *entries;
+  uint8_t *flags;
+  void *values_out;
+  uint64_t default_value;
+  uint64_t cursor; /* atomic output position */
+  int policy;
+  int check_present;
+  gh_ck_value_source source;
+} pass;
+
+static uint64_t entry_value(const pass *p, uint64_t i) {
+  switch (p->source) {
+    case GH_CK_VALUE_INDEX: return i;
+    case GH_CK_VALUE_NO_ID: return GH_CK_NO_ID;
+    default: return p->g->format.value_bits ? gh__read_word(p->values, i, p->g->format.value_bits) : 0;
+  }
+}
+
+/* Counters: [0] the all-ones key newly stored. */
+static gh_counters prepare_chunk(void *context, uint64_t begin, uint64_t end) {
+  pass *p = (pass *)context;
+  const gh_ck_geometry *g = p->g;
+  const gh_slot_format f = g->format;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) {
+    const uint64_t key = gh__read_word(p->keys, i, f.key_bits);
+    const uint64_t value = entry_value(p, i);
+    if (gh_ck_is_sentinel(g, key)) {
+      counted.value[0] += (uint64_t)gh_side_insert(f, gh_ck_side_slot(g, p->slots), value, p->policy);
+      continue;
+    }
+    if (p->check_present) {
+      const uint64_t at = gh_ck_locate(g, p->slots, key);
+      if (at != ~0ull) {
+        gh_slot_update_value(f, gh_slot_at(f, p->slots, at), p->policy, value);
+        continue;
+      }
+    }
+    const uint64_t position = __atomic_fetch_add(&p->cursor, 1u, __ATOMIC_RELAXED);
+    gh_slot_write(f, gh_slot_at(f, p->entries, position), gh_slot_pack(f, key, value));
+  }
+  return counted;
+}
+
+static gh_status host_prepare(gh_table *t, const gh_ck_geometry *g, const void *keys, const void *values,
+                              gh_ck_value_source source, uint64_t n, int policy, int check_present, void *entries,
+                              uint64_t *entry_count, uint64_t *side_new, void *stream) {
+  gh_ck_table *w = (gh_ck_table *)t->impl;
+  pass p = {g, w->slots, keys, values, entries, NULL, NULL, 0, 0, policy, check_present, source};
+  (void)stream;
+  const gh_counters counted = gh__parallel_for(n, t->config.host_threads, prepare_chunk, &p);
+  *entry_count = p.cursor;
+  *side_new = counted.value[0];
+  return GH_OK;
+}
+
+/* Counters: [0] placed, [1] gave up. */
+static gh_counters place_chunk(void *context, uint64_t begin, uint64_t end) {
+  pass *p = (pass *)context;
+  const gh_slot_format f = p->g->format;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) {
+    void *entry = gh_slot_at(f, p->entries, i);
+    gh_slot_bits held = gh_slot_read(f, entry);
+    const gh_ck_outcome outcome = gh_ck_insert_chain(p->g, p->slots, &held, p->policy);
+    counted.value[0] += outcome == GH_CK_PLACED;
+    counted.value[1] += outcome == GH_CK_GAVE_UP;
+    p->flags[i] = outcome == GH_CK_GAVE_UP;
+    if (outcome == GH_CK_GAVE_UP) gh_slot_write(f, entry, held);
+  }
+  return counted;
+}
+
+static gh_status host_place(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
+                            uint8_t *failed, uint64_t *placed, uint64_t *gave_up, void *stream) {
+  gh_ck_table *w = (gh_ck_table *)t->impl;
+  pass p = {g, w->slots, NULL, NULL, entries, failed, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN};
+  (void)stream;
+  const gh_counters counted = gh__parallel_for(m, t->config.host_threads, place_chunk, &p);
+  *placed = counted.value[0];
+  *gave_up = counted.value[1];
+  return GH_OK;
+}
+
+/* Counters: [0] entries still flagged. */
+static gh_counters absorb_chunk(void *context, uint64_t begin, uint64_t end) {
+  pass *p = (pass *)context;
+  const gh_slot_format f = p->g->format;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) {
+    if (!p->flags[i]) continue;
+    const gh_slot_bits entry = gh_slot_read(f, gh_slot_at(f, p->entries, i));
+    const uint64_t at = gh_ck_locate(p->g, p->slots, gh_slot_bits_key(f, entry));
+    if (at == ~0ull) {
+      counted.value[0] += 1;
+      continue;
+    }
+    gh_slot_update_value(f, gh_slot_at(f, p->slots, at), p->policy, gh_slot_bits_value(f, entry));
+    p->flags[i] = 0;
+  }
+  return counted;
+}
+
+static gh_status host_absorb(gh_table *t, const gh_ck_geometry *g, const void *entries, uint8_t *failed, uint64_t m,
+                             int policy, uint64_t *remaining, void *stream) {
+  gh_ck_table *w = (gh_ck_table *)t->impl;
+  pass p = {g, w->slots, NULL, NULL, (void *)entries, failed, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN};
+  (void)stream;
+  *remaining = gh__parallel_for(m, t->config.host_threads, absorb_chunk, &p).value[0];
+  return GH_OK;
+}
+
+static gh_counters dedupe_chunk(void *context, uint64_t begin, uint64_t end) {
+  pass *p = (pass *)context;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) counted.value[0] += (uint64_t)gh_ck_dedupe_slot(p->g, p->slots, i, p->policy);
+  return counted;
+}
+
+static gh_status host_dedupe(gh_table *t, const gh_ck_geometry *g, int policy, uint64_t *removed, void *stream) {
+  gh_ck_table *w = (gh_ck_table *)t->impl;
+  pass p = {g, w->slots, NULL, NULL, NULL, NULL, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN};
+  (void)stream;
+  *removed = gh__parallel_for(g->slot_count, t->config.host_threads, dedupe_chunk, &p).value[0];
+  return GH_OK;
+}
+
+static gh_status host_gather(gh_table *t, const gh_ck_geometry *g, const void *entries, const uint8_t *failed,
+                             uint64_t m, void *out, uint64_t *count, void *stream) {
+  gh_ck_table *w = (gh_ck_table *)t->impl;
+  const gh_slot_format f = g->format;
+  const uint64_t empty = gh_slot_empty_key(f.key_bits);
+  uint64_t written = 0;
+  (void)stream;
+  for (uint64_t i = 0; i < g->slot_count; ++i) {
+    const gh_slot_bits bits = gh_slot_load(f, gh_slot_at(f, w->slots, i));
+    if (gh_slot_bits_key(f, bits) != empty) gh_slot_write(f, gh_slot_at(f, out, written++), bits);
+  }
+  for (uint64_t i = 0; i < m; ++i)
+    if (failed == NULL || failed[i])
+      gh_slot_write(f, gh_slot_at(f, out, written++), gh_slot_read(f, gh_slot_at(f, (void *)entries, i)));
+  *count = written;
+  return GH_OK;
+}
+
+/* Counters: [0] found. */
+static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
+  pass *p = (pass *)context;
+  const gh_slot_format f = p->g->format;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) {
+    uint64_t value = p->default_value;
+    const int found = gh_ck_find(p->g, p->slots, gh__read_word(p->keys, i, f.key_bits), &value);
+    if (p->values_out) gh__write_word(p->values_out, i, f.value_bits, value);
+    if (p->flags) p->flags[i] = (uint8_t)found;
+    counted.value[0] += (uint64_t)found;
+  }
+  return counted;
+}
+
+static gh_status host_find(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, void *values_out,
+                           uint8_t *found_out, uint64_t default_value, void *stream) {
+  gh_ck_table *w = (gh_ck_table *)t->impl;
+  pass p = {g, w->slots, keys, NULL, NULL, found_out, values_out, default_value, 0, 0, 0, GH_CK_VALUE_GIVEN};
+  (void)stream;
+  gh__parallel_for(n, t->config.host_threads, find_chunk, &p);
+  return GH_OK;
+}
+
+/* Counters: [0] erased, [1] of which the all-ones key. */
+static gh_counters erase_chunk(void *context, uint64_t begin, uint64_t end) {
+  pass *p = (pass *)context;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) {
+    const uint64_t key = gh__read_word(p->keys, i, p->g->format.key_bits);
+    const int erased = gh_ck_erase(p->g, p->slots, key);
+    if (p->flags) p->flags[i] = (uint8_t)erased;
+    counted.value[0] += (uint64_t)erased;
+    counted.value[1] += (uint64_t)(erased && gh_ck_is_sentinel(p->g, key));
+  }
+  return counted;
+}
+
+static gh_status host_erase(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, uint8_t *erased_out,
+                            uint64_t *erased, uint64_t *side_erased, void *stream) {
+  gh_ck_table *w = (gh_ck_table *)t->impl;
+  pass p = {g, w->slots, keys, NULL, NULL, erased_out, NULL, 0, 0, 0, 0, GH_CK_VALUE_GIVEN};
+  (void)stream;
+  const gh_counters counted = gh__parallel_for(n, t->config.host_threads, erase_chunk, &p);
+  *erased = counted.value[0];
+  *side_erased = counted.value[1];
+  return GH_OK;
+}
+
+static gh_status host_export(gh_table *t, const gh_ck_geometry *g, void *keys_out, void *values_out, uint64_t *count,
+                             void *stream) {
+  gh_ck_table *w = (gh_ck_table *)t->impl;
+  const gh_slot_format f = g->format;
+  const uint64_t empty = gh_slot_empty_key(f.key_bits);
+  uint64_t written = 0;
+  (void)stream;
+  for (uint64_t i = 0; i <= g->slot_count; ++i) {
+    const void *slot = gh_slot_at(f, w->slots, i);
+    uint64_t key = gh_slot_load_key(f, slot);
+    if (i == g->slot_count) {
+      if (key != GH_SIDE_PRESENT) continue;
+      key = empty;
+    } else if (key == empty) {
+      continue;
+    }
+    gh__write_word(keys_out, written, f.key_bits, key);
+    if (values_out) gh__write_word(values_out, written, f.value_bits, gh_slot_load_value(f, slot));
+    written += 1;
+  }
+  *count = written;
+  return GH_OK;
+}
+
+static gh_status host_assign_ids(gh_table *t, const gh_ck_geometry *g, uint64_t first_id, void *keys_by_id,
+                                 uint64_t *assigned, void *stream) {
+  gh_ck_table *w = (gh_ck_table *)t->impl;
+  const gh_slot_format f = g->format;
+  const uint64_t empty = gh_slot_empty_key(f.key_bits), no_id = gh_slot_value_mask(f.value_bits) & GH_CK_NO_ID;
+  uint64_t next = first_id;
+  (void)stream;
+  for (uint64_t i = 0; i <= g->slot_count; ++i) {
+    void *slot = gh_slot_at(f, w->slots, i);
+    const uint64_t key = gh_slot_load_key(f, slot);
+    const int side = i == g->slot_count;
+    if ((side && key != GH_SIDE_PRESENT) || (!side && key == empty)) continue;
+    if (gh_slot_load_value(f, slot) != no_id) continue;
+    gh_slot_write(f, slot, gh_slot_pack(f, key, next));
+    gh__write_word(keys_by_id, next, f.key_bits, side ? empty : key);
+    next += 1;
+  }
+  *assigned = next - first_id;
+  return GH_OK;
+}
+
+static gh_status host_keys_of_ids(gh_table *t, const void *keys_by_id, uint64_t id_count, const void *ids, uint64_t n,
+                                  void *keys_out, uint64_t *bad, void *stream) {
+  uint64_t out_of_range = 0;
+  (void)stream;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t id = gh__read_word(ids, i, t->config.value_bits);
+    if (id >= id_count) {
+      out_of_range += 1;
+      continue;
+    }
+    gh__write_word(keys_out, i, t->config.key_bits, gh__read_word(keys_by_id, id, t->config.key_bits));
+  }
+  *bad = out_of_range;
+  return GH_OK;
+}
+
+/* A pair's sort key: the key, then its input position (a stable sort, as CUB's radix sort). */
+typedef struct sort_item {
+  uint64_t key;
+  uint64_t position;
+} sort_item;
+
+static int compare_items(const void *a, const void *b) {
+  const sort_item *x = (const sort_item *)a, *y = (const sort_item *)b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return x->position < y->position ? -1 : (x->position > y->position);
+}
+
+static gh_status host_group_pairs(gh_table *t, const void *keys, const void *values, uint64_t n, void *sorted_values,
+                                  void *unique_keys, gh_ck_key_info *info, uint64_t *unique, void *stream) {
+  const unsigned kb = t->config.key_bits, vb = t->config.value_bits;
+  sort_item *items = (sort_item *)malloc((size_t)(n ? n : 1) * sizeof *items);
+  (void)stream;
+  if (items == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no host memory to sort %llu pairs", (unsigned long long)n);
+  for (uint64_t i = 0; i < n; ++i) {
+    items[i].key = gh__read_word(keys, i, kb);
+    items[i].position = i;
+  }
+  qsort(items, (size_t)n, sizeof *items, compare_items);
+  uint64_t distinct = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    gh__write_word(sorted_values, i, vb, gh__read_word(values, items[i].position, vb));
+    if (i == 0 || items[i].key != items[i - 1].key) {
+      gh__write_word(unique_keys, distinct, kb, items[i].key);
+      info[distinct].first = i;
+      info[distinct].count = 0;
+      distinct += 1;
+    }
+    info[distinct - 1].count += 1;
+  }
+  free(items);
+  *unique = distinct;
+  return GH_OK;
+}
+
+static gh_status host_count_values(gh_table *t, const gh_ck_key_info *info, const uint32_t *ids, const uint8_t *found,
+                                   uint64_t n, uint64_t *counts, uint64_t *offsets, uint64_t *total, void *stream) {
+  uint64_t sum = 0;
+  (void)t, (void)stream;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t count = found == NULL || found[i] ? info[ids[i]].count : 0;
+    if (counts) counts[i] = count;
+    if (offsets) offsets[i] = sum;
+    sum += count;
+  }
+  if (offsets) offsets[n] = sum;
+  *total = sum;
+  return GH_OK;
+}
+
+static gh_status host_gather_values(gh_table *t, const gh_ck_key_info *info, const void *sorted_values,
+                                    const uint32_t *ids, const uint8_t *found, const uint64_t *offsets, uint64_t n,
+                                    const void *keys, void *keys_out, void *values_out, void *stream) {
+  const unsigned kb = t->config.key_bits, vb = t->config.value_bits;
+  (void)stream;
+  for (uint64_t i = 0; i < n; ++i) {
+    const int present = found == NULL || found[i];
+    if (offsets == NULL) {
+      /* first_only: keys points at the default value. */
+      const uint64_t value = present ? gh__read_word(sorted_values, info[ids[i]].first, vb) : *(const uint64_t *)keys;
+      gh__write_word(values_out, i, vb, value);
+      continue;
+    }
+    if (!present) continue;
+    const gh_ck_key_info key_info = info[ids[i]];
+    for (uint64_t j = 0; j < key_info.count; ++j) {
+      gh__write_word(values_out, offsets[i] + j, vb, gh__read_word(sorted_values, key_info.first + j, vb));
+      if (keys_out) gh__write_word(keys_out, offsets[i] + j, kb, gh__read_word(keys, i, kb));
+    }
+  }
+  return GH_OK;
+}
+
+static gh_status host_to_host(gh_table *t, void *host_dst, const void *src, size_t bytes, void *stream) {
+  return host_copy(t, host_dst, src, bytes, stream);
+}
+
+const gh_ck_backend gh__cuckoo_host_backend = {
+    .kind = GH_MEMORY_HOST,
+    .fill = host_fill,
+    .copy = host_copy,
+    .to_host = host_to_host,
+    .sync = host_sync,
+    .prepare = host_prepare,
+    .place = host_place,
+    .absorb = host_absorb,
+    .dedupe = host_dedupe,
+    .gather = host_gather,
+    .find = host_find,
+    .erase = host_erase,
+    .export_pairs = host_export,
+    .assign_ids = host_assign_ids,
+    .keys_of_ids = host_keys_of_ids,
+    .group_pairs = host_group_pairs,
+    .count_values = host_count_values,
+    .gather_values = host_gather_values,
+};

@@ -1,0 +1,130 @@
+/* cuckoo_table.h - the cuckoo design's state and the primitives each backend provides.
+ *
+ * The build logic (phases, restarts, growth, the four variants) is written once, in
+ * cuckoo_table.c, over a small set of bulk primitives (gh_ck_backend) that the host backend
+ * (cuckoo_host.c, CPU threads) and the CUDA backend (cuckoo_cuda.cu, kernels and CUB) implement
+ * with the same shared logic of cuckoo.h. Arrays handed to a primitive live on its side. */
+#ifndef GH_CUCKOO_TABLE_H
+#define GH_CUCKOO_TABLE_H
+
+#include "core/table.h"
+#include "cuckoo/cuckoo.h"
+
+/* Where a prepared entry's value comes from. */
+typedef enum gh_ck_value_source {
+  GH_CK_VALUE_GIVEN = 0, /* values[i] */
+  GH_CK_VALUE_INDEX = 1, /* i (the multivalue table's ids of its sorted unique keys) */
+  GH_CK_VALUE_NO_ID = 2  /* GH_CK_NO_ID (compacting: ids are assigned after placement) */
+} gh_ck_value_source;
+
+/* One multivalue key's values: sorted_values[first, first + count). */
+typedef struct gh_ck_key_info {
+  uint64_t first;
+  uint64_t count;
+} gh_ck_key_info;
+
+/* Counters the primitives accumulate in (device or host) memory beside the slots. */
+typedef struct gh_ck_counters {
+  unsigned long long placed;    /* chains that ended in an empty slot */
+  unsigned long long gave_up;   /* chains that hit the eviction limit */
+  unsigned long long count;     /* general-purpose result of one primitive */
+  unsigned long long side;      /* the all-ones key was newly stored / erased */
+} gh_ck_counters;
+
+typedef struct gh_ck_backend {
+  gh_memory_kind kind;
+  /* memset / memcpy on the backend's side (stream-ordered for CUDA). */
+  gh_status (*fill)(gh_table *t, void *dst, int byte, size_t bytes, void *stream);
+  gh_status (*copy)(gh_table *t, void *dst, const void *src, size_t bytes, void *stream);
+  /* Copies backend memory to the host and waits for it. */
+  gh_status (*to_host)(gh_table *t, void *host_dst, const void *src, size_t bytes, void *stream);
+  /* Waits for the stream's work. */
+  gh_status (*sync)(gh_table *t, void *stream);
+  /* Phase 1 of an insert: the all-ones key goes to the side slot (policy applies; counters->
+   * side_new); when check_present, keys already in the table get the policy; every other key is
+   * packed with its value into entries. *entry_count = how many. */
+  gh_status (*prepare)(gh_table *t, const gh_ck_geometry *g, const void *keys, const void *values,
+                       gh_ck_value_source source, uint64_t n, int policy, int check_present,
+                       void *entries, uint64_t *entry_count, uint64_t *side_new, void *stream);
+  /* Phase 2: one eviction chain per entry. A chain that gives up writes the entry it still holds
+   * back to entries[i] and sets failed[i]; others clear failed[i]. */
+  gh_status (*place)(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
+                     uint8_t *failed, uint64_t *placed, uint64_t *gave_up, void *stream);
+  /* After a pass that gave up: a flagged entry whose key the table holds merges into it by the
+   * policy and loses its flag (nothing moves meanwhile). *remaining = entries still flagged. */
+  gh_status (*absorb)(gh_table *t, const gh_ck_geometry *g, const void *entries, uint8_t *failed, uint64_t m,
+                      int policy, uint64_t *remaining, void *stream);
+  /* Phase 3: removes later copies of keys present twice (merging values); *removed copies. */
+  gh_status (*dedupe)(gh_table *t, const gh_ck_geometry *g, int policy, uint64_t *removed, void *stream);
+  /* Every entry in the main slots, then entries[i] with failed[i] (all when failed is NULL), into
+   * out; *count = how many. */
+  gh_status (*gather)(gh_table *t, const gh_ck_geometry *g, const void *entries, const uint8_t *failed,
+                      uint64_t m, void *out, uint64_t *count, void *stream);
+  /* Lookups in the map (values of the slot format's width). */
+  gh_status (*find)(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, void *values_out,
+                    uint8_t *found_out, uint64_t default_value, void *stream);
+  /* *erased keys removed by this call, *side_erased of them the all-ones key (0 or 1). */
+  gh_status (*erase)(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, uint8_t *erased_out,
+                     uint64_t *erased, uint64_t *side_erased, void *stream);
+  /* Every (key, value) of the main slots and the side slot; *count = how many. */
+  gh_status (*export_pairs)(gh_table *t, const gh_ck_geometry *g, void *keys_out, void *values_out,
+                            uint64_t *count, void *stream);
+  /* Compacting: slots (side slot last) whose value is GH_CK_NO_ID get ids first_id, first_id+1, ...
+   * in slot order, and keys_by_id[id] = key. *assigned = how many. */
+  gh_status (*assign_ids)(gh_table *t, const gh_ck_geometry *g, uint64_t first_id, void *keys_by_id,
+                          uint64_t *assigned, void *stream);
+  /* Compacting: keys_out[i] = keys_by_id[ids[i]] for ids below id_count; *bad = the others. */
+  gh_status (*keys_of_ids)(gh_table *t, const void *keys_by_id, uint64_t id_count, const void *ids,
+                           uint64_t n, void *keys_out, uint64_t *bad, void *stream);
+  /* Multivalue build: sorts the pairs by key (stable), writes the values in that order, the
+   * distinct keys in increasing order and their key_info; *unique = how many distinct keys. */
+  gh_status (*group_pairs)(gh_table *t, const void *keys, const void *values, uint64_t n, void *sorted_values,
+                           void *unique_keys, gh_ck_key_info *info, uint64_t *unique, void *stream);
+  /* counts[i] = key_info[ids[i]].count where found[i] (0 otherwise; found NULL = all found);
+   * then offsets[0..n] = their exclusive prefix sum, *total = offsets[n]. */
+  gh_status (*count_values)(gh_table *t, const gh_ck_key_info *info, const uint32_t *ids, const uint8_t *found,
+                            uint64_t n, uint64_t *counts, uint64_t *offsets, uint64_t *total, void *stream);
+  /* values_out[offsets[i] + j] = j-th value of ids[i] (found ones only); when keys_out is given,
+   * keys_out[offsets[i] + j] = keys[i] too. With offsets NULL instead: values_out[i] = the first
+   * value of ids[i], or *(const uint64_t *)keys (the default value) where not found. */
+  gh_status (*gather_values)(gh_table *t, const gh_ck_key_info *info, const void *sorted_values,
+                             const uint32_t *ids, const uint8_t *found, const uint64_t *offsets, uint64_t n,
+                             const void *keys, void *keys_out, void *values_out, void *stream);
+} gh_ck_backend;
+
+typedef struct gh_ck_table {
+  gh_ck_geometry geometry;
+  const gh_ck_backend *backend;
+  void *slots;            /* slot_count + 1 slots */
+  size_t slots_bytes;
+  gh_ck_counters *counters;
+  uint64_t main_keys;     /* keys in the main slots */
+  uint64_t side_keys;     /* 1 when the all-ones key is stored */
+  uint64_t capacity;      /* keys the slots are sized for */
+  uint64_t attempts;      /* constants drawn so far (each build attempt draws fresh ones) */
+  uint64_t restarts;
+  uint64_t grows;
+  unsigned forced_failures; /* test hook: attempts still to use degenerate constants */
+  /* compacting: keys in id order */
+  void *keys_by_id;
+  uint64_t keys_by_id_capacity;
+  /* multivalue: the map stores key -> id; the values of id are sorted_values[info[id]] */
+  void *sorted_values;
+  uint64_t value_count;   /* entries of sorted_values */
+  gh_ck_key_info *info;
+  uint64_t id_count;      /* entries of info (allocated) */
+  uint64_t id_used;       /* ids given: 0..id_used-1 */
+  uint64_t pairs;         /* pairs of keys still present */
+} gh_ck_table;
+
+/* The ops of each backend; they share everything but the primitives. */
+extern const gh_ck_backend gh__cuckoo_host_backend;
+#if defined(GH_HAVE_CUDA)
+extern const gh_ck_backend gh__cuckoo_cuda_backend;
+#endif
+
+/* Test hook: the next `attempts` build attempts of this cuckoo table use degenerate constants
+ * (every function sends a key to the same slot), so they fail and restart. */
+void gh__cuckoo_force_failures(gh_table *table, unsigned attempts);
+
+#endif /* GH_CUCKOO_TABLE_H */
