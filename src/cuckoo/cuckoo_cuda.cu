@@ -111,15 +111,58 @@ __global__ void ck_place_kernel(gh_ck_geometry geometry, void *slots, void *entr
   add_per_warp(&counters->gave_up, gave_up);
 }
 
+/* Keys one thread looks up together. A lookup is a chain of up to d dependent reads, and on a
+ * table far larger than the TLB's reach each read waits long, so one key per thread leaves the
+ * memory system idle; a thread that walks several keys' chains in lockstep keeps that many reads
+ * in flight. H200, n = 2^27, d = 4, 1.25 n slots: 1 key per thread 6.4 G finds/s (all d reads of
+ * a key at once: 7.5), 4 keys 18.3, 8 keys 18.9 (docs/benchmarks.md). */
+#ifndef GH_CK_FIND_KEYS_PER_THREAD
+#define GH_CK_FIND_KEYS_PER_THREAD 4
+#endif
+
 template <unsigned KB, unsigned VB>
 __global__ void ck_find_kernel(gh_ck_geometry geometry, void *slots, const void *keys, uint64_t n, void *values_out,
                                uint8_t *found_out, uint64_t default_value) {
   const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
-  for (uint64_t i = thread_index(); i < n; i += grid_threads()) {
-    uint64_t value = default_value;
-    const int found = gh_ck_find(&g, slots, read_word(keys, i, KB), &value);
-    if (VB && values_out) write_word(values_out, i, VB, value);
-    if (found_out) found_out[i] = (uint8_t)found;
+  const gh_slot_format f = g.format;
+  const uint64_t stride = grid_threads();
+  for (uint64_t first = thread_index(); first < n; first += stride * GH_CK_FIND_KEYS_PER_THREAD) {
+    uint64_t key[GH_CK_FIND_KEYS_PER_THREAD], value[GH_CK_FIND_KEYS_PER_THREAD];
+    int pending[GH_CK_FIND_KEYS_PER_THREAD], found[GH_CK_FIND_KEYS_PER_THREAD];
+#pragma unroll
+    for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j) {
+      const uint64_t i = first + j * stride;
+      key[j] = i < n ? read_word(keys, i, KB) : 0;
+      value[j] = default_value;
+      found[j] = 0;
+      pending[j] = i < n;
+      if (pending[j] && gh_ck_is_sentinel(&g, key[j])) {
+        found[j] = gh_side_find(f, gh_ck_side_slot(&g, slots), &value[j]);
+        pending[j] = 0;
+      }
+    }
+    /* Round r reads every pending key's r-th slot; the reads of one round are independent. */
+    for (unsigned r = 0; r < g.functions; ++r) {
+      gh_slot_bits seen[GH_CK_FIND_KEYS_PER_THREAD];
+#pragma unroll
+      for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j)
+        if (pending[j]) seen[j] = gh_slot_load(f, gh_slot_at(f, slots, gh_ck_location(&g, key[j], r)));
+#pragma unroll
+      for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j) {
+        if (pending[j] && gh_slot_bits_key(f, seen[j]) == key[j]) {
+          found[j] = 1;
+          value[j] = gh_slot_bits_value(f, seen[j]);
+          pending[j] = 0;
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j) {
+      const uint64_t i = first + j * stride;
+      if (i >= n) continue;
+      if (VB && values_out) write_word(values_out, i, VB, value[j]);
+      if (found_out) found_out[i] = (uint8_t)found[j];
+    }
   }
 }
 
@@ -303,6 +346,7 @@ static gh_status launch(gh_table *t, const void *kernel, uint64_t threads, void 
 typedef struct hot_kernels {
   const void *prepare, *place, *find;
 } hot_kernels;
+
 
 static hot_kernels kernels_for(gh_slot_format f) {
   hot_kernels k = {NULL, NULL, NULL};
