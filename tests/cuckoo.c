@@ -121,18 +121,18 @@ static void ck_check_stats(gh_table *table, uint64_t size, uint64_t distinct) {
 /* Keys absent from `avoid` (may be NULL) and from the special patterns, unique. */
 static void ck_unique_keys(tu_rng *rng, unsigned key_bits, uint64_t n, const tu_ref *avoid,
                            uint64_t *out) {
-  tu_ref skip;
+  tu_ref excluded;
   uint64_t special[8], *present;
   size_t n_special = tu_special_keys(key_bits, special);
   uint64_t n_present = avoid ? tu_ref_size(avoid) : 0;
-  tu_ref_init(&skip, key_bits, 0);
-  tu_ref_insert(&skip, special, NULL, n_special, GH_KEEP_FIRST, NULL);
+  tu_ref_init(&excluded, key_bits, 0);
+  tu_ref_insert(&excluded, special, NULL, n_special, GH_KEEP_FIRST, NULL);
   present = (uint64_t *)tu_xmalloc((size_t)(n_present + 1) * sizeof *present);
   if (avoid) tu_ref_keys(avoid, present);
-  tu_ref_insert(&skip, present, NULL, n_present, GH_KEEP_FIRST, NULL);
-  tu_gen_unique_keys(rng, key_bits, n, &skip, out);
+  tu_ref_insert(&excluded, present, NULL, n_present, GH_KEEP_FIRST, NULL);
+  tu_gen_unique_keys(rng, key_bits, n, &excluded, out);
   free(present);
-  tu_ref_free(&skip);
+  tu_ref_free(&excluded);
 }
 
 /* n keys: the special patterns first (when n allows), then unique random ones. */

@@ -313,12 +313,13 @@ __global__ void ck_counts_kernel(const gh_ck_key_info *info, const uint32_t *ids
 /* One thread per key copies its values (keys are few values each on average; a key with many
  * values is one long loop, which the chapter's retrieval has too). */
 __global__ void ck_gather_values_kernel(const gh_ck_key_info *info, const void *sorted_values, const uint32_t *ids,
-                                        const uint8_t *found, const uint64_t *offsets, uint64_t n, const void *keys,
+                                        const uint8_t *found, const uint64_t *offsets, uint64_t n,
+                                        uint64_t default_value, const void *keys,
                                         void *keys_out, void *values_out, unsigned key_bits, unsigned value_bits) {
   for (uint64_t i = thread_index(); i < n; i += grid_threads()) {
     const int present = found == NULL || found[i];
     if (offsets == NULL) {
-      const uint64_t value = present ? read_word(sorted_values, info[ids[i]].first, value_bits) : *(const uint64_t *)keys;
+      const uint64_t value = present ? read_word(sorted_values, info[ids[i]].first, value_bits) : default_value;
       write_word(values_out, i, value_bits, value);
       continue;
     }
@@ -643,22 +644,13 @@ static gh_status cuda_count_values(gh_table *t, const gh_ck_key_info *info, cons
 
 static gh_status cuda_gather_values(gh_table *t, const gh_ck_key_info *info, const void *sorted_values,
                                     const uint32_t *ids, const uint8_t *found, const uint64_t *offsets, uint64_t n,
-                                    const void *keys, void *keys_out, void *values_out, void *stream) {
+                                    uint64_t default_value, const void *keys, void *keys_out, void *values_out,
+                                    void *stream) {
   unsigned key_bits = t->config.key_bits, value_bits = t->config.value_bits;
-  scratch default_value = {NULL, 0};
-  gh_status status = GH_OK;
-  if (offsets == NULL) {
-    /* keys points at the host's default value: the kernel reads it from device memory. */
-    status = scratch_alloc(t, &default_value, sizeof(uint64_t));
-    if (status == GH_OK) status = cuda_copy(t, default_value.ptr, keys, sizeof(uint64_t), stream);
-    keys = default_value.ptr;
-  }
   void *args[] = {(void *)&info, (void *)&sorted_values, (void *)&ids, (void *)&found, (void *)&offsets, &n,
-                  (void *)&keys, &keys_out, &values_out, &key_bits, &value_bits};
-  if (status == GH_OK) status = launch(t, (const void *)ck_gather_values_kernel, n, stream, args);
-  if (status == GH_OK) status = cuda_sync(t, stream);
-  if (default_value.ptr) scratch_free(t, &default_value);
-  return status;
+                  &default_value, (void *)&keys, &keys_out, &values_out, &key_bits, &value_bits};
+  gh_status status = launch(t, (const void *)ck_gather_values_kernel, n, stream, args);
+  return status == GH_OK ? cuda_sync(t, stream) : status;
 }
 
 extern "C" const gh_ck_backend gh__cuckoo_cuda_backend = {

@@ -342,14 +342,14 @@ static gh_status host_count_values(gh_table *t, const gh_ck_key_info *info, cons
 
 static gh_status host_gather_values(gh_table *t, const gh_ck_key_info *info, const void *sorted_values,
                                     const uint32_t *ids, const uint8_t *found, const uint64_t *offsets, uint64_t n,
-                                    const void *keys, void *keys_out, void *values_out, void *stream) {
+                                    uint64_t default_value, const void *keys, void *keys_out, void *values_out,
+                                    void *stream) {
   const unsigned kb = t->config.key_bits, vb = t->config.value_bits;
   (void)stream;
   for (uint64_t i = 0; i < n; ++i) {
     const int present = found == NULL || found[i];
     if (offsets == NULL) {
-      /* first_only: keys points at the default value. */
-      const uint64_t value = present ? gh__read_word(sorted_values, info[ids[i]].first, vb) : *(const uint64_t *)keys;
+      const uint64_t value = present ? gh__read_word(sorted_values, info[ids[i]].first, vb) : default_value;
       gh__write_word(values_out, i, vb, value);
       continue;
     }

@@ -422,7 +422,8 @@ static gh_status export_multivalue(gh_table *t, void *keys_out, void *values_out
   if (status == GH_OK) status = b->export_pairs(t, &w->geometry, map_keys, ids, &exported, stream);
   if (status == GH_OK) status = b->count_values(t, w->info, ids, NULL, exported, NULL, offsets, &total, stream);
   if (status == GH_OK)
-    status = b->gather_values(t, w->info, w->sorted_values, ids, NULL, offsets, exported, map_keys, keys_out, values_out, stream);
+    status = b->gather_values(t, w->info, w->sorted_values, ids, NULL, offsets, exported, 0, map_keys, keys_out, values_out,
+                             stream);
   if (status == GH_OK) *count = total;
   gh__free(t, map_keys, (keys ? keys : 1) * kb, b->kind);
   gh__free(t, ids, (keys ? keys : 1) * sizeof(uint32_t), b->kind);
@@ -492,7 +493,7 @@ static gh_status ck_find(gh_table *t, const void *keys, uint64_t n, void *values
   if (found_out) status = w->backend->copy(t, found_out, l.found, (size_t)n, stream);
   if (status == GH_OK && values_out) {
     /* The first value of each key; default_value for the others. */
-    status = w->backend->gather_values(t, w->info, w->sorted_values, l.ids, l.found, NULL, n, &default_value, NULL,
+    status = w->backend->gather_values(t, w->info, w->sorted_values, l.ids, l.found, NULL, n, default_value, NULL, NULL,
                                        values_out, stream);
   }
   id_lookup_free(t, &l);
@@ -603,7 +604,7 @@ static gh_status ck_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t
     status = gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_find_all: values_out is NULL but the keys have %llu values",
                       (unsigned long long)total);
   if (status == GH_OK && total > 0)
-    status = w->backend->gather_values(t, w->info, w->sorted_values, l.ids, l.found, offsets_out, n, NULL, NULL,
+    status = w->backend->gather_values(t, w->info, w->sorted_values, l.ids, l.found, offsets_out, n, 0, NULL, NULL,
                                        values_out, stream);
   if (l.ids) id_lookup_free(t, &l);
   return status;

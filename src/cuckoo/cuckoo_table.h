@@ -86,10 +86,11 @@ typedef struct gh_ck_backend {
                             uint64_t n, uint64_t *counts, uint64_t *offsets, uint64_t *total, void *stream);
   /* values_out[offsets[i] + j] = j-th value of ids[i] (found ones only); when keys_out is given,
    * keys_out[offsets[i] + j] = keys[i] too. With offsets NULL instead: values_out[i] = the first
-   * value of ids[i], or *(const uint64_t *)keys (the default value) where not found. */
+   * value of ids[i], or default_value where not found. */
   gh_status (*gather_values)(gh_table *t, const gh_ck_key_info *info, const void *sorted_values,
                              const uint32_t *ids, const uint8_t *found, const uint64_t *offsets, uint64_t n,
-                             const void *keys, void *keys_out, void *values_out, void *stream);
+                             uint64_t default_value, const void *keys, void *keys_out, void *values_out,
+                             void *stream);
 } gh_ck_backend;
 
 typedef struct gh_ck_table {
