@@ -25,7 +25,7 @@ __global__ void count_kmers(gh_device_view table, const uint8_t *bases, unsigned
 }
 
 __global__ void lookup_kmers(gh_device_view table, uint32_t universe, uint32_t *counts) {
-  const gh_device_group group = gh_device_group_make(table.window_width);
+  const gh_device_group group = gh_device_group_make((unsigned)table.layout[2]);
   const uint64_t stride = (uint64_t)gridDim.x * blockDim.x / group.size;
   for (uint64_t code = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / group.size; code < universe;
        code += stride) {

@@ -16,7 +16,19 @@
  *     has finished. The host backend ignores the stream.
  *   - A table is not thread-safe: calls on one table must not overlap. Different tables are
  *     independent.
- *   - A call that fails on a bad argument changes nothing and says why in gh_last_error().
+ *   - Every operation is all-or-nothing. A call that fails (bad argument, allocation failure,
+ *     CUDA error) returns a status other than GH_OK, leaves the table exactly as it was (valid,
+ *     holding every key it held before, with the same values) and says what happened and what
+ *     was kept in gh_last_error(). The one partial result is GH_ERR_TABLE_FULL from gh_insert
+ *     (designs that report it, see gh_design_info): the keys that fit are in, the others are
+ *     flagged, nothing else changed.
+ *   - Outputs on failure: a failed call writes no output array and no output count, except where
+ *     its entry below says otherwise (gh_insert's failed_out on GH_ERR_TABLE_FULL, gh_find_all's
+ *     offsets_out on GH_ERR_BUFFER_TOO_SMALL, gh_keys_of_ids on ids out of range). Output
+ *     counts the call zeroes first (gh_erase's *erased_count, gh_export's *count) say so.
+ *   - gh_last_error() is "" after every call that returns GH_OK.
+ *   - The allocator (gh_config.allocator) may fail at any call; every allocation an operation
+ *     needs is made before it changes the table, and frees always pass the size allocated.
  *   - Keys and values are unsigned integers of the configured width. Every key value is
  *     usable, including the all-ones patterns the tables use internally (stored out of band).
  */
@@ -133,8 +145,15 @@ typedef struct gh_allocator {
   void *ctx;
 } gh_allocator;
 
-/** Table configuration. Always start from gh_config_default(design), then change fields. */
+/** Table configuration. Always start from gh_config_default(design), then change fields.
+ *
+ * The struct can grow without breaking programs built against an older gpuhash.h: its first two
+ * fields record the size and version of the header the caller compiled with (gh_config_default
+ * fills them), the library reads only that many bytes and gives every field added since its
+ * default. New design knobs are appended at the end; fields are never removed or reordered. */
 typedef struct gh_config {
+  size_t struct_size;  /* sizeof(gh_config) as the caller compiled it: set by gh_config_default */
+  unsigned version;    /* GH_VERSION_NUMBER the caller compiled with: set by gh_config_default */
   gh_design design;
   gh_backend backend;  /* default GH_BACKEND_AUTO */
   int device;          /* CUDA device ordinal for the CUDA backend; default 0 */
@@ -164,8 +183,17 @@ typedef struct gh_config {
   gh_allocator allocator;
 } gh_config;
 
-/** Fills every field with its default for the design. */
-gh_config gh_config_default(gh_design design);
+/** Fills the first struct_size bytes of *config with the defaults for the design (struct_size
+ * and version included). Returns GH_ERR_INVALID_ARGUMENT when config is NULL or struct_size is
+ * smaller than the first release's gh_config; use gh_config_default. */
+gh_status gh_config_init(gh_config *config, size_t struct_size, unsigned version, gh_design design);
+
+/** Every field with its default for the design (an inline wrapper: the struct is the caller's). */
+static inline gh_config gh_config_default(gh_design design) {
+  gh_config config;
+  gh_config_init(&config, sizeof config, GH_VERSION_NUMBER, design);
+  return config;
+}
 
 /** Checks every field; returns GH_OK or GH_ERR_INVALID_ARGUMENT and writes a message naming the
  * first field out of range into message (if message_size > 0; always NUL-terminated). */
@@ -173,6 +201,31 @@ gh_status gh_config_validate(const gh_config *config, char *message, size_t mess
 
 /** Bytes of host and device memory a table with this config would take; either out may be NULL. */
 gh_status gh_memory_estimate(const gh_config *config, size_t *host_bytes, size_t *device_bytes);
+
+/** What a design can do (gh_design_info). */
+#define GH_CAP_ERASE 0x1u          /* gh_erase works on its map / set variant */
+#define GH_CAP_REPORTS_FULL 0x2u   /* gh_insert may report GH_ERR_TABLE_FULL (fixed capacity) */
+#define GH_CAP_GROWS 0x4u          /* the table enlarges itself; gh_insert never reports full */
+#define GH_CAP_DEVICE_VIEW 0x8u    /* gh_get_device_view on the CUDA backend */
+#define GH_CAP_STATUS_FLAGS 0x10u  /* kernels record GH_FLAG_* bits (gh_take_status_flags) */
+#define GH_CAP_GROUP_SIZE 0x20u    /* config.group_size shapes the table */
+#define GH_CAP_HASH_FUNCTIONS 0x40u /* config.hash_functions, hash_family, table_factor apply */
+
+/** A design's traits, from the library's registry of designs. */
+typedef struct gh_design_traits {
+  gh_design design;
+  const char *name;       /* "warpdrive", "cuckoo", ...: static storage */
+  unsigned backends;      /* bits (1u << GH_BACKEND_HOST), (1u << GH_BACKEND_CUDA) built here */
+  unsigned variants;      /* bits (1u << gh_variant) it accepts */
+  unsigned map_policies;  /* bits (1u << gh_dup_policy) its map / set variant accepts */
+  unsigned capabilities;  /* GH_CAP_* */
+} gh_design_traits;
+
+/** Fills *traits for a design of this library; GH_ERR_UNSUPPORTED for a design value it does not
+ * have (not written then), GH_ERR_INVALID_ARGUMENT for NULL. */
+gh_status gh_design_info(gh_design design, gh_design_traits *traits);
+/** The design called name ("cuckoo"); GH_ERR_UNSUPPORTED when there is none. */
+gh_status gh_design_by_name(const char *name, gh_design *design);
 
 /* ---------------------------------------------------------------------------------------- */
 /* 4. Create / destroy                                                                       */
@@ -270,6 +323,9 @@ typedef struct gh_stats {
   uint64_t grows;         /* cuckoo: times the table was enlarged (after repeated restarts, or
                              because more keys arrived than it was sized for) */
   uint64_t eviction_limit; /* cuckoo: the eviction chain limit in force (about 7 lg N) */
+  /* cuckoo: keys kept in the overflow stash, which every lookup also scans: keys that failed
+   * together across restarts, or that a rebuild could not place when memory ran out */
+  uint64_t stash_keys;
 } gh_stats;
 
 gh_status gh_get_stats(gh_table *table, gh_stats *stats);
@@ -299,26 +355,28 @@ int gh_cuda_available(void);
 #define GH_FLAG_DUPLICATE 0x2u        /* an insert met a key that was already present */
 #define GH_FLAG_BAD_GROUP 0x4u        /* a device call used a group size the table cannot use */
 
-/** A by-value description of a warpdrive table on the device, for user kernels through
- * include/gpuhash_device.cuh. Valid until the table is destroyed; reflects later changes. Plain
- * data: pass it to kernels by value. */
+/** A by-value description of a table on the device, for user kernels. The fields below are the
+ * same for every design; `layout` holds the design's geometry, which that design's device header
+ * (include/gpuhash/<design>.cuh) reads. Valid until the table is destroyed; reflects later changes.
+ * Plain data: pass it to kernels by value. */
 typedef struct gh_device_view {
-  void *slots;                 /* device: window_count * window_width slots, then 2 side slots */
-  unsigned long long *size;    /* device: number of distinct keys */
-  unsigned *status_word;       /* device: GH_FLAG_* bits */
-  uint64_t window_count;       /* number of probing windows (a prime) */
-  uint64_t max_probe_windows;  /* probe limit */
-  uint64_t seed;
-  unsigned window_width;       /* slots per window = the table's group_size */
+  gh_design design;
   unsigned key_bits;
   unsigned value_bits;
   unsigned slot_bytes;
+  void *slots;                 /* device: the design's slot array */
+  unsigned long long *size;    /* device: number of distinct keys */
+  unsigned *status_word;       /* device: GH_FLAG_* bits */
+  uint64_t seed;
+  uint64_t layout[6];          /* design-specific geometry */
 } gh_device_view;
 
-/** Fills *view for a warpdrive table on the CUDA backend; GH_ERR_UNSUPPORTED otherwise. */
+/** Fills *view for a table on the CUDA backend of a design with GH_CAP_DEVICE_VIEW;
+ * GH_ERR_UNSUPPORTED otherwise. */
 gh_status gh_get_device_view(gh_table *table, gh_device_view *view);
 
-/** Reads and clears the table's device status word (GH_FLAG_* bits set by kernels). */
+/** Reads and clears the table's status word (GH_FLAG_* bits set by its operations) for designs
+ * with GH_CAP_STATUS_FLAGS; GH_ERR_UNSUPPORTED (and *flags untouched) for the others. */
 gh_status gh_take_status_flags(gh_table *table, unsigned *flags);
 
 #ifdef __cplusplus

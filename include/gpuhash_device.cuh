@@ -200,10 +200,10 @@ static __device__ __forceinline__ int gh_wd_erase_group(const gh_wd_geometry *g,
 
 static __device__ __forceinline__ gh_wd_geometry gh_device_view_geometry(const gh_device_view *v) {
   gh_wd_geometry g;
-  g.window_count = v->window_count;
-  g.max_probe_windows = v->max_probe_windows;
+  g.window_count = v->layout[0];
+  g.max_probe_windows = v->layout[1];
   g.seed = v->seed;
-  g.window_width = v->window_width;
+  g.window_width = (unsigned)v->layout[2];
   g.key_bits = v->key_bits;
   g.value_bits = v->value_bits;
   g.slot_bytes = v->slot_bytes;
@@ -247,7 +247,7 @@ static __device__ __forceinline__ int gh_device_find(gh_device_view v, uint64_t 
 static __device__ __forceinline__ gh_status gh_device_insert_group(gh_device_view v, gh_device_group group,
                                                                    uint64_t key, uint64_t value,
                                                                    gh_dup_policy policy) {
-  if (group.size > v.window_width) {
+  if (group.size > (unsigned)v.layout[2]) {
     if (group.rank == 0) atomicOr(v.status_word, GH_FLAG_BAD_GROUP);
     return GH_ERR_INVALID_ARGUMENT;
   }
@@ -262,7 +262,7 @@ static __device__ __forceinline__ gh_status gh_device_insert_group(gh_device_vie
  * group_size (GH_FLAG_BAD_GROUP is set). */
 static __device__ __forceinline__ int gh_device_find_group(gh_device_view v, gh_device_group group, uint64_t key,
                                                            uint64_t *value) {
-  if (group.size > v.window_width) {
+  if (group.size > (unsigned)v.layout[2]) {
     if (group.rank == 0) atomicOr(v.status_word, GH_FLAG_BAD_GROUP);
     return -1;
   }

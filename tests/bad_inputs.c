@@ -208,16 +208,16 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
     if (h.config.backend == GH_BACKEND_CUDA) {
       tu_set_phase("device view of a CUDA table");
       if (CHECK_OK(h.table, gh_get_device_view(h.table, &view))) {
-        CHECK(view.window_width == h.config.group_size, "view window_width %u, group_size %u",
-              view.window_width, h.config.group_size);
-        CHECK(view.window_count * view.window_width == h.capacity,
+        CHECK((unsigned)view.layout[2] == h.config.group_size, "view window_width %u, group_size %u",
+              (unsigned)view.layout[2], h.config.group_size);
+        CHECK(view.layout[0] * (unsigned)view.layout[2] == h.capacity,
               "view has %llu windows of %u slots, capacity is %llu",
-              (unsigned long long)view.window_count, view.window_width,
+              (unsigned long long)view.layout[0], (unsigned)view.layout[2],
               (unsigned long long)h.capacity);
         CHECK(view.key_bits == 32 && view.value_bits == value_bits, "view widths k%u v%u",
               view.key_bits, view.value_bits);
-        CHECK(view.max_probe_windows == h.config.max_probe_windows,
-              "view probe limit %llu, config %llu", (unsigned long long)view.max_probe_windows,
+        CHECK(view.layout[1] == h.config.max_probe_windows,
+              "view probe limit %llu, config %llu", (unsigned long long)view.layout[1],
               (unsigned long long)h.config.max_probe_windows);
         CHECK(view.slots != NULL && view.size != NULL && view.status_word != NULL,
               "view pointers missing");

@@ -14,8 +14,11 @@
 /* A table never needs more windows than a 32-bit hash can address. */
 #define GH_MAX_CAPACITY (1ull << 40)
 
-gh_config gh_config_default(gh_design design) {
+gh_status gh_config_init(gh_config *out, size_t struct_size, unsigned version, gh_design design) {
   gh_config c;
+  if (out == NULL || struct_size < sizeof(gh_config)) return GH_ERR_INVALID_ARGUMENT;
+  c.struct_size = sizeof c;
+  c.version = version;
   c.design = design;
   c.backend = GH_BACKEND_AUTO;
   c.device = 0;
@@ -33,7 +36,8 @@ gh_config gh_config_default(gh_design design) {
   c.allocator.alloc = NULL;
   c.allocator.free = NULL;
   c.allocator.ctx = NULL;
-  return c;
+  *out = c;
+  return GH_OK;
 }
 
 static gh_status invalid(char *message, size_t size, const char *format, unsigned long long value) {

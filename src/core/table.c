@@ -496,6 +496,29 @@ gh_status gh_validate(gh_table *t) {
   return status != GH_OK ? status : t->ops->validate(t);
 }
 
+gh_status gh_design_info(gh_design design, gh_design_traits *traits) {
+  if (traits == NULL) return GH_ERR_INVALID_ARGUMENT;
+  gh_design_traits d = {design, design_name(design), 1u << GH_BACKEND_HOST, 1u << GH_VARIANT_MAP, 0x1Fu, 0};
+  if (gh__cuda_device_count() >= 0) d.backends |= 1u << GH_BACKEND_CUDA;
+  if (design == GH_WARPDRIVE) d.capabilities = GH_CAP_ERASE | GH_CAP_REPORTS_FULL | GH_CAP_DEVICE_VIEW | GH_CAP_STATUS_FLAGS | GH_CAP_GROUP_SIZE;
+  else if (design == GH_CUCKOO) {
+    d.capabilities = GH_CAP_ERASE | GH_CAP_GROWS | GH_CAP_HASH_FUNCTIONS;
+    d.variants |= (1u << GH_VARIANT_COMPACTING) | (1u << GH_VARIANT_MULTIVALUE);
+  } else return GH_ERR_UNSUPPORTED;
+  *traits = d;
+  return GH_OK;
+}
+
+gh_status gh_design_by_name(const char *name, gh_design *design) {
+  if (name == NULL || design == NULL) return GH_ERR_INVALID_ARGUMENT;
+  for (int d = GH_WARPDRIVE; d <= GH_HASHGRAPH; ++d)
+    if (strcmp(name, design_name((gh_design)d)) == 0 && design_ops((gh_design)d, GH_BACKEND_HOST)) {
+      *design = (gh_design)d;
+      return GH_OK;
+    }
+  return GH_ERR_UNSUPPORTED;
+}
+
 int gh_cuda_available(void) { return gh__cuda_device_count() > 0; }
 
 gh_status gh_get_device_view(gh_table *t, gh_device_view *view) {

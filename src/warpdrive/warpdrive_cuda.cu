@@ -326,10 +326,11 @@ static gh_status cuda_device_view(gh_table *t, gh_device_view *view) {
   view->slots = w->slots;
   view->size = &w->counters->size;
   view->status_word = &w->counters->status;
-  view->window_count = w->geometry.window_count;
-  view->max_probe_windows = w->geometry.max_probe_windows;
+  view->design = GH_WARPDRIVE;
+  view->layout[0] = w->geometry.window_count;
+  view->layout[1] = w->geometry.max_probe_windows;
+  view->layout[2] = w->geometry.window_width;
   view->seed = w->geometry.seed;
-  view->window_width = w->geometry.window_width;
   view->key_bits = w->geometry.key_bits;
   view->value_bits = w->geometry.value_bits;
   view->slot_bytes = w->geometry.slot_bytes;
