@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#define GH_PARALLEL_COUNTERS 2
+#define GH_PARALLEL_COUNTERS 4
 
 typedef struct gh_counters {
   uint64_t value[GH_PARALLEL_COUNTERS];

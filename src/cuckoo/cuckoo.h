@@ -7,8 +7,13 @@
  * Hashing. Key k may live in the d slots h_i(k) = (a_i k + b_i) mod p mod slot_count (or
  * ((a_i xor k) + b_i) mod p mod slot_count), p = 2^32 - 5 for 32-bit keys, so that distinct keys
  * below p never share all their slots (the chapter's p = 334214459 would make every 13th key of a
- * dense 32-bit range alias another, which dooms large builds), and p = 2^61 - 1 for 64-bit keys,
- * which are first mixed by a bijection so that structured keys (k, k + p, ...) do not alias.
+ * dense 32-bit range alias another, which dooms large builds). 64-bit keys are first mixed by a
+ * bijection (so that structured keys spread), and the image x = hi 2^32 + lo is hashed over
+ * p = 2^61 - 1 as a polynomial in a_i, (a_i^2 hi + a_i lo + b_i) mod p, or exactly reduced after the
+ * xor, ((a_i xor x) mod p + b_i) mod p. Both keep every bit of the key: two distinct keys collide
+ * in one function for at most 2 of the ~2^61 values of a_i, so no set of keys fails together for
+ * all constants (reducing x mod p first, or shifting bits out, would make keys x and x + p, or
+ * x and x xor 1, share all d slots forever, and a handful of them would never place).
  * "mod slot_count" is exact, through a precomputed multiplier (Lemire's fastmod), so dense key
  * ranges still spread over consecutive slots.
  *
@@ -22,7 +27,14 @@
  * key can survive a batch (one copy evicted before the other arrived), so each batch ends with a
  * clean-up: a copy that finds its key in an EARLIER of the key's d slots merges into it and
  * leaves. Nothing moves during the clean-up, so the earliest copy is stable and every copy merges
- * into the same one. */
+ * into the same one.
+ *
+ * Stash (Kirsch, Mitzenmacher and Wieder, "More robust hashing: cuckoo hashing with a stash").
+ * Entries that could not be placed, because the same few keys kept failing across restarts or
+ * because a rebuild could not get memory, wait in a small array beside the slots that every
+ * lookup scans after its d reads; each later insert takes them up again. Positions name every
+ * place an entry can be: the main slots [0, slot_count), the side slot (slot_count), then the
+ * stash (slot_count + 1 + j). */
 #ifndef GH_CUCKOO_H
 #define GH_CUCKOO_H
 
@@ -44,6 +56,8 @@ typedef struct gh_ck_geometry {
   unsigned family;         /* gh_hash_family */
   unsigned max_evictions;  /* exchanges one chain may do before it gives up */
   gh_slot_format format;
+  void *stash;             /* stash_slots entries; empty ones (erased) hold the empty key */
+  uint64_t stash_slots;
 } gh_ck_geometry;
 
 /* x mod (2^32 - 5) for any 64-bit x: 2^32 = 5 (mod p). */
@@ -53,7 +67,7 @@ GH_HD uint64_t gh_ck_mod_prime32(uint64_t x) {
   return x >= GH_CK_PRIME32 ? x - GH_CK_PRIME32 : x;
 }
 
-/* x mod (2^61 - 1) for x < 2^63: 2^61 = 1 (mod p). */
+/* x mod (2^61 - 1) for any 64-bit x: 2^61 = 1 (mod p), and (x mod 2^61) + (x >> 61) < p + 8. */
 GH_HD uint64_t gh_ck_fold61(uint64_t x) {
   x = (x & GH_CK_PRIME61) + (x >> 61);
   return x >= GH_CK_PRIME61 ? x - GH_CK_PRIME61 : x;
@@ -93,8 +107,12 @@ GH_HD uint64_t gh_ck_location(const gh_ck_geometry *g, uint64_t key, unsigned i)
     return gh_ck_fastmod(h, g->slot_magic, g->slot_count);
   }
   const uint64_t mixed = gh_fmix64(key);
-  h = g->family == GH_HASH_XOR ? gh_ck_fold61(((g->a[i] ^ mixed) >> 3) + g->b[i])
-                               : gh_ck_fold61(gh_ck_mulmod61(g->a[i], mixed) + g->b[i]);
+  if (g->family == GH_HASH_XOR) {
+    h = gh_ck_fold61(gh_ck_fold61(g->a[i] ^ mixed) + g->b[i]);
+  } else {
+    const uint64_t inner = gh_ck_fold61(gh_ck_mulmod61(g->a[i], mixed >> 32) + (mixed & 0xFFFFFFFFull));
+    h = gh_ck_fold61(gh_ck_mulmod61(g->a[i], inner) + g->b[i]);
+  }
   /* h < 2^61: fold to 32 bits without losing uniformity, then the exact mod. */
   return gh_ck_fastmod(gh_ck_mod_prime32(h), g->slot_magic, g->slot_count);
 }
@@ -142,13 +160,27 @@ GH_HD gh_ck_outcome gh_ck_insert_chain(const gh_ck_geometry *g, void *slots, gh_
   return GH_CK_GAVE_UP;
 }
 
-/* The slot holding key, or ~0 when absent: at most d reads, in function order. */
+/* The entry at a position (see the stash above). */
+GH_HD void *gh_ck_entry_at(const gh_ck_geometry *g, void *slots, uint64_t position) {
+  return position <= g->slot_count ? gh_slot_at(g->format, slots, position)
+                                   : gh_slot_at(g->format, g->stash, position - g->slot_count - 1);
+}
+
+/* The stash position holding key, or ~0: a scan, since the stash is small (and usually empty). */
+GH_HD uint64_t gh_ck_stash_locate(const gh_ck_geometry *g, uint64_t key) {
+  for (uint64_t j = 0; j < g->stash_slots; ++j)
+    if (gh_slot_load_key(g->format, gh_slot_at(g->format, g->stash, j)) == key) return g->slot_count + 1 + j;
+  return ~0ull;
+}
+
+/* The position holding key (not the all-ones key), or ~0 when absent: at most d reads, in
+ * function order, then the stash. */
 GH_HD uint64_t gh_ck_locate(const gh_ck_geometry *g, void *slots, uint64_t key) {
   for (unsigned i = 0; i < g->functions; ++i) {
     const uint64_t location = gh_ck_location(g, key, i);
     if (gh_slot_load_key(g->format, gh_slot_at(g->format, slots, location)) == key) return location;
   }
-  return ~0ull;
+  return g->stash_slots ? gh_ck_stash_locate(g, key) : ~0ull;
 }
 
 GH_HD int gh_ck_is_sentinel(const gh_ck_geometry *g, uint64_t key) {
@@ -164,16 +196,21 @@ GH_HD int gh_ck_find(const gh_ck_geometry *g, void *slots, uint64_t key, uint64_
   if (gh_ck_is_sentinel(g, key)) return gh_side_find(g->format, gh_ck_side_slot(g, slots), value);
   const uint64_t at = gh_ck_locate(g, slots, key);
   if (at == ~0ull) return 0;
-  *value = gh_slot_load_value(g->format, gh_slot_at(g->format, slots, at));
+  *value = gh_slot_load_value(g->format, gh_ck_entry_at(g, slots, at));
   return 1;
 }
 
-/* Erases key; returns 1 if this caller removed it. No tombstones: lookups read all d slots. */
-GH_HD int gh_ck_erase(const gh_ck_geometry *g, void *slots, uint64_t key) {
+/* Where an erase removed its key. */
+typedef enum gh_ck_erased { GH_CK_ABSENT = 0, GH_CK_ERASED_MAIN = 1, GH_CK_ERASED_SIDE = 2, GH_CK_ERASED_STASH = 3 } gh_ck_erased;
+
+/* Erases key; says where if this caller removed it. No tombstones: lookups read all d slots. */
+GH_HD gh_ck_erased gh_ck_erase(const gh_ck_geometry *g, void *slots, uint64_t key) {
   const uint64_t empty = gh_slot_empty_key(g->format.key_bits);
-  if (gh_ck_is_sentinel(g, key)) return gh_side_erase(g->format, gh_ck_side_slot(g, slots));
+  if (gh_ck_is_sentinel(g, key))
+    return gh_side_erase(g->format, gh_ck_side_slot(g, slots)) ? GH_CK_ERASED_SIDE : GH_CK_ABSENT;
   const uint64_t at = gh_ck_locate(g, slots, key);
-  return at != ~0ull && gh_slot_erase(g->format, gh_slot_at(g->format, slots, at), key, empty);
+  if (at == ~0ull || !gh_slot_erase(g->format, gh_ck_entry_at(g, slots, at), key, empty)) return GH_CK_ABSENT;
+  return at < g->slot_count ? GH_CK_ERASED_MAIN : GH_CK_ERASED_STASH;
 }
 
 /* Index (0..d-1) of the first function that points at slot `at` for key, or d if none does. */
@@ -199,6 +236,38 @@ GH_HD int gh_ck_dedupe_slot(const gh_ck_geometry *g, void *slots, uint64_t at, i
     if (gh_slot_load_key(f, first) != key) continue;
     gh_slot_merge_if_key(f, first, key, policy, gh_slot_bits_value(f, bits));
     gh_slot_exchange(f, slot, gh_slot_pack(f, gh_slot_empty_key(f.key_bits), ~0ull));
+    return 1;
+  }
+  return 0;
+}
+
+/* Every position an entry can occupy: main slots, side slot, stash. */
+GH_HD uint64_t gh_ck_position_count(const gh_ck_geometry *g) { return g->slot_count + 1 + g->stash_slots; }
+
+/* Whether the entry at a position holds a key, given the key bits loaded from it; the side slot's
+ * marker is replaced by the key it stands for (all ones). */
+GH_HD int gh_ck_holds_key(const gh_ck_geometry *g, uint64_t position, uint64_t *key) {
+  const uint64_t empty = gh_slot_empty_key(g->format.key_bits);
+  if (position != g->slot_count) return *key != empty;
+  if (*key != GH_SIDE_PRESENT) return 0;
+  *key = empty;
+  return 1;
+}
+
+/* Clean-up of stash position j after a stash was formed: a copy whose key an earlier stash entry
+ * holds merges into that one and empties. The earliest copy never empties, so all merge into it.
+ * Returns 1 when it removed a copy. */
+GH_HD int gh_ck_dedupe_stash_entry(const gh_ck_geometry *g, uint64_t j, int policy) {
+  const gh_slot_format f = g->format;
+  void *entry = gh_slot_at(f, g->stash, j);
+  const gh_slot_bits bits = gh_slot_load(f, entry);
+  const uint64_t key = gh_slot_bits_key(f, bits);
+  if (key == gh_slot_empty_key(f.key_bits)) return 0;
+  for (uint64_t i = 0; i < j; ++i) {
+    void *earlier = gh_slot_at(f, g->stash, i);
+    if (gh_slot_load_key(f, earlier) != key) continue;
+    gh_slot_merge_if_key(f, earlier, key, policy, gh_slot_bits_value(f, bits));
+    gh_slot_exchange(f, entry, gh_slot_pack(f, gh_slot_empty_key(f.key_bits), ~0ull));
     return 1;
   }
   return 0;

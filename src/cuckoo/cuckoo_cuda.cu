@@ -82,7 +82,7 @@ __global__ void ck_prepare_kernel(gh_ck_geometry geometry, void *slots, const vo
         side_new += (unsigned long long)gh_side_insert(f, gh_ck_side_slot(&g, slots), value, policy);
       } else {
         const uint64_t at = check_present ? gh_ck_locate(&g, slots, key) : ~0ull;
-        if (at != ~0ull) gh_slot_update_value(f, gh_slot_at(f, slots, at), policy, value);
+        if (at != ~0ull) gh_slot_update_value(f, gh_ck_entry_at(&g, slots, at), policy, value);
         else keep = 1;
       }
     }
@@ -156,6 +156,15 @@ __global__ void ck_find_kernel(gh_ck_geometry geometry, void *slots, const void 
         }
       }
     }
+    /* Keys missing from their d slots may wait in the stash (usually empty: one uniform test). */
+    if (g.stash_slots) {
+      for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j) {
+        const uint64_t at = pending[j] ? gh_ck_stash_locate(&g, key[j]) : ~0ull;
+        if (at == ~0ull) continue;
+        found[j] = 1;
+        value[j] = gh_slot_load_value(f, gh_ck_entry_at(&g, slots, at));
+      }
+    }
 #pragma unroll
     for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j) {
       const uint64_t i = first + j * stride;
@@ -178,7 +187,7 @@ __global__ void ck_absorb_kernel(gh_ck_geometry g, void *slots, const void *entr
       remaining += 1;
       continue;
     }
-    gh_slot_update_value(f, gh_slot_at(f, slots, at), policy, gh_slot_bits_value(f, entry));
+    gh_slot_update_value(f, gh_ck_entry_at(&g, slots, at), policy, gh_slot_bits_value(f, entry));
     failed[i] = 0;
   }
   add_per_warp(&counters->count, remaining);
@@ -191,20 +200,34 @@ __global__ void ck_dedupe_kernel(gh_ck_geometry g, void *slots, int policy, gh_c
   add_per_warp(&counters->count, removed);
 }
 
-__global__ void ck_gather_kernel(gh_ck_geometry g, const void *slots, const void *entries, const uint8_t *failed,
-                                 uint64_t m, void *out, gh_ck_counters *counters) {
+__global__ void ck_dedupe_stash_kernel(gh_ck_geometry g, int policy, gh_ck_counters *counters) {
+  unsigned long long removed = 0;
+  for (uint64_t j = thread_index(); j < warp_rounded(g.stash_slots); j += grid_threads())
+    removed += j < g.stash_slots ? (unsigned long long)gh_ck_dedupe_stash_entry(&g, j, policy) : 0ull;
+  add_per_warp(&counters->count, removed);
+}
+
+__global__ void ck_clear_unflagged_kernel(gh_slot_format f, void *entries, const uint8_t *flags, uint64_t m) {
+  for (uint64_t i = thread_index(); i < m; i += grid_threads())
+    if (!flags[i]) gh_slot_write(f, gh_slot_at(f, entries, i), gh_slot_pack(f, gh_slot_empty_key(f.key_bits), ~0ull));
+}
+
+__global__ void ck_gather_kernel(gh_ck_geometry g, int include_slots, const void *slots, const void *entries,
+                                 const uint8_t *failed, uint64_t m, void *out, gh_ck_counters *counters) {
   const gh_slot_format f = g.format;
-  const uint64_t total = g.slot_count + m;
+  const uint64_t empty = gh_slot_empty_key(f.key_bits);
+  const uint64_t main = include_slots ? g.slot_count : 0, total = main + m;
   for (uint64_t i = thread_index(); i < warp_rounded(total); i += grid_threads()) {
     gh_slot_bits bits = {0, 0};
     int keep = 0;
-    if (i < g.slot_count) {
+    if (i < main) {
       bits = gh_slot_read(f, gh_slot_at(f, (void *)slots, i));
-      keep = gh_slot_bits_key(f, bits) != gh_slot_empty_key(f.key_bits);
-    } else if (i < total) {
-      keep = failed == NULL || failed[i - g.slot_count];
-      if (keep) bits = gh_slot_read(f, gh_slot_at(f, (void *)entries, i - g.slot_count));
+    } else if (i < total && (failed == NULL || failed[i - main])) {
+      bits = gh_slot_read(f, gh_slot_at(f, (void *)entries, i - main));
+    } else {
+      bits = gh_slot_pack(f, empty, ~0ull);
     }
+    keep = i < total && gh_slot_bits_key(f, bits) != empty;
     const uint64_t position = reserve_per_warp(&counters->count, keep);
     if (keep) gh_slot_write(f, gh_slot_at(f, out, position), bits);
   }
@@ -212,35 +235,35 @@ __global__ void ck_gather_kernel(gh_ck_geometry g, const void *slots, const void
 
 __global__ void ck_erase_kernel(gh_ck_geometry g, void *slots, const void *keys, uint64_t n, uint8_t *erased_out,
                                 gh_ck_counters *counters) {
-  unsigned long long erased = 0, side = 0;
+  unsigned long long erased = 0, side = 0, stash = 0;
   for (uint64_t i = thread_index(); i < warp_rounded(n); i += grid_threads()) {
-    int removed = 0;
+    gh_ck_erased where = GH_CK_ABSENT;
     if (i < n) {
-      const uint64_t key = read_word(keys, i, g.format.key_bits);
-      removed = gh_ck_erase(&g, slots, key);
-      side += (unsigned long long)(removed && gh_ck_is_sentinel(&g, key));
-      if (erased_out) erased_out[i] = (uint8_t)removed;
+      where = gh_ck_erase(&g, slots, read_word(keys, i, g.format.key_bits));
+      if (erased_out) erased_out[i] = where != GH_CK_ABSENT;
     }
-    erased += (unsigned long long)removed;
+    erased += where == GH_CK_ERASED_MAIN;
+    side += where == GH_CK_ERASED_SIDE;
+    stash += where == GH_CK_ERASED_STASH;
   }
   add_per_warp(&counters->count, erased);
   add_per_warp(&counters->side, side);
+  add_per_warp(&counters->stash, stash);
 }
 
-/* Exports (key, value) of occupied slots; the side slot's key is the all-ones key. */
+/* Exports (key, value) of every position holding a key (main slots, side slot, stash). */
 __global__ void ck_export_kernel(gh_ck_geometry g, const void *slots, void *keys_out, void *values_out,
                                  gh_ck_counters *counters) {
   const gh_slot_format f = g.format;
-  const uint64_t empty = gh_slot_empty_key(f.key_bits);
-  for (uint64_t i = thread_index(); i < warp_rounded(g.slot_count + 1); i += grid_threads()) {
+  const uint64_t positions = gh_ck_position_count(&g);
+  for (uint64_t i = thread_index(); i < warp_rounded(positions); i += grid_threads()) {
     int keep = 0;
     uint64_t key = 0, value = 0;
-    if (i <= g.slot_count) {
-      const gh_slot_bits bits = gh_slot_read(f, gh_slot_at(f, (void *)slots, i));
+    if (i < positions) {
+      const gh_slot_bits bits = gh_slot_read(f, gh_ck_entry_at(&g, (void *)slots, i));
       key = gh_slot_bits_key(f, bits);
       value = gh_slot_bits_value(f, bits);
-      keep = i == g.slot_count ? key == GH_SIDE_PRESENT : key != empty;
-      if (i == g.slot_count) key = empty;
+      keep = gh_ck_holds_key(&g, i, &key);
     }
     const uint64_t position = reserve_per_warp(&counters->count, keep);
     if (keep) {
@@ -250,34 +273,27 @@ __global__ void ck_export_kernel(gh_ck_geometry g, const void *slots, void *keys
   }
 }
 
-/* Compacting: 1 for occupied slots (side slot last) still without an id. */
-__global__ void ck_unassigned_kernel(gh_ck_geometry g, const void *slots, uint64_t *flags) {
+/* Compacting: every position holding a key without an id gets the next id (counters->count counts
+ * them from 0; ids are first_id + that), and keys_by_id[id] = its key. */
+__global__ void ck_assign_kernel(gh_ck_geometry g, void *slots, uint64_t first_id, void *keys_by_id,
+                                 gh_ck_counters *counters) {
   const gh_slot_format f = g.format;
   const uint64_t no_id = gh_slot_value_mask(f.value_bits) & GH_CK_NO_ID;
-  for (uint64_t i = thread_index(); i <= g.slot_count; i += grid_threads()) {
-    const gh_slot_bits bits = gh_slot_read(f, gh_slot_at(f, (void *)slots, i));
-    const uint64_t key = gh_slot_bits_key(f, bits);
-    const int occupied = i == g.slot_count ? key == GH_SIDE_PRESENT : key != gh_slot_empty_key(f.key_bits);
-    flags[i] = occupied && gh_slot_bits_value(f, bits) == no_id;
-  }
-}
-
-/* Compacting: slot i gets id first_id + rank[i] where flagged (flags re-derived from the slot). */
-__global__ void ck_assign_kernel(gh_ck_geometry g, void *slots, const uint64_t *rank, uint64_t first_id,
-                                 void *keys_by_id) {
-  const gh_slot_format f = g.format;
-  const uint64_t no_id = gh_slot_value_mask(f.value_bits) & GH_CK_NO_ID;
-  const uint64_t empty = gh_slot_empty_key(f.key_bits);
-  for (uint64_t i = thread_index(); i <= g.slot_count; i += grid_threads()) {
-    void *slot = gh_slot_at(f, slots, i);
-    const gh_slot_bits bits = gh_slot_read(f, slot);
-    const uint64_t key = gh_slot_bits_key(f, bits);
-    const int side = i == g.slot_count;
-    const int occupied = side ? key == GH_SIDE_PRESENT : key != empty;
-    if (!occupied || gh_slot_bits_value(f, bits) != no_id) continue;
-    const uint64_t id = first_id + rank[i];
-    gh_slot_write(f, slot, gh_slot_pack(f, key, id));
-    write_word(keys_by_id, id, f.key_bits, side ? empty : key);
+  const uint64_t positions = gh_ck_position_count(&g);
+  for (uint64_t i = thread_index(); i < warp_rounded(positions); i += grid_threads()) {
+    void *slot = i < positions ? gh_ck_entry_at(&g, slots, i) : NULL;
+    gh_slot_bits bits = {0, 0};
+    uint64_t key = 0;
+    int unassigned = 0;
+    if (slot) {
+      bits = gh_slot_read(f, slot);
+      key = gh_slot_bits_key(f, bits);
+      unassigned = gh_ck_holds_key(&g, i, &key) && gh_slot_bits_value(f, bits) == no_id;
+    }
+    const uint64_t id = first_id + reserve_per_warp(&counters->count, unassigned);
+    if (!unassigned) continue;
+    gh_slot_write(f, slot, gh_slot_pack(f, gh_slot_bits_key(f, bits), id));
+    write_word(keys_by_id, id, f.key_bits, key);
   }
 }
 
@@ -477,14 +493,32 @@ static gh_status cuda_dedupe(gh_table *t, const gh_ck_geometry *g, int policy, u
   return status;
 }
 
-static gh_status cuda_gather(gh_table *t, const gh_ck_geometry *g, const void *entries, const uint8_t *failed,
-                             uint64_t m, void *out, uint64_t *count, void *stream) {
+static gh_status cuda_dedupe_stash(gh_table *t, const gh_ck_geometry *g, int policy, uint64_t *removed, void *stream) {
+  gh_ck_geometry geometry = *g;
+  gh_ck_counters *counters = state(t)->counters;
+  void *args[] = {&geometry, &policy, &counters};
+  gh_ck_counters after;
+  gh_status status = run_counted(t, (const void *)ck_dedupe_stash_kernel, g->stash_slots, args, &after, stream);
+  if (status == GH_OK) *removed = after.count;
+  return status;
+}
+
+static gh_status cuda_clear_unflagged(gh_table *t, const gh_ck_geometry *g, void *entries, const uint8_t *flags,
+                                      uint64_t m, void *stream) {
+  gh_slot_format format = g->format;
+  void *args[] = {&format, &entries, (void *)&flags, &m};
+  return launch(t, (const void *)ck_clear_unflagged_kernel, m, stream, args);
+}
+
+static gh_status cuda_gather(gh_table *t, const gh_ck_geometry *g, int include_slots, const void *entries,
+                             const uint8_t *failed, uint64_t m, void *out, uint64_t *count, void *stream) {
   gh_ck_geometry geometry = *g;
   const void *slots = state(t)->slots;
   gh_ck_counters *counters = state(t)->counters;
-  void *args[] = {&geometry, (void *)&slots, (void *)&entries, (void *)&failed, &m, &out, &counters};
+  void *args[] = {&geometry, &include_slots, (void *)&slots, (void *)&entries, (void *)&failed, &m, &out, &counters};
   gh_ck_counters after;
-  gh_status status = run_counted(t, (const void *)ck_gather_kernel, g->slot_count + m, args, &after, stream);
+  gh_status status = run_counted(t, (const void *)ck_gather_kernel, (include_slots ? g->slot_count : 0) + m, args,
+                                 &after, stream);
   if (status == GH_OK) *count = after.count;
   return status;
 }
@@ -499,7 +533,7 @@ static gh_status cuda_find(gh_table *t, const gh_ck_geometry *g, const void *key
 }
 
 static gh_status cuda_erase(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, uint8_t *erased_out,
-                            uint64_t *erased, uint64_t *side_erased, void *stream) {
+                            gh_ck_erase_counts *erased, void *stream) {
   gh_ck_geometry geometry = *g;
   void *slots = state(t)->slots;
   gh_ck_counters *counters = state(t)->counters;
@@ -507,8 +541,9 @@ static gh_status cuda_erase(gh_table *t, const gh_ck_geometry *g, const void *ke
   gh_ck_counters after;
   gh_status status = run_counted(t, (const void *)ck_erase_kernel, n, args, &after, stream);
   if (status != GH_OK) return status;
-  *erased = after.count;
-  *side_erased = after.side;
+  erased->main = after.count;
+  erased->side = after.side;
+  erased->stash = after.stash;
   return GH_OK;
 }
 
@@ -519,34 +554,20 @@ static gh_status cuda_export(gh_table *t, const gh_ck_geometry *g, void *keys_ou
   gh_ck_counters *counters = state(t)->counters;
   void *args[] = {&geometry, (void *)&slots, &keys_out, &values_out, &counters};
   gh_ck_counters after;
-  gh_status status = run_counted(t, (const void *)ck_export_kernel, g->slot_count + 1, args, &after, stream);
+  gh_status status = run_counted(t, (const void *)ck_export_kernel, gh_ck_position_count(g), args, &after, stream);
   if (status == GH_OK) *count = after.count;
   return status;
 }
 
 static gh_status cuda_assign_ids(gh_table *t, const gh_ck_geometry *g, uint64_t first_id, void *keys_by_id,
                                  uint64_t *assigned, void *stream) {
-  const uint64_t count = g->slot_count + 2; /* slots, side slot, and one 0 for the total */
-  scratch flags, rank;
-  gh_status status = scratch_alloc(t, &flags, count * sizeof(uint64_t));
-  if (status != GH_OK) return status;
-  status = scratch_alloc(t, &rank, count * sizeof(uint64_t));
-  if (status != GH_OK) {
-    scratch_free(t, &flags);
-    return status;
-  }
   gh_ck_geometry geometry = *g;
   void *slots = state(t)->slots;
-  uint64_t *flag_array = (uint64_t *)flags.ptr, *rank_array = (uint64_t *)rank.ptr;
-  void *flag_args[] = {&geometry, &slots, &flag_array};
-  void *assign_args[] = {&geometry, &slots, &rank_array, &first_id, &keys_by_id};
-  status = cuda_fill(t, flag_array + count - 1, 0, sizeof(uint64_t), stream);
-  if (status == GH_OK) status = launch(t, (const void *)ck_unassigned_kernel, g->slot_count + 1, stream, flag_args);
-  if (status == GH_OK) status = exclusive_sum(t, flag_array, rank_array, count, stream);
-  if (status == GH_OK) status = launch(t, (const void *)ck_assign_kernel, g->slot_count + 1, stream, assign_args);
-  if (status == GH_OK) status = cuda_to_host(t, assigned, rank_array + count - 1, sizeof *assigned, stream);
-  scratch_free(t, &flags);
-  scratch_free(t, &rank);
+  gh_ck_counters *counters = state(t)->counters;
+  void *args[] = {&geometry, &slots, &first_id, &keys_by_id, &counters};
+  gh_ck_counters after;
+  gh_status status = run_counted(t, (const void *)ck_assign_kernel, gh_ck_position_count(g), args, &after, stream);
+  if (status == GH_OK) *assigned = after.count;
   return status;
 }
 
@@ -654,8 +675,24 @@ static gh_status cuda_gather_values(gh_table *t, const gh_ck_key_info *info, con
 }
 
 extern "C" const gh_ck_backend gh__cuckoo_cuda_backend = {
-    GH_MEMORY_DEVICE,  cuda_fill,        cuda_copy,         cuda_to_host,       cuda_sync,
-    cuda_prepare,      cuda_place,       cuda_absorb,       cuda_dedupe,       cuda_gather,        cuda_find,
-    cuda_erase,        cuda_export,      cuda_assign_ids,   cuda_keys_of_ids,   cuda_group_pairs,
-    cuda_count_values, cuda_gather_values,
+    .kind = GH_MEMORY_DEVICE,
+    .fill = cuda_fill,
+    .copy = cuda_copy,
+    .to_host = cuda_to_host,
+    .sync = cuda_sync,
+    .prepare = cuda_prepare,
+    .place = cuda_place,
+    .absorb = cuda_absorb,
+    .dedupe = cuda_dedupe,
+    .dedupe_stash = cuda_dedupe_stash,
+    .clear_unflagged = cuda_clear_unflagged,
+    .gather = cuda_gather,
+    .find = cuda_find,
+    .erase = cuda_erase,
+    .export_pairs = cuda_export,
+    .assign_ids = cuda_assign_ids,
+    .keys_of_ids = cuda_keys_of_ids,
+    .group_pairs = cuda_group_pairs,
+    .count_values = cuda_count_values,
+    .gather_values = cuda_gather_values,
 };

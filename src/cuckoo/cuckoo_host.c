@@ -65,7 +65,7 @@ static gh_counters prepare_chunk(void *context, uint64_t begin, uint64_t end) {
     if (p->check_present) {
       const uint64_t at = gh_ck_locate(g, p->slots, key);
       if (at != ~0ull) {
-        gh_slot_update_value(f, gh_slot_at(f, p->slots, at), p->policy, value);
+        gh_slot_update_value(f, gh_ck_entry_at(g, p->slots, at), p->policy, value);
         continue;
       }
     }
@@ -128,7 +128,7 @@ static gh_counters absorb_chunk(void *context, uint64_t begin, uint64_t end) {
       counted.value[0] += 1;
       continue;
     }
-    gh_slot_update_value(f, gh_slot_at(f, p->slots, at), p->policy, gh_slot_bits_value(f, entry));
+    gh_slot_update_value(f, gh_ck_entry_at(p->g, p->slots, at), p->policy, gh_slot_bits_value(f, entry));
     p->flags[i] = 0;
   }
   return counted;
@@ -158,20 +158,39 @@ static gh_status host_dedupe(gh_table *t, const gh_ck_geometry *g, int policy, u
   return GH_OK;
 }
 
-static gh_status host_gather(gh_table *t, const gh_ck_geometry *g, const void *entries, const uint8_t *failed,
-                             uint64_t m, void *out, uint64_t *count, void *stream) {
+static gh_status host_dedupe_stash(gh_table *t, const gh_ck_geometry *g, int policy, uint64_t *removed, void *stream) {
+  uint64_t count = 0;
+  (void)t, (void)stream;
+  for (uint64_t j = 0; j < g->stash_slots; ++j) count += (uint64_t)gh_ck_dedupe_stash_entry(g, j, policy);
+  *removed = count;
+  return GH_OK;
+}
+
+static gh_status host_clear_unflagged(gh_table *t, const gh_ck_geometry *g, void *entries, const uint8_t *flags,
+                                      uint64_t m, void *stream) {
+  const gh_slot_format f = g->format;
+  (void)t, (void)stream;
+  for (uint64_t i = 0; i < m; ++i)
+    if (!flags[i]) gh_slot_write(f, gh_slot_at(f, entries, i), gh_slot_pack(f, gh_slot_empty_key(f.key_bits), ~0ull));
+  return GH_OK;
+}
+
+static gh_status host_gather(gh_table *t, const gh_ck_geometry *g, int include_slots, const void *entries,
+                             const uint8_t *failed, uint64_t m, void *out, uint64_t *count, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
   const gh_slot_format f = g->format;
   const uint64_t empty = gh_slot_empty_key(f.key_bits);
   uint64_t written = 0;
   (void)stream;
-  for (uint64_t i = 0; i < g->slot_count; ++i) {
+  for (uint64_t i = 0; include_slots && i < g->slot_count; ++i) {
     const gh_slot_bits bits = gh_slot_load(f, gh_slot_at(f, w->slots, i));
     if (gh_slot_bits_key(f, bits) != empty) gh_slot_write(f, gh_slot_at(f, out, written++), bits);
   }
-  for (uint64_t i = 0; i < m; ++i)
-    if (failed == NULL || failed[i])
-      gh_slot_write(f, gh_slot_at(f, out, written++), gh_slot_read(f, gh_slot_at(f, (void *)entries, i)));
+  for (uint64_t i = 0; i < m; ++i) {
+    const gh_slot_bits bits = gh_slot_read(f, gh_slot_at(f, (void *)entries, i));
+    if ((failed == NULL || failed[i]) && gh_slot_bits_key(f, bits) != empty)
+      gh_slot_write(f, gh_slot_at(f, out, written++), bits);
+  }
   *count = written;
   return GH_OK;
 }
@@ -200,28 +219,27 @@ static gh_status host_find(gh_table *t, const gh_ck_geometry *g, const void *key
   return GH_OK;
 }
 
-/* Counters: [0] erased, [1] of which the all-ones key. */
+/* Counters: erased keys by gh_ck_erased place. */
 static gh_counters erase_chunk(void *context, uint64_t begin, uint64_t end) {
   pass *p = (pass *)context;
   gh_counters counted = {{0}};
   for (uint64_t i = begin; i < end; ++i) {
-    const uint64_t key = gh__read_word(p->keys, i, p->g->format.key_bits);
-    const int erased = gh_ck_erase(p->g, p->slots, key);
-    if (p->flags) p->flags[i] = (uint8_t)erased;
-    counted.value[0] += (uint64_t)erased;
-    counted.value[1] += (uint64_t)(erased && gh_ck_is_sentinel(p->g, key));
+    const gh_ck_erased where = gh_ck_erase(p->g, p->slots, gh__read_word(p->keys, i, p->g->format.key_bits));
+    if (p->flags) p->flags[i] = where != GH_CK_ABSENT;
+    counted.value[where] += 1;
   }
   return counted;
 }
 
 static gh_status host_erase(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, uint8_t *erased_out,
-                            uint64_t *erased, uint64_t *side_erased, void *stream) {
+                            gh_ck_erase_counts *erased, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
   pass p = {g, w->slots, keys, NULL, NULL, erased_out, NULL, 0, 0, 0, 0, GH_CK_VALUE_GIVEN};
   (void)stream;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, erase_chunk, &p);
-  *erased = counted.value[0];
-  *side_erased = counted.value[1];
+  erased->main = counted.value[GH_CK_ERASED_MAIN];
+  erased->side = counted.value[GH_CK_ERASED_SIDE];
+  erased->stash = counted.value[GH_CK_ERASED_STASH];
   return GH_OK;
 }
 
@@ -229,18 +247,12 @@ static gh_status host_export(gh_table *t, const gh_ck_geometry *g, void *keys_ou
                              void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
   const gh_slot_format f = g->format;
-  const uint64_t empty = gh_slot_empty_key(f.key_bits);
   uint64_t written = 0;
   (void)stream;
-  for (uint64_t i = 0; i <= g->slot_count; ++i) {
-    const void *slot = gh_slot_at(f, w->slots, i);
+  for (uint64_t i = 0; i < gh_ck_position_count(g); ++i) {
+    const void *slot = gh_ck_entry_at(g, w->slots, i);
     uint64_t key = gh_slot_load_key(f, slot);
-    if (i == g->slot_count) {
-      if (key != GH_SIDE_PRESENT) continue;
-      key = empty;
-    } else if (key == empty) {
-      continue;
-    }
+    if (!gh_ck_holds_key(g, i, &key)) continue;
     gh__write_word(keys_out, written, f.key_bits, key);
     if (values_out) gh__write_word(values_out, written, f.value_bits, gh_slot_load_value(f, slot));
     written += 1;
@@ -253,17 +265,16 @@ static gh_status host_assign_ids(gh_table *t, const gh_ck_geometry *g, uint64_t 
                                  uint64_t *assigned, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
   const gh_slot_format f = g->format;
-  const uint64_t empty = gh_slot_empty_key(f.key_bits), no_id = gh_slot_value_mask(f.value_bits) & GH_CK_NO_ID;
+  const uint64_t no_id = gh_slot_value_mask(f.value_bits) & GH_CK_NO_ID;
   uint64_t next = first_id;
   (void)stream;
-  for (uint64_t i = 0; i <= g->slot_count; ++i) {
-    void *slot = gh_slot_at(f, w->slots, i);
-    const uint64_t key = gh_slot_load_key(f, slot);
-    const int side = i == g->slot_count;
-    if ((side && key != GH_SIDE_PRESENT) || (!side && key == empty)) continue;
-    if (gh_slot_load_value(f, slot) != no_id) continue;
-    gh_slot_write(f, slot, gh_slot_pack(f, key, next));
-    gh__write_word(keys_by_id, next, f.key_bits, side ? empty : key);
+  for (uint64_t i = 0; i < gh_ck_position_count(g); ++i) {
+    void *slot = gh_ck_entry_at(g, w->slots, i);
+    const uint64_t marker = gh_slot_load_key(f, slot);
+    uint64_t key = marker;
+    if (!gh_ck_holds_key(g, i, &key) || gh_slot_load_value(f, slot) != no_id) continue;
+    gh_slot_write(f, slot, gh_slot_pack(f, marker, next));
+    gh__write_word(keys_by_id, next, f.key_bits, key);
     next += 1;
   }
   *assigned = next - first_id;
@@ -377,6 +388,8 @@ const gh_ck_backend gh__cuckoo_host_backend = {
     .place = host_place,
     .absorb = host_absorb,
     .dedupe = host_dedupe,
+    .dedupe_stash = host_dedupe_stash,
+    .clear_unflagged = host_clear_unflagged,
     .gather = host_gather,
     .find = host_find,
     .erase = host_erase,

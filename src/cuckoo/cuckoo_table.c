@@ -21,6 +21,12 @@ static const double min_table_factor[GH_CK_MAX_FUNCTIONS + 1] = {0, 0, 2.1, 1.1,
 #define GH_CK_GROWTH_MIN 1.5
 /* Chain limit while a batch that may repeat keys may overflow the table (see map_insert). */
 #define GH_CK_OVERFLOW_PROBE_EVICTIONS 8u
+/* After this many restarts in one call, a handful of entries still left over (at most
+ * GH_CK_STASH_MAX) go to the stash instead of forcing more rebuilds: keys that fail together. */
+#define GH_CK_RESTARTS_BEFORE_STASH 6u
+#define GH_CK_STASH_MAX 64u
+/* No call restarts more often than this; what is left then waits in the stash. */
+#define GH_CK_MAX_RESTARTS_PER_CALL 24u
 
 static gh_ck_table *state(gh_table *t) { return (gh_ck_table *)t->impl; }
 
@@ -116,34 +122,47 @@ static void set_eviction_limit(gh_ck_geometry *g, uint64_t keys) {
 }
 
 static size_t entry_bytes(const gh_ck_table *w) { return w->geometry.format.slot_bytes; }
+static uint64_t key_bytes(const gh_table *t) { return t->config.key_bits / 8u; }
+static uint64_t value_bytes(const gh_table *t) { return t->config.value_bits / 8u; }
 
-/* Allocates slots for `capacity` keys (replacing, not copying, the current ones) and clears them. */
-static gh_status allocate_slots(gh_table *t, uint64_t capacity, void *stream) {
+/* Keys stored in the map: main slots, side slot and stash. */
+static uint64_t stored_keys(const gh_ck_table *w) { return w->main_keys + w->side_keys + w->stash_keys; }
+
+static gh_status out_of_memory(gh_table *t, const char *what, size_t bytes) {
+  return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "could not allocate %zu bytes for %s; nothing was changed", bytes, what);
+}
+
+/* A slot array for `capacity` keys, every slot empty; NULL (and nothing held) on failure. */
+static void *new_slots(gh_table *t, uint64_t capacity, uint64_t *slot_count, size_t *bytes, void *stream) {
   gh_ck_table *w = state(t);
-  const uint64_t slot_count = slots_for(capacity, t->config.table_factor);
-  const size_t bytes = (size_t)(slot_count + 1) * entry_bytes(w);
-  void *slots = gh__alloc(t, bytes, w->backend->kind);
-  if (slots == NULL)
-    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "could not allocate %zu bytes for %llu cuckoo slots", bytes,
-                    (unsigned long long)slot_count);
-  gh_status status = w->backend->fill(t, slots, 0xFF, bytes, stream);
-  if (status != GH_OK) {
-    gh__free(t, slots, bytes, w->backend->kind);
-    return status;
+  *slot_count = slots_for(capacity, t->config.table_factor);
+  *bytes = (size_t)(*slot_count + 1) * entry_bytes(w);
+  void *slots = gh__alloc(t, *bytes, w->backend->kind);
+  if (slots != NULL && w->backend->fill(t, slots, 0xFF, *bytes, stream) != GH_OK) {
+    gh__free(t, slots, *bytes, w->backend->kind);
+    return NULL;
   }
-  /* The side slot moves with the slots. */
-  if (w->slots != NULL) {
-    status = w->backend->copy(t, (char *)slots + slot_count * entry_bytes(w),
-                              (char *)w->slots + w->geometry.slot_count * entry_bytes(w), entry_bytes(w), stream);
-    gh__free(t, w->slots, w->slots_bytes, w->backend->kind);
-  }
+  return slots;
+}
+
+/* Makes `slots` (from new_slots) the table's, sized for `capacity` keys, and frees the old ones. */
+static void install_slots(gh_table *t, void *slots, uint64_t slot_count, size_t bytes, uint64_t capacity) {
+  gh_ck_table *w = state(t);
+  gh__free(t, w->slots, w->slots_bytes, w->backend->kind);
   w->slots = slots;
   w->slots_bytes = bytes;
   w->geometry.slot_count = slot_count;
   w->geometry.slot_magic = gh_ck_magic(slot_count);
-  w->capacity = capacity;
-  t->config.capacity = capacity;
-  return status;
+  w->capacity = t->config.capacity = capacity;
+}
+
+static void release_stash(gh_table *t) {
+  gh_ck_table *w = state(t);
+  gh__free(t, w->geometry.stash, w->stash_bytes, w->backend->kind);
+  w->geometry.stash = NULL;
+  w->geometry.stash_slots = 0;
+  w->stash_bytes = 0;
+  w->stash_keys = 0;
 }
 
 static gh_status clear_main_slots(gh_table *t, void *stream) {
@@ -152,287 +171,447 @@ static gh_status clear_main_slots(gh_table *t, void *stream) {
   return w->backend->fill(t, w->slots, 0xFF, (size_t)w->geometry.slot_count * entry_bytes(w), stream);
 }
 
-/* Empties the main slots and the side slot. */
+/* Empties the main slots, the side slot and the stash. */
 static gh_status clear_all_slots(gh_table *t, void *stream) {
   gh_ck_table *w = state(t);
+  release_stash(t);
   w->main_keys = w->side_keys = 0;
   return w->backend->fill(t, w->slots, 0xFF, w->slots_bytes, stream);
 }
 
-/* ---- Building: placement with restarts and growth -------------------------------------------- */
+/* ---- Building: placement with restarts, growth and the stash --------------------------------- */
 
-/* Moves every key of the main slots plus entries[i] with failed[i] (every entry when failed is
- * NULL) into a fresh entry array, then empties the main slots, on `capacity` keys' worth of slots
- * when that is more than now, with fresh constants. On success *entries / *m describe the new
- * array (the old one is freed). On failure the table and the old array are untouched. */
-static gh_status collect_and_reset(gh_table *t, void **entries, uint64_t *m, const uint8_t *failed,
-                                   uint64_t extra, uint64_t capacity, void *stream) {
+/* Entries being placed, with one flag each (1: the entry is left over). */
+typedef struct gh_ck_batch {
+  void *entries;
+  uint8_t *flags;
+  uint64_t room;  /* entries (and flags) allocated */
+  uint64_t count; /* entries in use */
+} gh_ck_batch;
+
+static size_t batch_entry_bytes(gh_table *t, const gh_ck_batch *b) { return (size_t)(b->room ? b->room : 1) * entry_bytes(state(t)); }
+
+static void batch_free(gh_table *t, gh_ck_batch *b) {
+  const gh_memory_kind kind = state(t)->backend->kind;
+  gh__free(t, b->entries, batch_entry_bytes(t, b), kind);
+  gh__free(t, b->flags, (size_t)(b->room ? b->room : 1), kind);
+  b->entries = NULL;
+  b->flags = NULL;
+}
+
+/* Allocates room for `room` entries and flags; on failure holds nothing. */
+static gh_status batch_alloc(gh_table *t, gh_ck_batch *b, uint64_t room) {
+  const gh_memory_kind kind = state(t)->backend->kind;
+  b->room = room;
+  b->count = 0;
+  b->entries = gh__alloc(t, batch_entry_bytes(t, b), kind);
+  b->flags = (uint8_t *)gh__alloc(t, (size_t)(room ? room : 1), kind);
+  if (b->entries != NULL && b->flags != NULL) return GH_OK;
+  batch_free(t, b);
+  return GH_ERR_OUT_OF_MEMORY;
+}
+
+/* Rebuild for a restart: every key of the main slots plus the batch's entries (the flagged ones
+ * when use_flags, `leftovers` of them) move into a fresh batch, and the main slots empty, with fresh
+ * constants, on new slots for `capacity` keys when that is more than now. Everything is allocated
+ * first: on GH_ERR_OUT_OF_MEMORY nothing has changed (and no message is set: the caller decides). */
+static gh_status rebuild(gh_table *t, gh_ck_batch *batch, int use_flags, uint64_t leftovers, uint64_t capacity,
+                         void *stream) {
   gh_ck_table *w = state(t);
-  const gh_ck_backend *b = w->backend;
-  const uint64_t room = w->main_keys + extra;
-  void *gathered = gh__alloc(t, (size_t)(room ? room : 1) * entry_bytes(w), b->kind);
-  if (gathered == NULL)
-    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no memory to rebuild the cuckoo table (%llu entries)",
-                    (unsigned long long)room);
-  uint64_t count = 0;
-  gh_status status = b->gather(t, &w->geometry, *entries, failed, *m, gathered, &count, stream);
-  if (status == GH_OK && capacity > w->capacity) {
-    status = allocate_slots(t, capacity, stream);
-    if (status == GH_OK) w->grows += 1;
+  gh_ck_batch next;
+  if (batch_alloc(t, &next, w->main_keys + leftovers) != GH_OK) return GH_ERR_OUT_OF_MEMORY;
+  void *grown = NULL;
+  uint64_t slot_count = 0;
+  size_t bytes = 0;
+  if (capacity > w->capacity && (grown = new_slots(t, capacity, &slot_count, &bytes, stream)) == NULL) {
+    batch_free(t, &next);
+    return GH_ERR_OUT_OF_MEMORY;
+  }
+  gh_status status = w->backend->gather(t, &w->geometry, 1, batch->entries, use_flags ? batch->flags : NULL,
+                                        batch->count, next.entries, &next.count, stream);
+  if (status == GH_OK && grown != NULL) {
+    /* The side slot moves with the slots. */
+    status = w->backend->copy(t, (char *)grown + slot_count * entry_bytes(w),
+                              (char *)w->slots + w->geometry.slot_count * entry_bytes(w), entry_bytes(w), stream);
+    if (status == GH_OK) {
+      install_slots(t, grown, slot_count, bytes, capacity);
+      grown = NULL;
+      w->grows += 1;
+    }
   } else if (status == GH_OK) {
     status = clear_main_slots(t, stream);
   }
   if (status != GH_OK) {
-    gh__free(t, gathered, (size_t)(room ? room : 1) * entry_bytes(w), b->kind);
+    gh__free(t, grown, bytes, w->backend->kind);
+    batch_free(t, &next);
     return status;
   }
   w->main_keys = 0;
   draw_constants(t);
-  gh__free(t, *entries, (size_t)(*m ? *m : 1) * entry_bytes(w), b->kind);
-  *entries = gathered;
-  *m = count;
+  batch_free(t, batch);
+  *batch = next;
   return GH_OK;
 }
 
-/* Places m prepared entries; restarts with fresh constants until every entry is in. The table
- * grows when the keys it holds plus the entries left over exceed its capacity, and by 1/8 after a
- * few restarts at one size. overflow_limit (when not 0) caps the chains of attempts whose entries
- * may not fit. Frees the entry array. */
-static gh_status place_all(gh_table *t, void *entries, uint64_t m, int policy, int may_repeat, unsigned overflow_limit,
+/* The batch's flagged entries (`leftovers` of them, none of whose keys the slots hold) become the
+ * stash. Needs no memory: when a compact copy cannot be had, the batch's own array is kept, its
+ * other entries emptied. */
+static gh_status stash_leftovers(gh_table *t, gh_ck_batch *batch, uint64_t leftovers, int policy, void *stream) {
+  gh_ck_table *w = state(t);
+  const gh_ck_backend *b = w->backend;
+  const size_t bytes = (size_t)leftovers * entry_bytes(w);
+  void *stash = gh__alloc(t, bytes, b->kind);
+  uint64_t slots = 0;
+  gh_status status;
+  if (stash != NULL) {
+    status = b->gather(t, &w->geometry, 0, batch->entries, batch->flags, batch->count, stash, &slots, stream);
+    w->stash_bytes = bytes;
+  } else {
+    status = b->clear_unflagged(t, &w->geometry, batch->entries, batch->flags, batch->count, stream);
+    stash = batch->entries;
+    slots = batch->count;
+    w->stash_bytes = batch_entry_bytes(t, batch);
+    batch->entries = NULL; /* the stash owns it now */
+    gh__free(t, batch->flags, (size_t)(batch->room ? batch->room : 1), b->kind);
+    batch->flags = NULL;
+  }
+  w->geometry.stash = stash;
+  w->geometry.stash_slots = slots;
+  w->stash_keys = leftovers;
+  uint64_t removed = 0;
+  if (status == GH_OK) status = b->dedupe_stash(t, &w->geometry, policy, &removed, stream);
+  w->stash_keys -= removed;
+  batch->count = 0;
+  return status;
+}
+
+/* Places the batch; restarts with fresh constants until every entry is in. The table grows when
+ * the keys it holds plus the entries left over exceed its capacity, and by 1/8 after a few
+ * restarts at one size while it holds fewer slots than twice its keys need. Entries still left
+ * after many restarts (keys that keep failing together), or when a rebuild cannot get memory, go
+ * to the stash: placement itself never fails for want of memory. overflow_limit (when not 0) caps
+ * the chains of attempts whose entries may not fit. Frees the batch. */
+static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_repeat, unsigned overflow_limit,
                            void *stream) {
   gh_ck_table *w = state(t);
   const gh_ck_backend *b = w->backend;
-  unsigned restarts_here = 0;
+  unsigned restarts_here = 0, restarts_now = 0;
   gh_status status = GH_OK;
-  uint8_t *failed = NULL;
-  size_t failed_bytes = 0;
-  while (m > 0) {
-    if ((size_t)m > failed_bytes) {
-      gh__free(t, failed, failed_bytes, b->kind);
-      failed_bytes = (size_t)m;
-      failed = (uint8_t *)gh__alloc(t, failed_bytes, b->kind);
-      if (failed == NULL) {
-        status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no memory for %llu placement flags", (unsigned long long)m);
-        break;
-      }
-    }
-    uint64_t placed = 0, gave_up = 0;
-    set_eviction_limit(&w->geometry, w->main_keys + m);
+  while (batch->count > 0) {
+    uint64_t placed = 0, left = 0;
+    set_eviction_limit(&w->geometry, w->main_keys + batch->count);
     /* While the entries may overflow the table, chains are kept short: an overfull table then
      * fails fast and the restart grows it. */
-    if (overflow_limit && w->main_keys + w->side_keys + m > w->capacity) w->geometry.max_evictions = overflow_limit;
-    status = b->place(t, &w->geometry, entries, m, policy, failed, &placed, &gave_up, stream);
+    if (overflow_limit && w->main_keys + w->side_keys + batch->count > w->capacity)
+      w->geometry.max_evictions = overflow_limit;
+    status = b->place(t, &w->geometry, batch->entries, batch->count, policy, batch->flags, &placed, &left, stream);
     if (status != GH_OK) break;
     w->main_keys += placed;
-    if (gave_up == 0) break;
-    /* An eviction chain gave up: rebuild from everything with fresh constants. Entries left over
-     * whose key the table holds (repeats that never met their copy) merge first, so that only
-     * genuinely new keys count towards the size the rebuild needs. */
+    if (left == 0) break;
+    /* An eviction chain gave up. Entries left over whose key the table holds (repeats that never
+     * met their copy) merge first, so that only genuinely new keys count towards the rebuild. */
     w->restarts += 1;
-    status = b->absorb(t, &w->geometry, entries, failed, m, policy, &gave_up, stream);
-    if (status != GH_OK) break;
+    restarts_now += 1;
+    status = b->absorb(t, &w->geometry, batch->entries, batch->flags, batch->count, policy, &left, stream);
+    if (status != GH_OK || left == 0) break;
     uint64_t capacity = w->capacity;
-    const uint64_t needed = w->main_keys + w->side_keys + gave_up;
+    const uint64_t needed = w->main_keys + w->side_keys + left;
+    int give_to_stash = restarts_now >= GH_CK_MAX_RESTARTS_PER_CALL ||
+                        (restarts_now >= GH_CK_RESTARTS_BEFORE_STASH && left <= GH_CK_STASH_MAX);
     if (needed > capacity) {
       /* needed may count repeats of a key several times: grow by at most 2x per restart. */
       const uint64_t most = capacity * 2u;
       capacity = ceil_u64((double)capacity * GH_CK_GROWTH_MIN);
       if (capacity < needed) capacity = needed < most ? needed : most;
       restarts_here = 0;
+      give_to_stash = 0;
     } else if (++restarts_here >= GH_CK_RESTARTS_PER_SIZE) {
-      capacity = ceil_u64((double)capacity * GH_CK_GROWTH_STEP) + 1u;
+      /* Growth is bounded by what the keys need: past twice that, only fresh constants help. */
+      if (capacity < 2u * needed) capacity = ceil_u64((double)capacity * GH_CK_GROWTH_STEP) + 1u;
       restarts_here = 0;
     }
-    status = collect_and_reset(t, &entries, &m, failed, gave_up, capacity, stream);
-    if (status != GH_OK) break;
-    may_repeat = 1;
+    /* Degenerate test constants (gh__cuckoo_force_failures) say nothing about the keys. */
+    if (w->forced_failures > 0) give_to_stash = 0;
+    if (!give_to_stash) {
+      status = rebuild(t, batch, 1, left, capacity, stream);
+      if (status == GH_OK) {
+        may_repeat = 1;
+        continue;
+      }
+      if (status != GH_ERR_OUT_OF_MEMORY) break;
+    }
+    status = stash_leftovers(t, batch, left, policy, stream);
+    break;
   }
-  gh__free(t, failed, failed_bytes, b->kind);
-  gh__free(t, entries, (size_t)(m ? m : 1) * entry_bytes(w), b->kind);
+  batch_free(t, batch);
   if (status == GH_OK && may_repeat) {
     uint64_t removed = 0;
     status = b->dedupe(t, &w->geometry, policy, &removed, stream);
     w->main_keys -= removed;
   }
   /* A batch placed beyond the capacity without needing more slots: the slots demonstrably hold it. */
-  if (w->main_keys + w->side_keys > w->capacity) w->capacity = t->config.capacity = w->main_keys + w->side_keys;
+  if (stored_keys(w) > w->capacity) w->capacity = t->config.capacity = stored_keys(w);
+  if (status == GH_OK) gh__clear_error(t);
   return status;
 }
 
-/* Inserts n keys into the map: phase 1 (present keys, the all-ones key), growth when the batch
- * overflows the capacity, then placement. */
+/* Inserts n keys into the map. All the memory the insert cannot do without (entries and flags for
+ * the batch and the stash) is allocated before anything changes; then phase 1 (present keys, the
+ * all-ones key), growth when the batch overflows the capacity, and placement. */
 static gh_status map_insert(gh_table *t, const void *keys, const void *values, gh_ck_value_source source,
                             uint64_t n, int policy, int may_repeat, void *stream) {
   gh_ck_table *w = state(t);
   const gh_ck_backend *b = w->backend;
-  size_t bytes = (size_t)n * entry_bytes(w);
-  void *entries = gh__alloc(t, bytes, b->kind);
-  if (entries == NULL)
-    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no memory to stage %llu entries; nothing was changed", (unsigned long long)n);
-  uint64_t m = 0, side_new = 0;
-  gh_status status = b->prepare(t, &w->geometry, keys, values, source, n, policy, w->main_keys > 0, entries, &m,
-                                &side_new, stream);
+  gh_ck_batch batch;
+  if (batch_alloc(t, &batch, n + w->stash_keys) != GH_OK)
+    return out_of_memory(t, "the entries of the batch", (size_t)(n + w->stash_keys) * (entry_bytes(w) + 1));
+  uint64_t side_new = 0;
+  gh_status status = b->prepare(t, &w->geometry, keys, values, source, n, policy, stored_keys(w) > 0, batch.entries,
+                                &batch.count, &side_new, stream);
   w->side_keys += side_new;
-  const uint64_t keys_after = w->main_keys + w->side_keys + m;
+  /* The stash's keys (updated by phase 1 where the batch repeats them) are placed again with it. */
+  if (status == GH_OK && w->geometry.stash_slots > 0) {
+    uint64_t taken = 0;
+    status = b->gather(t, &w->geometry, 0, w->geometry.stash, NULL, w->geometry.stash_slots,
+                       (char *)batch.entries + batch.count * entry_bytes(w), &taken, stream);
+    batch.count += taken;
+    if (status == GH_OK) release_stash(t);
+  }
+  const uint64_t keys_after = stored_keys(w) + batch.count;
   const int overflow = keys_after > w->capacity;
   /* A batch that may repeat keys overstates what it adds (m counts the repeats): it is placed with
    * short chains first. Repeats merge where they meet; what does not fit comes back after a few
    * exchanges, and the restart then sizes the table by the keys actually held plus those left. */
   const unsigned overflow_limit = overflow && may_repeat ? GH_CK_OVERFLOW_PROBE_EVICTIONS : 0u;
-  if (status == GH_OK && m > 0 && ((overflow && !may_repeat) || w->forced_failures > 0)) {
+  if (status == GH_OK && batch.count > 0 && ((overflow && !may_repeat) || w->forced_failures > 0)) {
     /* Rebuild from the table and the batch: on more slots when distinct keys overflow the
-     * capacity, with fresh constants either way (which is how forced failures take effect). */
+     * capacity, with fresh constants either way (which is how forced failures take effect). When
+     * that memory cannot be had the batch is placed where it is (what does not fit waits in the
+     * stash). */
     uint64_t capacity = w->capacity;
     if (overflow && !may_repeat) {
       capacity = ceil_u64((double)w->capacity * GH_CK_GROWTH_MIN);
       if (capacity < keys_after) capacity = keys_after;
     }
-    status = collect_and_reset(t, &entries, &m, NULL, m, capacity, stream);
+    status = rebuild(t, &batch, 0, batch.count, capacity, stream);
+    if (status == GH_ERR_OUT_OF_MEMORY) status = GH_OK;
     may_repeat = 1;
   }
   if (status != GH_OK) {
-    gh__free(t, entries, bytes, b->kind);
+    batch_free(t, &batch);
     return status;
   }
-  return place_all(t, entries, m, policy, may_repeat, overflow_limit, stream);
+  return place_all(t, &batch, policy, may_repeat, overflow_limit, stream);
 }
 
 /* ---- Variants --------------------------------------------------------------------------------- */
 
-static uint64_t key_bytes(const gh_table *t) { return t->config.key_bits / 8u; }
-static uint64_t value_bytes(const gh_table *t) { return t->config.value_bits / 8u; }
-
-/* Compacting: new keys enter with GH_CK_NO_ID, then get the next dense ids in slot order. */
+/* Compacting: new keys enter with GH_CK_NO_ID, then get the next dense ids. The id list is grown
+ * first, for the most keys the batch can add, so that no key is ever left without an id. */
 static gh_status compacting_insert(gh_table *t, const void *keys, uint64_t n, void *stream) {
   gh_ck_table *w = state(t);
-  const uint64_t before = w->main_keys + w->side_keys;
+  const gh_memory_kind kind = w->backend->kind;
+  const uint64_t before = stored_keys(w);
+  uint64_t room = w->keys_by_id_capacity;
+  void *grown = NULL;
+  if (before + n > room) {
+    room = room * 2u > before + n ? room * 2u : before + n;
+    grown = gh__alloc(t, (size_t)(room * key_bytes(t)), kind);
+    if (grown == NULL) return out_of_memory(t, "the compacted key list", (size_t)(room * key_bytes(t)));
+  }
   gh_status status = map_insert(t, keys, NULL, GH_CK_VALUE_NO_ID, n, GH_KEEP_FIRST, 1, stream);
-  if (status != GH_OK) return status;
-  const uint64_t after = w->main_keys + w->side_keys;
-  if (after > w->keys_by_id_capacity) {
-    uint64_t capacity = w->keys_by_id_capacity * 2u;
-    if (capacity < after) capacity = after;
-    void *grown = gh__alloc(t, (size_t)(capacity * key_bytes(t)), w->backend->kind);
-    if (grown == NULL)
-      return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no memory for the compacted key list (%llu keys)", (unsigned long long)capacity);
+  if (status != GH_OK) {
+    gh__free(t, grown, (size_t)(room * key_bytes(t)), kind);
+    return status;
+  }
+  const uint64_t after = stored_keys(w);
+  if (grown != NULL) {
     status = w->backend->copy(t, grown, w->keys_by_id, (size_t)(before * key_bytes(t)), stream);
-    gh__free(t, w->keys_by_id, (size_t)(w->keys_by_id_capacity * key_bytes(t)), w->backend->kind);
+    gh__free(t, w->keys_by_id, (size_t)(w->keys_by_id_capacity * key_bytes(t)), kind);
     w->keys_by_id = grown;
-    w->keys_by_id_capacity = capacity;
-    if (status != GH_OK) return status;
+    w->keys_by_id_capacity = room;
   }
   uint64_t assigned = 0;
-  status = w->backend->assign_ids(t, &w->geometry, before, w->keys_by_id, &assigned, stream);
+  if (status == GH_OK) status = w->backend->assign_ids(t, &w->geometry, before, w->keys_by_id, &assigned, stream);
   if (status == GH_OK && before + assigned != after)
     return gh__fail(t, GH_ERR_INTERNAL, "compacting: %llu new keys but %llu ids assigned",
                     (unsigned long long)(after - before), (unsigned long long)assigned);
   return status;
 }
 
+/* The multivalue arrays: values grouped by key id, and each id's range. */
+typedef struct gh_ck_groups {
+  void *sorted_values;
+  uint64_t value_count;
+  gh_ck_key_info *info;
+  uint64_t id_count;
+} gh_ck_groups;
+
+static void groups_free(gh_table *t, gh_ck_groups *g) {
+  const gh_memory_kind kind = state(t)->backend->kind;
+  gh__free(t, g->sorted_values, (size_t)((g->value_count ? g->value_count : 1) * value_bytes(t)), kind);
+  gh__free(t, g->info, (size_t)(g->id_count ? g->id_count : 1) * sizeof(gh_ck_key_info), kind);
+  g->sorted_values = NULL;
+  g->info = NULL;
+}
+
 static void multivalue_release_arrays(gh_table *t) {
   gh_ck_table *w = state(t);
-  gh__free(t, w->sorted_values, (size_t)(w->value_count * value_bytes(t)), w->backend->kind);
-  gh__free(t, w->info, (size_t)w->id_count * sizeof(gh_ck_key_info), w->backend->kind);
+  gh_ck_groups held = {w->sorted_values, w->value_count, w->info, w->id_count};
+  groups_free(t, &held);
   w->sorted_values = NULL;
   w->info = NULL;
   w->value_count = w->id_count = w->id_used = w->pairs = 0;
+}
+
+/* Device or host scratch of one call, freed with the size it was allocated with. */
+typedef struct gh_ck_scratch {
+  void *ptr;
+  size_t bytes;
+} gh_ck_scratch;
+
+/* Allocates every buffer of the list or none (a NULL-terminated list of scratch pointers). */
+static int scratch_all(gh_table *t, gh_ck_scratch *const *list) {
+  const gh_memory_kind kind = state(t)->backend->kind;
+  for (size_t i = 0; list[i] != NULL; ++i) {
+    if (list[i]->bytes == 0) list[i]->bytes = 1;
+    list[i]->ptr = gh__alloc(t, list[i]->bytes, kind);
+    if (list[i]->ptr == NULL) {
+      while (i-- > 0) gh__free(t, list[i]->ptr, list[i]->bytes, kind);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static void scratch_release(gh_table *t, gh_ck_scratch *const *list) {
+  for (size_t i = 0; list[i] != NULL; ++i) {
+    gh__free(t, list[i]->ptr, list[i]->bytes, state(t)->backend->kind);
+    list[i]->ptr = NULL;
+  }
+}
+
+static size_t scratch_total(gh_ck_scratch *const *list) {
+  size_t total = 0;
+  for (size_t i = 0; list[i] != NULL; ++i) total += list[i]->bytes;
+  return total;
 }
 
 static gh_status export_multivalue(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream);
 
 /* Multivalue: the pairs already stored and the new ones are sorted together (Algorithm 1 of the
  * chapter: radix sort, unique keys, counts, ids by prefix sum), and the map of unique key -> id
- * is built afresh. */
+ * is built afresh on new slots. The old structure is released only once the new one is complete;
+ * a failure on the way frees the new one and leaves the table as it was. */
 static gh_status multivalue_insert(gh_table *t, const void *keys, const void *values, uint64_t n, void *stream) {
   gh_ck_table *w = state(t);
   const gh_ck_backend *b = w->backend;
-  const gh_memory_kind kind = b->kind;
   const uint64_t total = w->pairs + n;
   const size_t kb = (size_t)key_bytes(t), vb = (size_t)value_bytes(t);
-  void *all_keys = gh__alloc(t, (size_t)total * kb, kind);
-  void *all_values = gh__alloc(t, (size_t)total * vb, kind);
-  void *sorted_values = gh__alloc(t, (size_t)total * vb, kind);
-  void *unique_keys = gh__alloc(t, (size_t)total * kb, kind);
-  gh_ck_key_info *info = (gh_ck_key_info *)gh__alloc(t, (size_t)total * sizeof *info, kind);
+  gh_ck_scratch all_keys = {NULL, (size_t)total * kb}, all_values = {NULL, (size_t)total * vb},
+                unique_keys = {NULL, (size_t)total * kb};
+  gh_ck_scratch *const scratch[] = {&all_keys, &all_values, &unique_keys, NULL};
+  gh_ck_groups groups = {NULL, total, NULL, total};
+  uint64_t slot_count = 0, exported = 0, unique = 0;
+  size_t slot_bytes = 0;
+  if (!scratch_all(t, scratch)) return out_of_memory(t, "rebuilding the multivalue table", scratch_total(scratch));
+  groups.sorted_values = gh__alloc(t, (size_t)total * vb, b->kind);
+  groups.info = (gh_ck_key_info *)gh__alloc(t, (size_t)total * sizeof(gh_ck_key_info), b->kind);
+  void *slots = new_slots(t, w->capacity, &slot_count, &slot_bytes, stream);
   gh_status status = GH_OK;
-  uint64_t exported = 0, unique = 0;
-  if (!all_keys || !all_values || !sorted_values || !unique_keys || !info)
-    status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no memory to rebuild the multivalue table (%llu pairs); nothing was changed",
-                      (unsigned long long)total);
-  if (status == GH_OK && w->pairs > 0) status = export_multivalue(t, all_keys, all_values, &exported, stream);
-  if (status == GH_OK) status = b->copy(t, (char *)all_keys + exported * kb, keys, (size_t)n * kb, stream);
-  if (status == GH_OK) status = b->copy(t, (char *)all_values + exported * vb, values, (size_t)n * vb, stream);
-  if (status == GH_OK) status = b->group_pairs(t, all_keys, all_values, total, sorted_values, unique_keys, info, &unique, stream);
+  if (groups.sorted_values == NULL || groups.info == NULL || slots == NULL)
+    status = out_of_memory(t, "rebuilding the multivalue table", (size_t)total * (vb + sizeof(gh_ck_key_info)) + slot_bytes);
+  if (status == GH_OK && w->pairs > 0) status = export_multivalue(t, all_keys.ptr, all_values.ptr, &exported, stream);
+  if (status == GH_OK) status = b->copy(t, (char *)all_keys.ptr + exported * kb, keys, (size_t)n * kb, stream);
+  if (status == GH_OK) status = b->copy(t, (char *)all_values.ptr + exported * vb, values, (size_t)n * vb, stream);
+  if (status == GH_OK)
+    status = b->group_pairs(t, all_keys.ptr, all_values.ptr, total, groups.sorted_values, unique_keys.ptr, groups.info,
+                            &unique, stream);
   if (status == GH_OK) {
-    /* From here on the old structure is replaced. */
-    multivalue_release_arrays(t);
-    w->sorted_values = sorted_values;
+    /* Build the new map on the new slots; the old state waits in `before` until it succeeds. */
+    const gh_ck_table before = *w;
+    w->slots = slots;
+    w->slots_bytes = slot_bytes;
+    w->geometry.stash = NULL;
+    w->geometry.stash_slots = 0;
+    w->stash_bytes = 0;
+    w->main_keys = w->side_keys = w->stash_keys = 0;
+    w->sorted_values = groups.sorted_values;
     w->value_count = total;
-    w->info = info;
+    w->info = groups.info;
     w->id_count = total;
     w->id_used = unique;
     w->pairs = total;
-    sorted_values = NULL;
-    info = NULL;
-    status = clear_all_slots(t, stream);
-    if (status == GH_OK) status = map_insert(t, unique_keys, NULL, GH_CK_VALUE_INDEX, unique, GH_KEEP_FIRST, 0, stream);
+    slots = NULL;
+    status = map_insert(t, unique_keys.ptr, NULL, GH_CK_VALUE_INDEX, unique, GH_KEEP_FIRST, 0, stream);
+    /* Whichever structure lost is freed: the old one after success, the new one after failure. */
+    gh_ck_table retired = before;
+    if (status == GH_OK) {
+      gh_ck_groups previous = {before.sorted_values, before.value_count, before.info, before.id_count};
+      groups_free(t, &previous);
+      groups.sorted_values = NULL; /* now the table's */
+      groups.info = NULL;
+    } else {
+      retired = *w;
+      *w = before;
+    }
+    gh__free(t, retired.slots, retired.slots_bytes, b->kind);
+    gh__free(t, retired.geometry.stash, retired.stash_bytes, b->kind);
   }
-  gh__free(t, all_keys, (size_t)total * kb, kind);
-  gh__free(t, all_values, (size_t)total * vb, kind);
-  gh__free(t, sorted_values, (size_t)total * vb, kind);
-  gh__free(t, unique_keys, (size_t)total * kb, kind);
-  gh__free(t, info, (size_t)total * sizeof(gh_ck_key_info), kind);
+  gh__free(t, slots, slot_bytes, b->kind);
+  groups_free(t, &groups);
+  scratch_release(t, scratch);
   return status;
 }
 
 /* The ids of n keys in the multivalue map (32-bit) and whether each was found. */
 typedef struct id_lookup {
-  uint32_t *ids;
-  uint8_t *found;
-  uint64_t n;
+  gh_ck_scratch ids, found;
 } id_lookup;
 
-static void id_lookup_free(gh_table *t, id_lookup *l) {
-  gh__free(t, l->ids, (size_t)l->n * sizeof(uint32_t), state(t)->backend->kind);
-  gh__free(t, l->found, (size_t)l->n, state(t)->backend->kind);
-}
-
+/* Looks up the keys' ids into buffers allocated with the rest of the call's scratch (list). */
 static gh_status id_lookup_run(gh_table *t, const void *keys, uint64_t n, id_lookup *l, void *stream) {
   gh_ck_table *w = state(t);
-  l->n = n;
-  l->ids = (uint32_t *)gh__alloc(t, (size_t)n * sizeof(uint32_t), w->backend->kind);
-  l->found = (uint8_t *)gh__alloc(t, (size_t)n, w->backend->kind);
-  if (l->ids == NULL || l->found == NULL) {
-    id_lookup_free(t, l);
-    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no memory to look up %llu keys", (unsigned long long)n);
-  }
-  return w->backend->find(t, &w->geometry, keys, n, l->ids, l->found, 0, stream);
+  return w->backend->find(t, &w->geometry, keys, n, l->ids.ptr, (uint8_t *)l->found.ptr, 0, stream);
 }
 
 static gh_status export_multivalue(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream) {
   gh_ck_table *w = state(t);
   const gh_ck_backend *b = w->backend;
-  const uint64_t keys = w->main_keys + w->side_keys;
-  const size_t kb = (size_t)key_bytes(t);
-  void *map_keys = gh__alloc(t, (keys ? keys : 1) * kb, b->kind);
-  uint32_t *ids = (uint32_t *)gh__alloc(t, (keys ? keys : 1) * sizeof(uint32_t), b->kind);
-  uint64_t *offsets = (uint64_t *)gh__alloc(t, (keys + 1) * sizeof(uint64_t), b->kind);
+  const uint64_t keys = stored_keys(w);
+  gh_ck_scratch map_keys = {NULL, (size_t)keys * key_bytes(t)}, ids = {NULL, (size_t)keys * sizeof(uint32_t)},
+                offsets = {NULL, (size_t)(keys + 1) * sizeof(uint64_t)};
+  gh_ck_scratch *const scratch[] = {&map_keys, &ids, &offsets, NULL};
+  if (!scratch_all(t, scratch)) return out_of_memory(t, "exporting the multivalue table", scratch_total(scratch));
   uint64_t exported = 0, total = 0;
-  gh_status status = map_keys && ids && offsets ? GH_OK : gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no memory to export");
-  if (status == GH_OK) status = b->export_pairs(t, &w->geometry, map_keys, ids, &exported, stream);
-  if (status == GH_OK) status = b->count_values(t, w->info, ids, NULL, exported, NULL, offsets, &total, stream);
+  gh_status status = b->export_pairs(t, &w->geometry, map_keys.ptr, ids.ptr, &exported, stream);
   if (status == GH_OK)
-    status = b->gather_values(t, w->info, w->sorted_values, ids, NULL, offsets, exported, 0, map_keys, keys_out, values_out,
+    status = b->count_values(t, w->info, (const uint32_t *)ids.ptr, NULL, exported, NULL, (uint64_t *)offsets.ptr, &total,
                              stream);
+  if (status == GH_OK)
+    status = b->gather_values(t, w->info, w->sorted_values, (const uint32_t *)ids.ptr, NULL, (const uint64_t *)offsets.ptr,
+                              exported, 0, map_keys.ptr, keys_out, values_out, stream);
   if (status == GH_OK) *count = total;
-  gh__free(t, map_keys, (keys ? keys : 1) * kb, b->kind);
-  gh__free(t, ids, (keys ? keys : 1) * sizeof(uint32_t), b->kind);
-  gh__free(t, offsets, (keys + 1) * sizeof(uint64_t), b->kind);
+  scratch_release(t, scratch);
   return status;
 }
 
 /* ---- Ops ------------------------------------------------------------------------------------- */
 
+static void ck_release(gh_table *t) {
+  gh_ck_table *w = state(t);
+  if (w == NULL) return;
+  const gh_memory_kind kind = w->backend->kind;
+  multivalue_release_arrays(t);
+  release_stash(t);
+  gh__free(t, w->keys_by_id, (size_t)(w->keys_by_id_capacity * key_bytes(t)), kind);
+  gh__free(t, w->slots, w->slots_bytes, kind);
+  gh__free(t, w->counters, sizeof(gh_ck_counters), kind);
+  gh__free(t, w, sizeof *w, GH_MEMORY_HOST);
+  t->impl = NULL;
+}
+
+/* On failure releases whatever it allocated (the table handle stays the caller's). */
 static gh_status ck_init_with(gh_table *t, const gh_ck_backend *backend) {
   gh_ck_table *w = (gh_ck_table *)gh__alloc(t, sizeof *w, GH_MEMORY_HOST);
   if (w == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "out of host memory for the table state");
@@ -444,42 +623,45 @@ static gh_status ck_init_with(gh_table *t, const gh_ck_backend *backend) {
   w->geometry.format = map_format(&t->config);
   w->counters = (gh_ck_counters *)gh__alloc(t, sizeof(gh_ck_counters), backend->kind);
   gh_status status = w->counters ? backend->fill(t, w->counters, 0, sizeof(gh_ck_counters), NULL)
-                                 : gh__fail(t, GH_ERR_OUT_OF_MEMORY, "out of memory for the table counters");
-  if (status == GH_OK) status = allocate_slots(t, t->config.capacity, NULL);
+                                 : out_of_memory(t, "the table counters", sizeof(gh_ck_counters));
+  if (status == GH_OK) {
+    uint64_t slot_count = 0;
+    size_t bytes = 0;
+    void *slots = new_slots(t, t->config.capacity, &slot_count, &bytes, NULL);
+    if (slots == NULL) status = out_of_memory(t, "the cuckoo slots", bytes);
+    else install_slots(t, slots, slot_count, bytes, t->config.capacity);
+  }
   if (status == GH_OK && t->config.variant == GH_VARIANT_COMPACTING) {
     w->keys_by_id_capacity = t->config.capacity;
     w->keys_by_id = gh__alloc(t, (size_t)(w->keys_by_id_capacity * key_bytes(t)), backend->kind);
-    if (w->keys_by_id == NULL) status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "out of memory for the compacted key list");
+    if (w->keys_by_id == NULL) {
+      status = out_of_memory(t, "the compacted key list", (size_t)(w->keys_by_id_capacity * key_bytes(t)));
+      w->keys_by_id_capacity = 0;
+    }
+  }
+  if (status == GH_OK) status = backend->sync(t, NULL);
+  if (status != GH_OK) {
+    ck_release(t);
+    return status;
   }
   draw_constants(t);
   set_eviction_limit(&w->geometry, t->config.capacity);
-  return status;
-}
-
-static void ck_release(gh_table *t) {
-  gh_ck_table *w = state(t);
-  if (w == NULL) return;
-  const gh_memory_kind kind = w->backend->kind;
-  multivalue_release_arrays(t);
-  gh__free(t, w->keys_by_id, (size_t)(w->keys_by_id_capacity * key_bytes(t)), kind);
-  gh__free(t, w->slots, w->slots_bytes, kind);
-  gh__free(t, w->counters, sizeof(gh_ck_counters), kind);
-  gh__free(t, w, sizeof *w, GH_MEMORY_HOST);
-  t->impl = NULL;
+  return GH_OK;
 }
 
 static gh_status ck_insert(gh_table *t, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
                            uint8_t *failed_out, uint64_t *failed, void *stream) {
   gh_ck_table *w = state(t);
+  gh_status status;
   *failed = 0;
-  /* A cuckoo insert never leaves a key out: the flags say so. */
-  gh_status status = failed_out ? w->backend->fill(t, failed_out, 0, (size_t)n, stream) : GH_OK;
-  if (status != GH_OK) return status;
   switch (t->config.variant) {
-    case GH_VARIANT_COMPACTING: return compacting_insert(t, keys, n, stream);
-    case GH_VARIANT_MULTIVALUE: return multivalue_insert(t, keys, values, n, stream);
-    default: return map_insert(t, keys, values, GH_CK_VALUE_GIVEN, n, (int)policy, 1, stream);
+    case GH_VARIANT_COMPACTING: status = compacting_insert(t, keys, n, stream); break;
+    case GH_VARIANT_MULTIVALUE: status = multivalue_insert(t, keys, values, n, stream); break;
+    default: status = map_insert(t, keys, values, GH_CK_VALUE_GIVEN, n, (int)policy, 1, stream); break;
   }
+  /* A cuckoo insert never leaves a key out: the flags say so (written only on success). */
+  if (status == GH_OK && failed_out) status = w->backend->fill(t, failed_out, 0, (size_t)n, stream);
+  return status;
 }
 
 static gh_status ck_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
@@ -487,62 +669,61 @@ static gh_status ck_find(gh_table *t, const void *keys, uint64_t n, void *values
   gh_ck_table *w = state(t);
   if (t->config.variant != GH_VARIANT_MULTIVALUE)
     return w->backend->find(t, &w->geometry, keys, n, values_out, found_out, default_value, stream);
-  id_lookup l;
+  id_lookup l = {{NULL, (size_t)n * sizeof(uint32_t)}, {NULL, (size_t)n}};
+  gh_ck_scratch *const scratch[] = {&l.ids, &l.found, NULL};
+  if (!scratch_all(t, scratch)) return out_of_memory(t, "looking up the keys", scratch_total(scratch));
   gh_status status = id_lookup_run(t, keys, n, &l, stream);
-  if (status != GH_OK) return status;
-  if (found_out) status = w->backend->copy(t, found_out, l.found, (size_t)n, stream);
+  if (status == GH_OK && found_out) status = w->backend->copy(t, found_out, l.found.ptr, (size_t)n, stream);
   if (status == GH_OK && values_out) {
     /* The first value of each key; default_value for the others. */
-    status = w->backend->gather_values(t, w->info, w->sorted_values, l.ids, l.found, NULL, n, default_value, NULL, NULL,
-                                       values_out, stream);
+    status = w->backend->gather_values(t, w->info, w->sorted_values, (const uint32_t *)l.ids.ptr,
+                                       (const uint8_t *)l.found.ptr, NULL, n, default_value, NULL, NULL, values_out,
+                                       stream);
   }
-  id_lookup_free(t, &l);
+  if (status == GH_OK) status = w->backend->sync(t, stream);
+  scratch_release(t, scratch);
   return status;
 }
 
-/* Multivalue: the pairs that leave with the keys this call erased (flagged in removed). */
-static gh_status count_erased_pairs(gh_table *t, const id_lookup *before, const uint8_t *removed, uint64_t n,
-                                    uint64_t *pairs, void *stream) {
-  gh_ck_table *w = state(t);
-  uint64_t *offsets = (uint64_t *)gh__alloc(t, (size_t)(n + 1) * sizeof(uint64_t), w->backend->kind);
-  if (offsets == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no memory to count erased values");
-  gh_status status = w->backend->count_values(t, w->info, before->ids, removed, n, NULL, offsets, pairs, stream);
-  gh__free(t, offsets, (size_t)(n + 1) * sizeof(uint64_t), w->backend->kind);
-  return status;
+static void count_erased(gh_ck_table *w, const gh_ck_erase_counts *erased) {
+  w->main_keys -= erased->main;
+  w->side_keys -= erased->side;
+  w->stash_keys -= erased->stash;
 }
 
 static gh_status ck_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out, uint64_t *erased,
                           void *stream) {
   gh_ck_table *w = state(t);
   const gh_ck_backend *b = w->backend;
+  gh_ck_erase_counts counts = {0, 0, 0};
   if (t->config.variant == GH_VARIANT_COMPACTING)
     return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_erase: a compacting table's ids are dense (0..size-1); erasing a key "
                     "would leave a hole in them, so compacting tables do not erase; nothing was changed");
-  uint64_t side_erased = 0;
   if (t->config.variant != GH_VARIANT_MULTIVALUE) {
-    gh_status status = b->erase(t, &w->geometry, keys, n, erased_out, erased, &side_erased, stream);
+    gh_status status = b->erase(t, &w->geometry, keys, n, erased_out, &counts, stream);
     if (status != GH_OK) return status;
-    w->side_keys -= side_erased;
-    w->main_keys -= *erased - side_erased;
+    count_erased(w, &counts);
+    *erased = counts.main + counts.side + counts.stash;
     return GH_OK;
   }
   /* Multivalue: the keys' ids are read before the keys leave the map, to count their values. */
-  id_lookup before;
+  id_lookup before = {{NULL, (size_t)n * sizeof(uint32_t)}, {NULL, (size_t)n}};
+  gh_ck_scratch removed = {NULL, (size_t)n}, offsets = {NULL, (size_t)(n + 1) * sizeof(uint64_t)};
+  gh_ck_scratch *const scratch[] = {&before.ids, &before.found, &removed, &offsets, NULL};
+  if (!scratch_all(t, scratch)) return out_of_memory(t, "erasing", scratch_total(scratch));
   uint64_t pairs = 0;
   gh_status status = id_lookup_run(t, keys, n, &before, stream);
-  if (status != GH_OK) return status;
-  uint8_t *removed = (uint8_t *)gh__alloc(t, (size_t)n, b->kind);
-  if (removed == NULL) status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no memory to erase");
-  if (status == GH_OK) status = b->erase(t, &w->geometry, keys, n, removed, erased, &side_erased, stream);
+  if (status == GH_OK) status = b->erase(t, &w->geometry, keys, n, (uint8_t *)removed.ptr, &counts, stream);
   if (status == GH_OK) {
-    w->side_keys -= side_erased;
-    w->main_keys -= *erased - side_erased;
-    status = count_erased_pairs(t, &before, removed, n, &pairs, stream);
+    count_erased(w, &counts);
+    *erased = counts.main + counts.side + counts.stash;
+    status = b->count_values(t, w->info, (const uint32_t *)before.ids.ptr, (const uint8_t *)removed.ptr, n, NULL,
+                             (uint64_t *)offsets.ptr, &pairs, stream);
   }
   if (status == GH_OK) w->pairs -= pairs;
-  if (status == GH_OK && erased_out) status = b->copy(t, erased_out, removed, (size_t)n, stream);
-  gh__free(t, removed, (size_t)n, b->kind);
-  id_lookup_free(t, &before);
+  if (status == GH_OK && erased_out) status = b->copy(t, erased_out, removed.ptr, (size_t)n, stream);
+  if (status == GH_OK) status = b->sync(t, stream);
+  scratch_release(t, scratch);
   return status;
 }
 
@@ -560,68 +741,76 @@ static gh_status ck_clear(gh_table *t, void *stream) {
 
 static gh_status ck_size(gh_table *t, uint64_t *size) {
   gh_ck_table *w = state(t);
-  *size = t->config.variant == GH_VARIANT_MULTIVALUE ? w->pairs : w->main_keys + w->side_keys;
+  *size = t->config.variant == GH_VARIANT_MULTIVALUE ? w->pairs : stored_keys(w);
   return GH_OK;
+}
+
+/* The multivalue read path: ids of the keys, their counts and CSR offsets into offsets (n + 1),
+ * *total values; then, when values_out is given, the values. */
+static gh_status multivalue_read(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out, uint64_t *offsets,
+                                 uint64_t *total, void *values_out, uint64_t values_capacity, void *stream) {
+  gh_ck_table *w = state(t);
+  id_lookup l = {{NULL, (size_t)n * sizeof(uint32_t)}, {NULL, (size_t)n}};
+  gh_ck_scratch own_offsets = {NULL, offsets ? 0 : (size_t)(n + 1) * sizeof(uint64_t)};
+  gh_ck_scratch *const with_offsets[] = {&l.ids, &l.found, &own_offsets, NULL};
+  gh_ck_scratch *const without[] = {&l.ids, &l.found, NULL};
+  gh_ck_scratch *const *scratch = offsets ? without : with_offsets;
+  if (!scratch_all(t, scratch)) return out_of_memory(t, "reading the values", scratch_total(scratch));
+  if (offsets == NULL) offsets = (uint64_t *)own_offsets.ptr;
+  gh_status status = id_lookup_run(t, keys, n, &l, stream);
+  if (status == GH_OK)
+    status = w->backend->count_values(t, w->info, (const uint32_t *)l.ids.ptr, (const uint8_t *)l.found.ptr, n, counts_out,
+                                      offsets, total, stream);
+  if (status == GH_OK && values_out != NULL && *total > values_capacity)
+    status = gh__fail(t, GH_ERR_BUFFER_TOO_SMALL, "gh_find_all: the keys have %llu values but values_capacity is %llu; "
+                      "offsets_out holds the offsets, no value was written (call gh_count first)",
+                      (unsigned long long)*total, (unsigned long long)values_capacity);
+  if (status == GH_OK && values_out != NULL && *total > 0)
+    status = w->backend->gather_values(t, w->info, w->sorted_values, (const uint32_t *)l.ids.ptr,
+                                       (const uint8_t *)l.found.ptr, offsets, n, 0, NULL, NULL, values_out, stream);
+  scratch_release(t, scratch);
+  return status;
+}
+
+static gh_status multivalue_only(gh_table *t, const char *call) {
+  return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: this cuckoo table holds one value per key (variant %s); create it with "
+                  "variant GH_VARIANT_MULTIVALUE to store several", call,
+                  t->config.variant == GH_VARIANT_COMPACTING ? "compacting" : "map");
 }
 
 static gh_status ck_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out, uint64_t *total,
                           void *stream) {
-  gh_ck_table *w = state(t);
-  if (t->config.variant != GH_VARIANT_MULTIVALUE)
-    return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_count: this cuckoo table holds one value per key (variant %s); "
-                    "create it with variant GH_VARIANT_MULTIVALUE to store several",
-                    t->config.variant == GH_VARIANT_COMPACTING ? "compacting" : "map");
-  id_lookup l;
-  gh_status status = id_lookup_run(t, keys, n, &l, stream);
-  uint64_t *offsets = NULL;
-  if (status == GH_OK) {
-    offsets = (uint64_t *)gh__alloc(t, (size_t)(n + 1) * sizeof(uint64_t), w->backend->kind);
-    if (offsets == NULL) status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no memory to count");
-  }
+  if (t->config.variant != GH_VARIANT_MULTIVALUE) return multivalue_only(t, "gh_count");
   uint64_t sum = 0;
-  if (status == GH_OK) status = w->backend->count_values(t, w->info, l.ids, l.found, n, counts_out, offsets, &sum, stream);
+  gh_status status = multivalue_read(t, keys, n, counts_out, NULL, &sum, NULL, 0, stream);
   if (status == GH_OK && total) *total = sum;
-  gh__free(t, offsets, (size_t)(n + 1) * sizeof(uint64_t), w->backend->kind);
-  if (l.ids) id_lookup_free(t, &l);
   return status;
 }
 
 static gh_status ck_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offsets_out, void *values_out,
                              uint64_t values_capacity, void *stream) {
-  gh_ck_table *w = state(t);
-  if (t->config.variant != GH_VARIANT_MULTIVALUE)
-    return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_find_all: this cuckoo table holds one value per key; create it with "
-                    "variant GH_VARIANT_MULTIVALUE to store several");
-  id_lookup l;
-  gh_status status = id_lookup_run(t, keys, n, &l, stream);
+  if (t->config.variant != GH_VARIANT_MULTIVALUE) return multivalue_only(t, "gh_find_all");
   uint64_t total = 0;
-  if (status == GH_OK) status = w->backend->count_values(t, w->info, l.ids, l.found, n, NULL, offsets_out, &total, stream);
-  if (status == GH_OK && total > values_capacity)
-    status = gh__fail(t, GH_ERR_BUFFER_TOO_SMALL, "gh_find_all: the keys have %llu values but values_capacity is %llu; "
-                      "offsets_out holds the offsets, no value was written (call gh_count first)",
-                      (unsigned long long)total, (unsigned long long)values_capacity);
+  gh_status status = multivalue_read(t, keys, n, NULL, offsets_out, &total, values_out, values_capacity, stream);
   if (status == GH_OK && total > 0 && values_out == NULL)
     status = gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_find_all: values_out is NULL but the keys have %llu values",
                       (unsigned long long)total);
-  if (status == GH_OK && total > 0)
-    status = w->backend->gather_values(t, w->info, w->sorted_values, l.ids, l.found, offsets_out, n, 0, NULL, NULL,
-                                       values_out, stream);
-  if (l.ids) id_lookup_free(t, &l);
   return status;
 }
 
 static gh_status ck_keys_of_ids(gh_table *t, const void *ids, uint64_t n, void *keys_out, uint64_t *bad, void *stream) {
   gh_ck_table *w = state(t);
-  return w->backend->keys_of_ids(t, w->keys_by_id, w->main_keys + w->side_keys, ids, n, keys_out, bad, stream);
+  return w->backend->keys_of_ids(t, w->keys_by_id, stored_keys(w), ids, n, keys_out, bad, stream);
 }
 
 static gh_status ck_stats(gh_table *t, gh_stats *stats) {
   gh_ck_table *w = state(t);
-  stats->distinct_keys = w->main_keys + w->side_keys;
+  stats->distinct_keys = stored_keys(w);
   stats->slots = w->geometry.slot_count;
   stats->restarts = w->restarts;
   stats->grows = w->grows;
   stats->eviction_limit = w->geometry.max_evictions;
+  stats->stash_keys = w->stash_keys;
   return GH_OK;
 }
 
@@ -635,38 +824,44 @@ static int slot_canonical(gh_slot_format f, const void *slot, uint64_t key, uint
   return memcmp(bytes, slot, f.slot_bytes) == 0;
 }
 
-/* Checks the map on a host snapshot; fills id_seen (when given, one byte per id) with the ids found. */
-static gh_status validate_map(gh_table *t, const void *slots, uint8_t *id_seen, uint64_t id_limit) {
+/* Checks the map on a host snapshot (g: the geometry with the stash pointing at its host copy);
+ * fills id_seen (when given, one byte per id) with the ids found. */
+static gh_status validate_map(gh_table *t, const gh_ck_geometry *g, const void *slots, uint8_t *id_seen,
+                              uint64_t id_limit) {
   gh_ck_table *w = state(t);
-  const gh_ck_geometry *g = &w->geometry;
   const gh_slot_format f = g->format;
   const uint64_t empty = gh_slot_empty_key(f.key_bits);
   uint64_t keys = 0;
-  for (uint64_t i = 0; i <= g->slot_count; ++i) {
-    const void *slot = (const char *)slots + i * f.slot_bytes;
-    const uint64_t key = gh_slot_load_key(f, slot), value = gh_slot_load_value(f, slot);
-    const int side = i == g->slot_count;
-    if ((side && key != GH_SIDE_PRESENT) || (!side && key == empty)) {
+  for (uint64_t i = 0; i < gh_ck_position_count(g); ++i) {
+    const void *slot = gh_ck_entry_at(g, (void *)slots, i);
+    const uint64_t marker = gh_slot_load_key(f, slot), value = gh_slot_load_value(f, slot);
+    const char *where = i < g->slot_count ? "main" : (i == g->slot_count ? "side" : "stash");
+    uint64_t key = marker;
+    if (!gh_ck_holds_key(g, i, &key)) {
       if (!slot_canonical(f, slot, empty, ~0ull))
-        return gh__fail(t, GH_ERR_CORRUPT, "validate: %s slot %llu is empty with non-canonical bits",
-                        side ? "side" : "main", (unsigned long long)i);
+        return gh__fail(t, GH_ERR_CORRUPT, "validate: %s position %llu is empty with non-canonical bits", where,
+                        (unsigned long long)i);
       continue;
     }
-    if (!slot_canonical(f, slot, key, value))
-      return gh__fail(t, GH_ERR_CORRUPT, "validate: slot %llu (key %llu): padding bits are not all ones",
+    if (!slot_canonical(f, slot, marker, value))
+      return gh__fail(t, GH_ERR_CORRUPT, "validate: %s position %llu (key %llu): padding bits are not all ones", where,
                       (unsigned long long)i, (unsigned long long)key);
     keys += 1;
-    if (!side) {
-      const unsigned own = gh_ck_function_of(g, key, i);
-      if (own == g->functions)
+    if (i != g->slot_count) {
+      const int stashed = i > g->slot_count;
+      if (!stashed && gh_ck_function_of(g, key, i) == g->functions)
         return gh__fail(t, GH_ERR_CORRUPT, "validate: slot %llu holds key %llu, which none of its %u hash functions "
                         "points at", (unsigned long long)i, (unsigned long long)key, g->functions);
       for (unsigned j = 0; j < g->functions; ++j) {
         const uint64_t other = gh_ck_location(g, key, j);
-        if (other != i && gh_slot_load_key(f, (const char *)slots + other * f.slot_bytes) == key)
-          return gh__fail(t, GH_ERR_CORRUPT, "validate: key %llu is stored twice: slots %llu and %llu",
-                          (unsigned long long)key, (unsigned long long)i, (unsigned long long)other);
+        if (other != i && gh_slot_load_key(f, gh_slot_at(f, (void *)slots, other)) == key)
+          return gh__fail(t, GH_ERR_CORRUPT, "validate: key %llu is stored twice: %s position %llu and slot %llu",
+                          (unsigned long long)key, where, (unsigned long long)i, (unsigned long long)other);
       }
+      for (uint64_t j = g->slot_count + 1; stashed && j < i; ++j)
+        if (gh_slot_load_key(f, gh_ck_entry_at(g, (void *)slots, j)) == key)
+          return gh__fail(t, GH_ERR_CORRUPT, "validate: key %llu is in the stash twice (positions %llu and %llu)",
+                          (unsigned long long)key, (unsigned long long)j, (unsigned long long)i);
     }
     if (id_seen != NULL) {
       if (value >= id_limit)
@@ -676,9 +871,10 @@ static gh_status validate_map(gh_table *t, const void *slots, uint8_t *id_seen, 
         return gh__fail(t, GH_ERR_CORRUPT, "validate: id %llu is given to two keys", (unsigned long long)value);
     }
   }
-  if (keys != w->main_keys + w->side_keys)
-    return gh__fail(t, GH_ERR_CORRUPT, "validate: the table counts %llu keys but %llu are stored",
-                    (unsigned long long)(w->main_keys + w->side_keys), (unsigned long long)keys);
+  if (keys != stored_keys(w))
+    return gh__fail(t, GH_ERR_CORRUPT, "validate: the table counts %llu keys (%llu of them in the stash) but %llu are "
+                    "stored", (unsigned long long)stored_keys(w), (unsigned long long)w->stash_keys,
+                    (unsigned long long)keys);
   return GH_OK;
 }
 
@@ -694,18 +890,16 @@ static gh_status snapshot(gh_table *t, const void *src, size_t bytes, void **out
   return status;
 }
 
-static gh_status validate_compacting(gh_table *t, const void *slots, uint8_t *id_seen) {
+static gh_status validate_compacting(gh_table *t, const gh_ck_geometry *g, const void *slots, uint8_t *id_seen) {
   gh_ck_table *w = state(t);
-  const uint64_t keys = w->main_keys + w->side_keys;
-  const gh_slot_format f = w->geometry.format;
+  const uint64_t keys = stored_keys(w);
+  const gh_slot_format f = g->format;
   void *by_id = NULL;
   gh_status status = snapshot(t, w->keys_by_id, (size_t)(keys * key_bytes(t)), &by_id);
-  for (uint64_t i = 0; status == GH_OK && i <= w->geometry.slot_count; ++i) {
-    const void *slot = (const char *)slots + i * f.slot_bytes;
+  for (uint64_t i = 0; status == GH_OK && i < gh_ck_position_count(g); ++i) {
+    const void *slot = gh_ck_entry_at(g, (void *)slots, i);
     uint64_t key = gh_slot_load_key(f, slot);
-    const int side = i == w->geometry.slot_count;
-    if ((side && key != GH_SIDE_PRESENT) || (!side && key == gh_slot_empty_key(f.key_bits))) continue;
-    if (side) key = gh_slot_empty_key(f.key_bits);
+    if (!gh_ck_holds_key(g, i, &key)) continue;
     const uint64_t id = gh_slot_load_value(f, slot);
     if (gh__read_word(by_id, id, t->config.key_bits) != key)
       status = gh__fail(t, GH_ERR_CORRUPT, "validate: key %llu has id %llu but the compacted key list holds %llu there",
@@ -744,19 +938,24 @@ static gh_status validate_multivalue(gh_table *t, const uint8_t *id_seen, uint64
 
 static gh_status ck_validate(gh_table *t) {
   gh_ck_table *w = state(t);
-  void *slots = NULL;
+  void *slots = NULL, *stash = NULL;
   gh_status status = snapshot(t, w->slots, w->slots_bytes, &slots);
-  if (status != GH_OK) return status;
+  if (status == GH_OK)
+    status = snapshot(t, w->geometry.stash, (size_t)w->geometry.stash_slots * entry_bytes(w), &stash);
+  gh_ck_geometry host = w->geometry;
+  host.stash = stash;
   const gh_variant variant = t->config.variant;
   uint64_t id_limit = 0;
-  if (variant == GH_VARIANT_COMPACTING) id_limit = w->main_keys + w->side_keys;
+  if (variant == GH_VARIANT_COMPACTING) id_limit = stored_keys(w);
   if (variant == GH_VARIANT_MULTIVALUE) id_limit = w->id_used;
   uint8_t *id_seen = variant != GH_VARIANT_MAP ? (uint8_t *)calloc(id_limit ? id_limit : 1, 1) : NULL;
-  if (variant != GH_VARIANT_MAP && id_seen == NULL) status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: no host memory");
-  if (status == GH_OK) status = validate_map(t, slots, id_seen, variant == GH_VARIANT_MAP ? 0 : id_limit);
-  if (status == GH_OK && variant == GH_VARIANT_COMPACTING) status = validate_compacting(t, slots, id_seen);
+  if (status == GH_OK && variant != GH_VARIANT_MAP && id_seen == NULL)
+    status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: no host memory");
+  if (status == GH_OK) status = validate_map(t, &host, slots, id_seen, variant == GH_VARIANT_MAP ? 0 : id_limit);
+  if (status == GH_OK && variant == GH_VARIANT_COMPACTING) status = validate_compacting(t, &host, slots, id_seen);
   if (status == GH_OK && variant == GH_VARIANT_MULTIVALUE && id_limit > 0) status = validate_multivalue(t, id_seen, id_limit);
   free(id_seen);
+  free(stash);
   free(slots);
   return status;
 }

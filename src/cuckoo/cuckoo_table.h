@@ -29,7 +29,13 @@ typedef struct gh_ck_counters {
   unsigned long long gave_up;   /* chains that hit the eviction limit */
   unsigned long long count;     /* general-purpose result of one primitive */
   unsigned long long side;      /* the all-ones key was newly stored / erased */
+  unsigned long long stash;     /* keys erased from the stash */
 } gh_ck_counters;
+
+/* Keys one erase removed, by where they were. */
+typedef struct gh_ck_erase_counts {
+  uint64_t main, side, stash;
+} gh_ck_erase_counts;
 
 typedef struct gh_ck_backend {
   gh_memory_kind kind;
@@ -56,21 +62,26 @@ typedef struct gh_ck_backend {
                       int policy, uint64_t *remaining, void *stream);
   /* Phase 3: removes later copies of keys present twice (merging values); *removed copies. */
   gh_status (*dedupe)(gh_table *t, const gh_ck_geometry *g, int policy, uint64_t *removed, void *stream);
-  /* Every entry in the main slots, then entries[i] with failed[i] (all when failed is NULL), into
-   * out; *count = how many. */
-  gh_status (*gather)(gh_table *t, const gh_ck_geometry *g, const void *entries, const uint8_t *failed,
-                      uint64_t m, void *out, uint64_t *count, void *stream);
+  /* The same for the stash g->stash (gh_ck_dedupe_stash_entry); *removed copies. */
+  gh_status (*dedupe_stash)(gh_table *t, const gh_ck_geometry *g, int policy, uint64_t *removed, void *stream);
+  /* Empties entries[i] where flags[i] is 0, in place (what is left is a stash with holes). */
+  gh_status (*clear_unflagged)(gh_table *t, const gh_ck_geometry *g, void *entries, const uint8_t *flags,
+                               uint64_t m, void *stream);
+  /* Every entry in the main slots (when include_slots), then entries[i] with failed[i] (all when
+   * failed is NULL) that hold a key, into out; *count = how many. */
+  gh_status (*gather)(gh_table *t, const gh_ck_geometry *g, int include_slots, const void *entries,
+                      const uint8_t *failed, uint64_t m, void *out, uint64_t *count, void *stream);
   /* Lookups in the map (values of the slot format's width). */
   gh_status (*find)(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, void *values_out,
                     uint8_t *found_out, uint64_t default_value, void *stream);
-  /* *erased keys removed by this call, *side_erased of them the all-ones key (0 or 1). */
+  /* *erased: the keys this call removed, by where they were. */
   gh_status (*erase)(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, uint8_t *erased_out,
-                     uint64_t *erased, uint64_t *side_erased, void *stream);
-  /* Every (key, value) of the main slots and the side slot; *count = how many. */
+                     gh_ck_erase_counts *erased, void *stream);
+  /* Every (key, value) of the main slots, the side slot and the stash; *count = how many. */
   gh_status (*export_pairs)(gh_table *t, const gh_ck_geometry *g, void *keys_out, void *values_out,
                             uint64_t *count, void *stream);
-  /* Compacting: slots (side slot last) whose value is GH_CK_NO_ID get ids first_id, first_id+1, ...
-   * in slot order, and keys_by_id[id] = key. *assigned = how many. */
+  /* Compacting: positions holding a key whose value is GH_CK_NO_ID get the ids first_id,
+   * first_id + 1, ... (in any order), and keys_by_id[id] = key. *assigned = how many. */
   gh_status (*assign_ids)(gh_table *t, const gh_ck_geometry *g, uint64_t first_id, void *keys_by_id,
                           uint64_t *assigned, void *stream);
   /* Compacting: keys_out[i] = keys_by_id[ids[i]] for ids below id_count; *bad = the others. */
@@ -94,13 +105,15 @@ typedef struct gh_ck_backend {
 } gh_ck_backend;
 
 typedef struct gh_ck_table {
-  gh_ck_geometry geometry;
+  gh_ck_geometry geometry; /* geometry.stash / stash_slots: the stash array, if any */
   const gh_ck_backend *backend;
   void *slots;            /* slot_count + 1 slots */
   size_t slots_bytes;
+  size_t stash_bytes;     /* as allocated (geometry.stash may hold fewer slots) */
   gh_ck_counters *counters;
   uint64_t main_keys;     /* keys in the main slots */
   uint64_t side_keys;     /* 1 when the all-ones key is stored */
+  uint64_t stash_keys;    /* keys in the stash */
   uint64_t capacity;      /* keys the slots are sized for */
   uint64_t attempts;      /* constants drawn so far (each build attempt draws fresh ones) */
   uint64_t restarts;
