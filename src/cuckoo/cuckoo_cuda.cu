@@ -120,7 +120,9 @@ __global__ void ck_place_kernel(gh_ck_geometry geometry, void *slots, void *entr
 #define GH_CK_FIND_KEYS_PER_THREAD 4
 #endif
 
-template <unsigned KB, unsigned VB>
+/* STASH: the table has a stash to scan for keys missing from their d slots (rare: a separate
+ * instantiation keeps the common kernel exactly the chapter's d reads). */
+template <unsigned KB, unsigned VB, bool STASH>
 __global__ void ck_find_kernel(gh_ck_geometry geometry, void *slots, const void *keys, uint64_t n, void *values_out,
                                uint8_t *found_out, uint64_t default_value) {
   const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
@@ -156,8 +158,7 @@ __global__ void ck_find_kernel(gh_ck_geometry geometry, void *slots, const void 
         }
       }
     }
-    /* Keys missing from their d slots may wait in the stash (usually empty: one uniform test). */
-    if (g.stash_slots) {
+    if (STASH) {
       for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j) {
         const uint64_t at = pending[j] ? gh_ck_stash_locate(&g, key[j]) : ~0ull;
         if (at == ~0ull) continue;
@@ -361,17 +362,18 @@ static gh_status launch(gh_table *t, const void *kernel, uint64_t threads, void 
 }
 
 typedef struct hot_kernels {
-  const void *prepare, *place, *find;
+  const void *prepare, *place, *find, *find_with_stash;
 } hot_kernels;
 
 
 static hot_kernels kernels_for(gh_slot_format f) {
-  hot_kernels k = {NULL, NULL, NULL};
+  hot_kernels k = {NULL, NULL, NULL, NULL};
 #define GH_CK_KERNELS_CASE(kb, vb)                        \
   if (f.key_bits == kb && f.value_bits == vb) {           \
     k.prepare = (const void *)ck_prepare_kernel<kb, vb>;  \
     k.place = (const void *)ck_place_kernel<kb, vb>;      \
-    k.find = (const void *)ck_find_kernel<kb, vb>;        \
+    k.find = (const void *)ck_find_kernel<kb, vb, false>;        \
+    k.find_with_stash = (const void *)ck_find_kernel<kb, vb, true>; \
   }
   GH_CK_WIDTHS(GH_CK_KERNELS_CASE)
 #undef GH_CK_KERNELS_CASE
@@ -528,7 +530,8 @@ static gh_status cuda_find(gh_table *t, const gh_ck_geometry *g, const void *key
   gh_ck_geometry geometry = *g;
   void *slots = state(t)->slots;
   void *args[] = {&geometry, &slots, (void *)&keys, &n, &values_out, &found_out, &default_value};
-  gh_status status = launch(t, kernels_for(g->format).find, n, stream, args);
+  const hot_kernels kernels = kernels_for(g->format);
+  gh_status status = launch(t, g->stash_slots ? kernels.find_with_stash : kernels.find, n, stream, args);
   return status == GH_OK ? cuda_sync(t, stream) : status;
 }
 

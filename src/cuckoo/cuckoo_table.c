@@ -554,6 +554,7 @@ static gh_status multivalue_insert(gh_table *t, const void *keys, const void *va
     } else {
       retired = *w;
       *w = before;
+      t->config.capacity = w->capacity;
     }
     gh__free(t, retired.slots, retired.slots_bytes, b->kind);
     gh__free(t, retired.geometry.stash, retired.stash_bytes, b->kind);
