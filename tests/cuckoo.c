@@ -1551,13 +1551,7 @@ static void bad_configs(void) {
   bad_config(&c, "value_bits", "compacting with value_bits 0");
   c.variant = GH_VARIANT_MULTIVALUE;
   bad_config(&c, "value_bits", "multivalue with value_bits 0");
-  c = gh_config_default(GH_WARPDRIVE);
-  c.backend = ck_backend;
-  c.capacity = 1000;
-  c.variant = GH_VARIANT_COMPACTING;
-  bad_config(&c, "variant", "warpdrive with variant compacting");
-  c.variant = GH_VARIANT_MULTIVALUE;
-  bad_config(&c, "variant", "warpdrive with variant multivalue");
+  /* Designs without these variants refuse them: bad_inputs checks that for every design. */
   c = base;
   c.variant = GH_VARIANT_COMPACTING;
   c.value_bits = 64;
