@@ -15,6 +15,10 @@
  *                 put across batches, a multi-value table keeps every pair
  *   bad           configurations out of range and calls each variant must refuse: the right
  *                 status, a message, and the table unchanged
+ *   alloc         every allocation of an insert whose builds are forced to restart (and of one
+ *                 that also grows the table) fails in turn: each failure leaves the table exactly
+ *                 as it was (tests/alloc_inject.h), for maps, sets, compacting and multi-value
+ *                 tables, on the tracking allocator
  *
  *   cuckoo BACKEND --part PART [--seed S]
  *
@@ -29,9 +33,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_inject.h"
 #include "cuckoo/cuckoo_table.h"
 #include "ref_models.h"
 #include "test_util.h"
+#include "tracking_alloc.h"
 
 /* The test hook of src/cuckoo/cuckoo_table.h, declared again so that a changed signature breaks
  * the build rather than the test: the next `attempts` build attempts of the table use degenerate
@@ -1147,6 +1153,85 @@ static void bad_all(void) {
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Part: alloc                                                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Before every run of the insert: its next two build attempts use degenerate constants, so the
+ * insert restarts (gathers every key, clears the slots, places them again) at least twice. */
+static void force_two_restarts(gh_table *table, void *arg) {
+  (void)arg;
+  gh__cuckoo_force_failures(table, 2);
+}
+
+static void alloc_case(unsigned index, gh_variant variant, unsigned key_bits, unsigned value_bits) {
+  uint64_t case_seed = tu_mix_seed(ck_seed, 13, index, 0), n1 = 300, n2 = 200, i, m;
+  tu_rng rng = tu_rng_make(case_seed);
+  unsigned d = 2 + (unsigned)tu_below(&rng, 4);
+  gh_config cfg = ck_config(&rng, variant, key_bits, value_bits, 400, d,
+                            (gh_hash_family)tu_below(&rng, 2), ck_min_factor_of(d) + 0.25);
+  tu_tracker *tracker = tu_tracker_new();
+  uint64_t *keys = ck_keys_with_specials(&rng, key_bits, n1 + n2 + 600);
+  uint64_t *batch = (uint64_t *)tu_xmalloc((size_t)(3 * (n1 + n2 + 600)) * sizeof *batch);
+  uint64_t *values = (uint64_t *)tu_xmalloc((size_t)(3 * (n1 + n2 + 600)) * sizeof *values);
+  const gh_dup_policy policy = variant == GH_VARIANT_MULTIVALUE ? GH_APPEND
+                               : variant == GH_VARIANT_MAP      ? GH_MAX
+                                                                : GH_KEEP_FIRST;
+  tu_model model;
+  tu_op op;
+  tu_tracker_attach(tracker, &cfg);
+  ck_context("allocation failures during forced restarts", &cfg, case_seed);
+  tu_set_phase("create");
+  if (!tu_model_create(&model, &cfg)) goto out;
+  /* A first batch, without failures. */
+  m = tu_gen_repeats(&rng, keys, n1, 2, batch);
+  tu_multi_values(&rng, value_bits, m, values);
+  tu_set_phase("the first batch");
+  tu_model_insert(&model, batch, values, m, policy, 0);
+
+  /* Present and new keys with repeats, every build attempt forced to restart twice. */
+  memset(&op, 0, sizeof op);
+  op.kind = TU_OP_INSERT;
+  op.policy = policy;
+  op.before_attempt = force_two_restarts;
+  m = tu_gen_repeats(&rng, keys + n1 / 2, n1 / 2 + n2, 2, batch);
+  tu_multi_values(&rng, value_bits, m, values);
+  op.name = "insert with two forced restarts";
+  op.keys = batch;
+  op.values = values;
+  op.n = m;
+  tu_fail_each_allocation(tracker, &model, &rng, &op);
+
+  /* Past the capacity (the table grows), with forced restarts on the way. */
+  m = 0;
+  for (i = n1 + n2; i < n1 + n2 + 600; ++i) batch[m++] = keys[i];
+  tu_multi_values(&rng, value_bits, m, values);
+  op.name = "insert past the capacity, forced restarts";
+  op.n = m;
+  tu_fail_each_allocation(tracker, &model, &rng, &op);
+  {
+    gh_stats s = ck_stats(tu_model_table(&model));
+    tu_set_phase("statistics at the end");
+    CHECK(s.restarts >= 4, "4 build attempts were forced to fail, gh_stats.restarts = %llu",
+          (unsigned long long)s.restarts);
+  }
+  tu_set_phase("destroy");
+  tu_model_destroy(&model);
+  tu_tracker_check_clean(tracker, "after gh_destroy");
+out:
+  tu_tracker_delete(tracker);
+  free(values);
+  free(batch);
+  free(keys);
+}
+
+static void alloc_all(void) {
+  alloc_case(0, GH_VARIANT_MAP, 32, 32);
+  alloc_case(1, GH_VARIANT_MAP, 64, 0);
+  alloc_case(2, GH_VARIANT_COMPACTING, 64, 32);
+  alloc_case(3, GH_VARIANT_MULTIVALUE, 32, 64);
+}
+
+/* ---------------------------------------------------------------------------------------- */
 
 typedef struct ck_part_entry {
   const char *name;
@@ -1164,6 +1249,7 @@ static const ck_part_entry ck_parts[] = {
     {"incremental", incremental_all},
     {"multiplicity", multiplicity_all},
     {"bad", bad_all},
+    {"alloc", alloc_all},
 };
 
 int main(int argc, char **argv) {
@@ -1198,7 +1284,7 @@ int main(int argc, char **argv) {
   return tu_finish("cuckoo");
 usage:
   fprintf(stderr,
-          "usage: %s host|cuda [--part restarts|functions|incremental|multiplicity|bad] "
+          "usage: %s host|cuda [--part restarts|functions|incremental|multiplicity|bad|alloc] "
           "[--seed S]\n",
           argv[0]);
   return 2;
