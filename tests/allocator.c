@@ -1,134 +1,93 @@
 /*
  * allocator - a table created with a user allocator takes its memory from it and gives all of
- * it back, with the sizes and kinds it was allocated with; a failing allocator makes gh_create
- * fail cleanly (GH_ERR_OUT_OF_MEMORY, nothing leaked), whichever allocation fails.
+ * it back, with the sizes and kinds it was allocated with; a host table asks for no device
+ * memory; a failing allocator makes gh_create fail cleanly (GH_ERR_OUT_OF_MEMORY, *table NULL,
+ * a message, nothing leaked), whichever of its allocations fails.
  *
- *   allocator host
+ *   allocator host [--design NAME]
  *
- * Host backend only: a device allocator needs the CUDA runtime, which these C tests do not use.
+ * Host backend (CUDA tables go through the same allocator in alloc_failure and contract). The
+ * allocator is the tracking allocator of tests/tracking_alloc.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test_util.h"
+#include "tracking_alloc.h"
 
-#define MAX_LIVE 1024
-
-typedef struct live_block {
-  void *ptr;
-  size_t bytes;
-  gh_memory_kind kind;
-} live_block;
-
-typedef struct counting_allocator {
-  live_block live[MAX_LIVE];
-  size_t n_live;
-  size_t calls;           /* alloc calls so far */
-  size_t fail_from;       /* alloc call index from which allocations fail; SIZE_MAX = never */
-  size_t bad_frees;       /* frees of unknown pointers or with another size or kind */
-  size_t device_requests; /* device allocations asked of a host table's allocator */
-} counting_allocator;
-
-static void *counting_alloc(void *ctx, size_t bytes, gh_memory_kind kind) {
-  counting_allocator *a = (counting_allocator *)ctx;
-  size_t rounded = (bytes + 63) / 64 * 64;
-  void *p;
-  if (kind != GH_MEMORY_HOST) ++a->device_requests;
-  if (a->calls++ >= a->fail_from || kind != GH_MEMORY_HOST || a->n_live == MAX_LIVE) return NULL;
-  /* The header asks for 64-byte alignment; aligned_alloc wants a multiple of it. */
-  p = aligned_alloc(64, rounded == 0 ? 64 : rounded);
-  if (p == NULL) return NULL;
-  a->live[a->n_live].ptr = p;
-  a->live[a->n_live].bytes = bytes;
-  a->live[a->n_live].kind = kind;
-  ++a->n_live;
-  return p;
-}
-
-static void counting_free(void *ctx, void *ptr, size_t bytes, gh_memory_kind kind) {
-  counting_allocator *a = (counting_allocator *)ctx;
-  size_t i;
-  if (ptr == NULL) return;
-  for (i = 0; i < a->n_live; ++i) {
-    if (a->live[i].ptr == ptr) {
-      if (a->live[i].bytes != bytes || a->live[i].kind != kind) ++a->bad_frees;
-      free(ptr);
-      a->live[i] = a->live[--a->n_live];
-      return;
-    }
-  }
-  ++a->bad_frees;
-}
-
-static gh_config config_with(counting_allocator *a) {
-  gh_config c = gh_config_default(GH_WARPDRIVE);
-  memset(a, 0, sizeof *a);
-  a->fail_from = (size_t)-1;
+static gh_config config_with(const tu_design *design, tu_tracker *a) {
+  gh_config c = gh_config_default(design->design);
   c.backend = GH_BACKEND_HOST;
   c.capacity = 5000;
   c.host_threads = 2;
-  c.allocator.alloc = counting_alloc;
-  c.allocator.free = counting_free;
-  c.allocator.ctx = a;
+  tu_tracker_attach(a, &c);
   return c;
 }
 
 int main(int argc, char **argv) {
-  static counting_allocator a;
+  const tu_design *design = tu_design_by_name("warpdrive");
+  tu_tracker *a;
   gh_config cfg;
   tu_table h;
   tu_rng rng = tu_rng_make(0xA110C);
-  uint64_t keys[2000], values[2000];
-  size_t allocs_for_create, k;
-  if (argc != 2 || strcmp(argv[1], "host") != 0) {
-    fprintf(stderr, "usage: %s host\n", argv[0]);
+  uint64_t keys[2000], values[2000], allocs_for_create = 0, k;
+  if (argc < 2 || strcmp(argv[1], "host") != 0 ||
+      (argc == 4 &&
+       (strcmp(argv[2], "--design") != 0 || (design = tu_design_by_name(argv[3])) == NULL)) ||
+      (argc != 2 && argc != 4) || design == NULL) {
+    fprintf(stderr, "usage: %s host [--design NAME]\n", argv[0]);
     return 2;
   }
-  cfg = config_with(&a);
-  tu_set_context("allocator backend=host capacity=5000");
+  a = tu_tracker_new();
+  cfg = config_with(design, a);
+  tu_set_context("allocator design=%s backend=host capacity=5000", design->name);
 
   tu_set_phase("count the allocations of gh_create");
   {
     gh_table *table = NULL;
     if (!CHECK_STATUS(NULL, gh_create(&cfg, &table), GH_OK)) return tu_finish("allocator");
-    allocs_for_create = a.calls;
+    allocs_for_create = tu_tracker_calls(a);
     gh_destroy(table);
-    CHECK(a.n_live == 0, "%zu blocks still allocated after gh_destroy", a.n_live);
+    tu_tracker_check_clean(a, "after gh_destroy of an empty table");
+    tu_tracker_reset(a);
   }
 
-  tu_set_phase("a table's life with a counting allocator");
-  cfg = config_with(&a);
+  tu_set_phase("a table's life with a tracking allocator");
   if (tu_table_create(&h, &cfg)) {
-    CHECK(a.n_live > 0, "the table allocated nothing through the user allocator");
+    CHECK(tu_tracker_live_blocks(a) > 0, "the table allocated nothing through the user allocator");
     tu_gen_unique_keys(&rng, 32, 2000, NULL, keys);
     tu_gen_values(&rng, 32, 2000, values);
     tu_insert(&h, keys, values, 2000, GH_ADD, 0, NULL);
-    tu_erase(&h, keys, 700);
+    if (tu_design_has(design, GH_CAP_ERASE)) tu_erase(&h, keys, 700);
     tu_check_find(&h, keys, 2000, TU_FIND_VALUES | TU_FIND_FOUND);
     tu_check_all(&h);
     tu_clear(&h);
     tu_check_all(&h);
     tu_table_destroy(&h);
-    CHECK(a.n_live == 0, "%zu blocks still allocated after gh_destroy", a.n_live);
-    CHECK(a.bad_frees == 0, "%zu frees with a wrong pointer, size or kind", a.bad_frees);
-    CHECK(a.device_requests == 0, "a host table asked for %zu device blocks", a.device_requests);
-
-    /* Fail each allocation of gh_create in turn. */
-    for (k = 0; k < allocs_for_create; ++k) {
-      gh_table *table = (gh_table *)&a;
-      gh_status st;
-      cfg = config_with(&a);
-      a.fail_from = k;
-      tu_set_phase("gh_create with allocation %zu of %zu failing", k, allocs_for_create);
-      st = gh_create(&cfg, &table);
-      CHECK_STATUS(NULL, st, GH_ERR_OUT_OF_MEMORY);
-      CHECK(table == NULL, "failed gh_create left *table non-NULL");
-      CHECK(gh_last_create_error()[0] != '\0', "no message for GH_ERR_OUT_OF_MEMORY");
-      if (st == GH_OK && table != NULL) gh_destroy(table);
-      CHECK(a.n_live == 0, "%zu blocks leaked by the failed gh_create", a.n_live);
-      CHECK(a.bad_frees == 0, "%zu bad frees in the failed gh_create", a.bad_frees);
-    }
+    tu_tracker_check_clean(a, "after gh_destroy");
+    CHECK(tu_tracker_requests(a, GH_MEMORY_DEVICE) == 0,
+          "a host table asked for %llu device blocks",
+          (unsigned long long)tu_tracker_requests(a, GH_MEMORY_DEVICE));
+    tu_tracker_reset(a);
   }
+
+  /* Fail each allocation of gh_create in turn. */
+  for (k = 1; k <= allocs_for_create; ++k) {
+    gh_table *table = (gh_table *)&cfg; /* any non-NULL value: gh_create must reset it */
+    gh_status st;
+    tu_set_phase("gh_create with allocation %llu of %llu failing", (unsigned long long)k,
+                 (unsigned long long)allocs_for_create);
+    tu_tracker_fail_nth(a, k);
+    st = gh_create(&cfg, &table);
+    CHECK_STATUS(NULL, st, GH_ERR_OUT_OF_MEMORY);
+    CHECK(st != GH_OK || table == NULL, "failed gh_create left *table non-NULL");
+    CHECK(st == GH_OK || gh_last_create_error()[0] != '\0', "no message for %s",
+          gh_status_name(st));
+    if (st == GH_OK && table != NULL) gh_destroy(table);
+    tu_tracker_check_clean(a, "after the failed gh_create");
+    tu_tracker_reset(a);
+  }
+  tu_tracker_delete(a);
   return tu_finish("allocator");
 }

@@ -2,13 +2,16 @@
  * bad_inputs - every argument the API must refuse, and the promise that comes with refusing:
  * "a call that fails on a bad argument changes nothing and says why in gh_last_error()".
  *
- *   bad_inputs BACKEND
+ *   bad_inputs BACKEND [--design NAME]
  *
  * After each rejected call on a table the test checks the status, that gh_last_error() is not
  * empty, and that the table still holds exactly what it held (size, full export against the
  * reference, validate). Also: configuration fields out of range (gh_config_validate names the
  * field), status names and strings, NULL handling of destroy and create, operations a design
- * does not support, and the CUDA backend requested where there is no GPU.
+ * does not support, and the CUDA backend requested where there is no GPU. Which fields and
+ * operations apply comes from the design's traits (gh_design_info); every design runs it.
+ *
+ * A call that succeeds must leave gh_last_error() empty, also right after a refused call.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,8 @@
 #include "test_util.h"
 
 #define BAD_SEED 0xBAD1A2B3ull
+
+static const tu_design *bad_design;
 
 /* The call was refused with `want`, said why, and left the table as it was. */
 static void expect_refused(tu_table *h, gh_status got, gh_status want, const char *call,
@@ -34,15 +39,22 @@ static void expect_refused(tu_table *h, gh_status got, gh_status want, const cha
 /* A call that must succeed although it is unusual (n == 0, optional outputs left out). */
 static void expect_ok_unchanged(tu_table *h, gh_status got, const char *call, const char *file,
                                 int line) {
+  const char *text = gh_last_error(h->table);
   tu_set_phase("accepted call: %s", call);
-  tu_check_impl(got == GH_OK, file, line, call, "returned %s, expected GH_OK (gh_last_error \"%s\")",
-                gh_status_name(got), gh_last_error(h->table));
+  tu_check_impl(got == GH_OK, file, line, call,
+                "returned %s, expected GH_OK (gh_last_error \"%s\")", gh_status_name(got), text);
+  if (got == GH_OK) {
+    tu_check_impl(text != NULL && text[0] == '\0', file, line, call,
+                  "returned GH_OK after a refused call but gh_last_error still says \"%s\" (it "
+                  "must be \"\" after every call that returns GH_OK)",
+                  text ? text : "(NULL)");
+  }
   tu_check_all(h);
 }
 #define EXPECT_OK_UNCHANGED(h, call) expect_ok_unchanged((h), (call), #call, __FILE__, __LINE__)
 
 static gh_config small_config(gh_backend backend, unsigned value_bits) {
-  gh_config c = gh_config_default(GH_WARPDRIVE);
+  gh_config c = gh_config_default(bad_design->design);
   c.backend = backend;
   c.key_bits = 32;
   c.value_bits = value_bits;
@@ -98,8 +110,8 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
   int is_set = value_bits == 0, i;
   void *vals = is_set ? NULL : values;       /* what insert takes for this table */
   void *vals_out = is_set ? NULL : out_values;
-  tu_set_context("bad_inputs bulk arguments backend=%s key_bits=32 value_bits=%u", tu_backend_name(backend),
-                 value_bits);
+  tu_set_context("bad_inputs bulk arguments design=%s backend=%s key_bits=32 value_bits=%u",
+                 bad_design->name, tu_backend_name(backend), value_bits);
   if (!tu_table_create(&h, &cfg)) return;
   tu_gen_unique_keys(&rng, 32, 200, NULL, keys64);
   tu_gen_values(&rng, 32, 200, values64);
@@ -115,7 +127,8 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
   EXPECT_REFUSED(&h, gh_find(h.table, NULL, 5, vals_out, flags, NULL, NULL),
                  GH_ERR_INVALID_ARGUMENT);
   EXPECT_REFUSED(&h, gh_contains(h.table, NULL, 5, flags, NULL), GH_ERR_INVALID_ARGUMENT);
-  EXPECT_REFUSED(&h, gh_erase(h.table, NULL, 5, flags, &u, NULL), GH_ERR_INVALID_ARGUMENT);
+  if (tu_design_has(bad_design, GH_CAP_ERASE))
+    EXPECT_REFUSED(&h, gh_erase(h.table, NULL, 5, flags, &u, NULL), GH_ERR_INVALID_ARGUMENT);
 
   /* n == 0 is a no-op, whatever the pointers (an empty std::vector's data() may be NULL). */
   EXPECT_OK_UNCHANGED(&h, gh_insert(h.table, keys, vals, 0, GH_OVERWRITE, flags, NULL));
@@ -124,10 +137,14 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
   EXPECT_OK_UNCHANGED(&h, gh_find(h.table, NULL, 0, vals_out, flags, NULL, NULL));
   EXPECT_OK_UNCHANGED(&h, gh_contains(h.table, keys, 0, flags, NULL));
   EXPECT_OK_UNCHANGED(&h, gh_contains(h.table, NULL, 0, flags, NULL));
-  u = 7;
-  EXPECT_OK_UNCHANGED(&h, gh_erase(h.table, keys, 0, flags, &u, NULL));
-  CHECK(u == 0, "erase of 0 keys reports erased_count %llu", (unsigned long long)u);
-  EXPECT_OK_UNCHANGED(&h, gh_erase(h.table, NULL, 0, NULL, NULL, NULL));
+  if (tu_design_has(bad_design, GH_CAP_ERASE)) {
+    u = 7;
+    EXPECT_OK_UNCHANGED(&h, gh_erase(h.table, keys, 0, flags, &u, NULL));
+    CHECK(u == 0, "erase of 0 keys reports erased_count %llu", (unsigned long long)u);
+    EXPECT_OK_UNCHANGED(&h, gh_erase(h.table, NULL, 0, NULL, NULL, NULL));
+  } else {
+    EXPECT_REFUSED(&h, gh_erase(h.table, keys, 5, flags, &u, NULL), GH_ERR_UNSUPPORTED);
+  }
 
   /* find needs somewhere to write; contains needs found_out. */
   EXPECT_REFUSED(&h, gh_find(h.table, keys, 5, NULL, NULL, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
@@ -154,6 +171,12 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
                  GH_ERR_INVALID_ARGUMENT);
   EXPECT_REFUSED(&h, gh_insert(h.table, keys, vals, 5, (gh_dup_policy)1000, flags, NULL),
                  GH_ERR_INVALID_ARGUMENT);
+  /* Policies the design's map does not take. */
+  for (i = GH_KEEP_FIRST; i <= GH_MAX; ++i) {
+    if (bad_design->traits.map_policies >> i & 1u) continue;
+    EXPECT_REFUSED(&h, gh_insert(h.table, keys, vals, 5, (gh_dup_policy)i, flags, NULL),
+                   GH_ERR_UNSUPPORTED);
+  }
 
   /* Optional outputs may be left out. */
   tu_set_phase("insert without failed_out, erase without outputs");
@@ -161,9 +184,11 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
   for (i = 0; i < 10; ++i) values64[i] = values[i];
   tu_ref_insert(&h.ref, keys64, values64, 10, GH_OVERWRITE, NULL);
   tu_check_all(&h);
-  CHECK_OK(h.table, gh_erase(h.table, keys, 3, NULL, NULL, NULL));
-  tu_ref_erase(&h.ref, keys64, 3);
-  tu_check_all(&h);
+  if (tu_design_has(bad_design, GH_CAP_ERASE)) {
+    CHECK_OK(h.table, gh_erase(h.table, keys, 3, NULL, NULL, NULL));
+    tu_ref_erase(&h.ref, keys64, 3);
+    tu_check_all(&h);
+  }
   CHECK_OK(h.table, gh_memory_usage(h.table, NULL, NULL));
 
   /* Introspection outputs are required. */
@@ -197,30 +222,36 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
   EXPECT_REFUSED(&h, gh_count(h.table, keys, 5, counts, &u, NULL), GH_ERR_UNSUPPORTED);
   EXPECT_REFUSED(&h, gh_find_all(h.table, keys, 5, counts, out_values, 10, NULL),
                  GH_ERR_UNSUPPORTED);
-  /* Dense ids belong to compacting cuckoo tables. */
+  /* Dense ids belong to compacting tables. */
   EXPECT_REFUSED(&h, gh_keys_of_ids(h.table, keys, 5, out_keys, NULL), GH_ERR_UNSUPPORTED);
   EXPECT_REFUSED(&h, gh_get_stats(h.table, NULL), GH_ERR_INVALID_ARGUMENT);
 
-  /* The device view exists only for CUDA tables. */
+  /* The device view exists for CUDA tables of designs with GH_CAP_DEVICE_VIEW. */
   {
     gh_device_view view;
     memset(&view, 0, sizeof view);
-    if (h.config.backend == GH_BACKEND_CUDA) {
+    if (h.config.backend == GH_BACKEND_CUDA && tu_design_has(bad_design, GH_CAP_DEVICE_VIEW)) {
       tu_set_phase("device view of a CUDA table");
       if (CHECK_OK(h.table, gh_get_device_view(h.table, &view))) {
-        CHECK((unsigned)view.layout[2] == h.config.group_size, "view window_width %u, group_size %u",
-              (unsigned)view.layout[2], h.config.group_size);
-        CHECK(view.layout[0] * (unsigned)view.layout[2] == h.capacity,
-              "view has %llu windows of %u slots, capacity is %llu",
-              (unsigned long long)view.layout[0], (unsigned)view.layout[2],
-              (unsigned long long)h.capacity);
+        CHECK(view.design == bad_design->design, "view of design %d, the table's is %d",
+              (int)view.design, (int)bad_design->design);
         CHECK(view.key_bits == 32 && view.value_bits == value_bits, "view widths k%u v%u",
               view.key_bits, view.value_bits);
-        CHECK(view.layout[1] == h.config.max_probe_windows,
-              "view probe limit %llu, config %llu", (unsigned long long)view.layout[1],
-              (unsigned long long)h.config.max_probe_windows);
         CHECK(view.slots != NULL && view.size != NULL && view.status_word != NULL,
               "view pointers missing");
+        CHECK(view.seed == h.config.seed, "view seed differs from the table's");
+        if (tu_design_has(bad_design, GH_CAP_GROUP_SIZE)) {
+          /* Group-size probing: layout = (windows, probe limit in windows, window width). */
+          CHECK((unsigned)view.layout[2] == h.config.group_size,
+                "view window_width %u, group_size %u", (unsigned)view.layout[2],
+                h.config.group_size);
+          CHECK(view.layout[0] * (unsigned)view.layout[2] == h.capacity,
+                "view has %llu windows of %u slots, capacity is %llu",
+                (unsigned long long)view.layout[0], (unsigned)view.layout[2],
+                (unsigned long long)h.capacity);
+          CHECK(view.layout[1] == h.config.max_probe_windows, "view probe limit %llu, config %llu",
+                (unsigned long long)view.layout[1], (unsigned long long)h.config.max_probe_windows);
+        }
       }
       EXPECT_REFUSED(&h, gh_get_device_view(h.table, NULL), GH_ERR_INVALID_ARGUMENT);
     } else {
@@ -230,9 +261,18 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
   tu_table_destroy(&h);
 }
 
+/* A stand-in allocator half: a config with only one of alloc / free is refused. */
+static void *lone_alloc(void *ctx, size_t bytes, gh_memory_kind kind) {
+  (void)ctx, (void)bytes, (void)kind;
+  return NULL;
+}
+
 /* Mutation `index` of a valid configuration into one with a field out of range; returns the
- * field's name, or NULL past the last mutation. */
+ * field's name, "" for a mutation that does not apply to the design (a field it ignores, a
+ * variant it accepts), or NULL past the last mutation. */
 static const char *break_config(int index, gh_config *c) {
+  const int group = tu_design_has(bad_design, GH_CAP_GROUP_SIZE);
+  const int hashing = tu_design_has(bad_design, GH_CAP_HASH_FUNCTIONS);
   switch (index) {
     case 0: c->key_bits = 16; return "key_bits";
     case 1: c->key_bits = 48; return "key_bits";
@@ -241,18 +281,46 @@ static const char *break_config(int index, gh_config *c) {
     case 4: c->value_bits = 16; return "value_bits";
     case 5: c->value_bits = 48; return "value_bits";
     case 6: c->capacity = 0; return "capacity";
-    case 7: c->group_size = 3; return "group_size";
-    case 8: c->group_size = 64; return "group_size";
-    case 9: c->group_size = 0; return "group_size";
+    case 7:
+      c->group_size = 3;
+      return group ? "group_size" : "";
+    case 8:
+      c->group_size = 64;
+      return group ? "group_size" : "";
+    case 9:
+      c->group_size = 0;
+      return group ? "group_size" : "";
     case 10: c->backend = (gh_backend)3; return "backend";
     case 11: c->backend = (gh_backend)-1; return "backend";
     case 12: c->design = (gh_design)0; return "design";
     case 13: c->design = (gh_design)99; return "design";
-    /* The compacting and multi-value variants exist for cuckoo only. */
-    case 14: c->variant = GH_VARIANT_COMPACTING; return "variant";
-    case 15: c->variant = GH_VARIANT_MULTIVALUE; return "variant";
+    /* Variants the design does not have (gh_design_info's variants). */
+    case 14:
+      c->variant = GH_VARIANT_COMPACTING;
+      return tu_design_accepts_variant(bad_design, GH_VARIANT_COMPACTING) ? "" : "variant";
+    case 15:
+      c->variant = GH_VARIANT_MULTIVALUE;
+      return tu_design_accepts_variant(bad_design, GH_VARIANT_MULTIVALUE) ? "" : "variant";
     case 16: c->variant = (gh_variant)3; return "variant";
     case 17: c->variant = (gh_variant)-1; return "variant";
+    case 18:
+      c->hash_functions = 1;
+      return hashing ? "hash_functions" : "";
+    case 19:
+      c->hash_functions = 6;
+      return hashing ? "hash_functions" : "";
+    case 20:
+      c->hash_family = (gh_hash_family)2;
+      return hashing ? "hash_family" : "";
+    case 21:
+      c->table_factor = 0.5;
+      return hashing ? "table_factor" : "";
+    case 22:
+      c->allocator.alloc = lone_alloc;
+      return "allocator";
+    case 23:
+      c->device = -1;
+      return "device";
     default: return NULL;
   }
 }
@@ -262,7 +330,8 @@ static void test_config(gh_backend backend) {
   int i;
   gh_config good = small_config(backend, 32);
   size_t host_bytes = 0, device_bytes = 0;
-  tu_set_context("bad_inputs configuration backend=%s", tu_backend_name(backend));
+  tu_set_context("bad_inputs configuration design=%s backend=%s", bad_design->name,
+                 tu_backend_name(backend));
 
   tu_set_phase("a valid configuration");
   memset(message, 'x', sizeof message);
@@ -273,11 +342,24 @@ static void test_config(gh_backend backend) {
   CHECK(host_bytes + device_bytes > 0, "gh_memory_estimate gives 0 bytes");
   CHECK_OK(NULL, gh_memory_estimate(&good, NULL, NULL));
   {
-    gh_config d = gh_config_default(GH_WARPDRIVE);
-    CHECK(d.design == GH_WARPDRIVE && d.backend == GH_BACKEND_AUTO && d.key_bits == 32 &&
-              d.value_bits == 32 && d.group_size == 4 && d.max_probe_windows == 0 &&
-              d.device == 0 && d.capacity == ((uint64_t)1 << 20),
-          "gh_config_default(GH_WARPDRIVE) differs from the documented defaults");
+    gh_config d = gh_config_default(bad_design->design);
+    CHECK(d.struct_size == sizeof(gh_config) && d.version == GH_VERSION_NUMBER,
+          "gh_config_default(%s): struct_size %zu version %u, expected %zu and %d",
+          bad_design->name, d.struct_size, d.version, sizeof(gh_config), GH_VERSION_NUMBER);
+    CHECK(d.design == bad_design->design && d.backend == GH_BACKEND_AUTO && d.key_bits == 32 &&
+              d.value_bits == 32 && d.device == 0 && d.capacity == ((uint64_t)1 << 20) &&
+              d.variant == GH_VARIANT_MAP && d.allocator.alloc == NULL && d.allocator.free == NULL,
+          "gh_config_default(%s) differs from the documented defaults", bad_design->name);
+    if (tu_design_has(bad_design, GH_CAP_GROUP_SIZE)) {
+      CHECK(d.group_size == 4 && d.max_probe_windows == 0,
+            "gh_config_default(%s): group_size %u max_probe_windows %llu, documented 4 and 0",
+            bad_design->name, d.group_size, (unsigned long long)d.max_probe_windows);
+    }
+    if (tu_design_has(bad_design, GH_CAP_HASH_FUNCTIONS)) {
+      CHECK(d.hash_functions == 4 && d.hash_family == GH_HASH_MULTIPLY && d.table_factor == 1.25,
+            "gh_config_default(%s): d=%u family=%d factor=%g, documented 4, multiply, 1.25",
+            bad_design->name, d.hash_functions, (int)d.hash_family, d.table_factor);
+    }
     CHECK_OK(NULL, gh_config_validate(&d, NULL, 0));
   }
 
@@ -286,6 +368,7 @@ static void test_config(gh_backend backend) {
     const char *field = break_config(i, &bad);
     gh_table *table = (gh_table *)&bad; /* any non-NULL value: gh_create must reset it */
     if (field == NULL) break;
+    if (field[0] == '\0') continue;
     tu_set_phase("configuration with %s out of range (mutation %d)", field, i);
     memset(message, 'x', sizeof message);
     CHECK_STATUS(NULL, gh_config_validate(&bad, message, sizeof message),
@@ -308,7 +391,7 @@ static void test_config(gh_backend backend) {
     gh_config bad = good;
     char small[16];
     memset(small, 'x', sizeof small);
-    break_config(7, &bad);
+    break_config(0, &bad);
     CHECK_STATUS(NULL, gh_config_validate(&bad, small, 8), GH_ERR_INVALID_ARGUMENT);
     CHECK(memchr(small, '\0', 8) != NULL, "truncated message not NUL-terminated within 8 bytes");
     for (i = 8; i < 16; ++i) {
@@ -335,7 +418,8 @@ static void test_backend_choice(void) {
   gh_config c = small_config(GH_BACKEND_CUDA, 32);
   gh_table *table = (gh_table *)&c;
   gh_status st;
-  tu_set_context("bad_inputs backend choice (gh_cuda_available() = %d)", gh_cuda_available());
+  tu_set_context("bad_inputs backend choice design=%s (gh_cuda_available() = %d)", bad_design->name,
+                 gh_cuda_available());
   tu_set_phase("create with GH_BACKEND_CUDA");
   st = gh_create(&c, &table);
   if (gh_cuda_available()) {
@@ -394,11 +478,15 @@ static void test_status_texts(void) {
 
 int main(int argc, char **argv) {
   gh_backend backend;
-  if (argc != 2 || !tu_parse_backend(argv[1], &backend)) {
-    fprintf(stderr, "usage: %s host|cuda\n", argv[0]);
+  bad_design = tu_design_by_name("warpdrive");
+  if ((argc != 2 && argc != 4) || !tu_parse_backend(argv[1], &backend) ||
+      (argc == 4 &&
+       (strcmp(argv[2], "--design") != 0 || (bad_design = tu_design_by_name(argv[3])) == NULL)) ||
+      bad_design == NULL) {
+    fprintf(stderr, "usage: %s host|cuda [--design NAME]\n", argv[0]);
     return 2;
   }
-  /* The host entry also checks what happens to CUDA requests without a GPU. */
+  /* The host entries also check what happens to CUDA requests without a GPU. */
   if (backend == GH_BACKEND_HOST) {
     test_status_texts();
     test_null_table();

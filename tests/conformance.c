@@ -14,10 +14,11 @@
  * key patterns / clear, comparing every result
  * with the reference map and validating the table after each phase.
  *
- * Designs without a group size (cuckoo) run the loads once. Cuckoo's capacity counts keys, not
- * slots; its cases draw the number of hash functions, the hash family and the table factor
- * (down to the smallest the design accepts) from the case seed, and add a load of 1.5: more
- * keys than the table was sized for, so it must grow on its own.
+ * What varies with the design comes from its traits (gh_design_info): designs without
+ * GH_CAP_GROUP_SIZE run the loads once; designs with GH_CAP_HASH_FUNCTIONS draw the number of
+ * hash functions, the hash family and the table factor (down to the smallest accepted) from the
+ * case seed; designs with GH_CAP_GROWS (whose capacity counts keys) add a load of 1.5: more keys
+ * than the table was sized for, so it must grow on its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,11 +26,9 @@
 
 #include "test_util.h"
 
-/* Loads above 1 only for designs that grow by themselves (cuckoo). */
+/* Loads above 1 only for designs that grow by themselves (GH_CAP_GROWS). */
 static const double conf_loads[] = {0.5, 0.7, 0.9, 0.95, 0.99, 1.5};
 #define CONF_LOAD_COUNT (sizeof conf_loads / sizeof conf_loads[0])
-
-/* The smallest cuckoo table factor per number of hash functions d (index d - 2). */
 
 /* The fixed base of every case seed; a case's own seed is derived from it and the case
  * parameters, and printed with every failure. */
@@ -332,11 +331,11 @@ static void run_case(const conf_case *c) {
   cfg.key_bits = c->key_bits;
   cfg.value_bits = c->value_bits;
   cfg.capacity = capacities[tu_below(&rng, sizeof capacities / sizeof capacities[0])];
-  if (c->design->uses_group_size) cfg.group_size = c->group_size;
+  if (tu_design_has(c->design, GH_CAP_GROUP_SIZE)) cfg.group_size = c->group_size;
   cfg.seed = tu_next(&rng);
   /* One worker, as many as cores, and more workers than cores (more interleavings). */
   cfg.host_threads = host_threads[tu_below(&rng, 3)];
-  if (c->design->design == GH_CUCKOO) {
+  if (tu_design_has(c->design, GH_CAP_HASH_FUNCTIONS)) {
     /* d = 2..5, either family, and a table factor from the smallest allowed to roomy. */
     static const double extra[] = {0.0, 0.0, 0.02, 0.15, 1.0};
     tu_random_cuckoo_params(&rng, &cfg, extra, sizeof extra / sizeof extra[0], params, sizeof params);
@@ -369,7 +368,7 @@ static void run_case(const conf_case *c) {
     memset(&stats, 0, sizeof stats);
     tu_set_phase("statistics at the end");
     CHECK_OK(h.table, gh_get_stats(h.table, &stats));
-    if (c->design->design == GH_CUCKOO && c->load > 1.0) {
+    if (tu_design_has(c->design, GH_CAP_GROWS) && c->load > 1.0) {
       CHECK(stats.grows > 0, "%llu keys went into a table sized for %llu, yet gh_stats.grows = 0",
             (unsigned long long)n_fill, (unsigned long long)h.capacity);
     }
@@ -429,10 +428,10 @@ int main(int argc, char **argv) {
     c.group_size = tu_group_sizes[g];
     if (group_filter != 0 && group_filter != c.group_size) continue;
     /* Designs without a group size run their loads once. */
-    if (!c.design->uses_group_size && g > 0) break;
+    if (!tu_design_has(c.design, GH_CAP_GROUP_SIZE) && g > 0) break;
     for (l = 0; l < CONF_LOAD_COUNT; ++l) {
       c.load = conf_loads[l];
-      if (c.load > 1.0 && c.design->design != GH_CUCKOO) continue;
+      if (c.load > 1.0 && !tu_design_has(c.design, GH_CAP_GROWS)) continue;
       if (load_filter >= 0 && (load_filter < c.load - 0.001 || load_filter > c.load + 0.001))
         continue;
       c.seed = have_seed ? seed_override

@@ -6,8 +6,8 @@
  *
  *   cross_backend [--design NAME] [--seed S]
  *
- * NAME is a design of tests/test_util.c (warpdrive by default); group sizes are looped over only
- * for designs that have them.
+ * NAME is a design the library has (gh_design_by_name; warpdrive by default); group sizes are
+ * looped over only for designs with GH_CAP_GROUP_SIZE.
  *
  * Without a GPU it prints "SKIPPED: no GPU here" and exits 77.
  */
@@ -88,7 +88,7 @@ static void run_cross_case(const tu_design *design, unsigned key_bits, unsigned 
 
   cfg.key_bits = key_bits;
   cfg.value_bits = value_bits;
-  if (design->uses_group_size) cfg.group_size = group_size;
+  if (tu_design_has(design, GH_CAP_GROUP_SIZE)) cfg.group_size = group_size;
   cfg.capacity = 2000 + tu_below(&rng, 30000);
   cfg.seed = tu_next(&rng);
   tu_set_context("cross_backend design=%s key_bits=%u value_bits=%u group_size=%u capacity=%llu "
@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
   tu_skip_unless_backend_usable(GH_BACKEND_CUDA);
   for (k = 0; k < 2; ++k) {
     for (v = 0; v < 3; ++v) {
-      for (g = 0; g < (design->uses_group_size ? 3u : 1u); ++g) {
+      for (g = 0; g < (tu_design_has(design, GH_CAP_GROUP_SIZE) ? 3u : 1u); ++g) {
         run_cross_case(design, key_widths[k], value_widths[v], groups[g],
                        have_seed ? seed
                                  : tu_mix_seed(CROSS_BASE_SEED, key_widths[k], value_widths[v],

@@ -12,10 +12,11 @@
  * twice); the table is validated every few steps. A failure prints the seed and the step; the
  * sequence stops at the first failing step, since the states after it are no longer comparable.
  *
- * Cuckoo (--design cuckoo): the capacity counts keys, and the table grows when more arrive, so
- * the full universe is 1.5 times the capacity (the table grows and rebuilds under the sequence);
- * the number of hash functions, the family and the table factor (down to the smallest allowed)
- * come from the sequence seed. Statistics are checked with every validation.
+ * Designs with GH_CAP_GROWS (their capacity counts keys; the table grows when more arrive) get a
+ * full universe of 1.5 times the capacity, so the table grows and rebuilds under the sequence;
+ * designs with GH_CAP_HASH_FUNCTIONS draw the number of hash functions, the family and the table
+ * factor (down to the smallest allowed) from the sequence seed. Statistics are checked with
+ * every validation.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +30,6 @@
 #define DIFF_VALIDATE_EVERY 8
 
 static const char *const diff_policy_names[] = {"KEEP_FIRST", "OVERWRITE", "ADD", "MIN", "MAX"};
-
-/* The smallest cuckoo table factor per number of hash functions d (index d - 2). */
 
 /* Batch sizes: mostly small (single keys and a few), sometimes up to half the table. */
 static uint64_t diff_batch_size(tu_rng *rng, uint64_t capacity) {
@@ -47,7 +46,8 @@ static void run_sequence(const char *program, const tu_design *design, gh_backen
                          int full) {
   tu_rng rng = tu_rng_make(seed);
   gh_config cfg = gh_config_default(design->design);
-  const int cuckoo = design->design == GH_CUCKOO;
+  /* A design that grows (its capacity counts keys) gets a universe larger than its capacity. */
+  const int grows = tu_design_has(design, GH_CAP_GROWS);
   char params[160] = "";
   tu_table h;
   uint64_t universe_n, outsiders_n = 16, n_special, step, max_batch, peak = 0, steps_near_full = 0;
@@ -59,10 +59,12 @@ static void run_sequence(const char *program, const tu_design *design, gh_backen
   cfg.key_bits = key_bits;
   cfg.value_bits = value_bits;
   cfg.group_size = tu_group_sizes[tu_below(&rng, 6)];
+  if (!tu_design_has(design, GH_CAP_GROUP_SIZE))
+    cfg.group_size = gh_config_default(design->design).group_size;
   cfg.capacity = 64 + tu_below(&rng, 960);
   cfg.host_threads = (unsigned)tu_below(&rng, 4);
   cfg.seed = tu_next(&rng);
-  if (cuckoo) {
+  if (tu_design_has(design, GH_CAP_HASH_FUNCTIONS)) {
     static const double extra[] = {0.0, 0.0, 0.05, 0.4};
     tu_random_cuckoo_params(&rng, &cfg, extra, sizeof extra / sizeof extra[0], params, sizeof params);
   }
@@ -81,8 +83,8 @@ static void run_sequence(const char *program, const tu_design *design, gh_backen
    * counted as needing a slot even though two of them are stored out of band), so an insert
    * must never fail here. */
   universe_n = full ? h.capacity : h.capacity / 4 + 8;
-  /* Cuckoo grows instead of refusing keys: let the universe outgrow the table. */
-  if (cuckoo && full) universe_n = h.capacity + h.capacity / 2;
+  /* A design that grows instead of refusing keys: let the universe outgrow the table. */
+  if (grows && full) universe_n = h.capacity + h.capacity / 2;
   universe = (uint64_t *)tu_xmalloc((size_t)universe_n * sizeof *universe);
   n_special = tu_special_keys(key_bits, universe);
   tu_gen_unique_keys(&rng, key_bits, universe_n - n_special, NULL, universe + n_special);
@@ -166,7 +168,7 @@ static void run_sequence(const char *program, const tu_design *design, gh_backen
   {
     gh_stats stats;
     memset(&stats, 0, sizeof stats);
-    if (CHECK_OK(h.table, gh_get_stats(h.table, &stats)) && cuckoo) {
+    if (CHECK_OK(h.table, gh_get_stats(h.table, &stats)) && (grows || stats.restarts > 0)) {
       snprintf(params + strlen(params), sizeof params - strlen(params),
                " restarts=%llu grows=%llu", (unsigned long long)stats.restarts,
                (unsigned long long)stats.grows);

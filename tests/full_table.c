@@ -2,12 +2,14 @@
  * full_table - a table asked to hold more keys than it has slots (cuco #647, BGHT #15: a full
  * table must return a status and flag the keys that did not fit, never fail silently or hang).
  *
- *   full_table BACKEND [--seed S]
+ *   full_table BACKEND [--design NAME] [--seed S]
  *
- * For every key/value width and group size: overfill a small table, then at 100% occupancy
- * update present keys, look up absent keys, insert the out-of-band sentinel patterns, erase
- * and refill through tombstones only, churn one free slot between two new keys; finally a table
- * whose probe limit is one window.
+ * For designs with a fixed capacity (GH_CAP_REPORTS_FULL; a design that grows instead passes
+ * with a note), for every key/value width and group size (GH_CAP_GROUP_SIZE): overfill a small
+ * table, then at 100% occupancy update present keys, look up absent keys, insert the
+ * out-of-band sentinel patterns, erase and refill through tombstones only, churn one free slot
+ * between two new keys; finally (designs that probe in group-size windows) a table whose probe
+ * limit is one window.
  * A hang shows up as the ctest timeout of the entry.
  */
 #include <stdio.h>
@@ -41,10 +43,10 @@ static void gen_slot_keys(tu_rng *rng, const tu_table *h, uint64_t n, uint64_t *
   free(present);
 }
 
-static void run_full_case(gh_backend backend, unsigned key_bits, unsigned value_bits,
-                          unsigned group_size, uint64_t seed) {
+static void run_full_case(const tu_design *design, gh_backend backend, unsigned key_bits,
+                          unsigned value_bits, unsigned group_size, uint64_t seed) {
   tu_rng rng = tu_rng_make(seed);
-  gh_config cfg = gh_config_default(GH_WARPDRIVE);
+  gh_config cfg = gh_config_default(design->design);
   tu_table h;
   uint64_t cap, n, nfailed, i, round, n_present, n_new, pool_n, special[8], out_of_band[2];
   uint64_t *keys, *values, *present, *pool, *batch_keys, *batch_values;
@@ -54,12 +56,14 @@ static void run_full_case(gh_backend backend, unsigned key_bits, unsigned value_
   cfg.key_bits = key_bits;
   cfg.value_bits = value_bits;
   cfg.capacity = FULL_CAPACITY;
-  cfg.group_size = group_size;
+  if (tu_design_has(design, GH_CAP_GROUP_SIZE)) cfg.group_size = group_size;
   cfg.seed = tu_next(&rng);
-  tu_set_context("full_table backend=%s key_bits=%u value_bits=%u group_size=%u capacity=%d "
-                 "seed=0x%016llx (rerun: full_table %s --seed 0x%016llx, same width and group)",
-                 tu_backend_name(backend), key_bits, value_bits, group_size, FULL_CAPACITY,
-                 (unsigned long long)seed, tu_backend_name(backend), (unsigned long long)seed);
+  tu_set_context(
+      "full_table design=%s backend=%s key_bits=%u value_bits=%u group_size=%u "
+      "capacity=%d seed=0x%016llx (rerun: full_table %s --design %s --seed 0x%016llx, "
+      "same width and group)",
+      design->name, tu_backend_name(backend), key_bits, value_bits, group_size, FULL_CAPACITY,
+      (unsigned long long)seed, tu_backend_name(backend), design->name, (unsigned long long)seed);
   tu_set_phase("create");
   if (!tu_table_create(&h, &cfg)) return;
   cap = h.capacity;
@@ -176,7 +180,7 @@ static void run_full_case(gh_backend backend, unsigned key_bits, unsigned value_
   /* 7. A probe limit of one window: keys fail long before the table is full. */
   cfg.max_probe_windows = 1;
   tu_set_phase("create with max_probe_windows = 1");
-  if (tu_table_create(&h, &cfg)) {
+  if (tu_design_has(design, GH_CAP_GROUP_SIZE) && tu_table_create(&h, &cfg)) {
     n = (uint64_t)(0.9 * (double)h.capacity);
     gen_slot_keys(&rng, &h, n, keys);
     tu_gen_values(&rng, value_bits, n, values);
@@ -196,34 +200,51 @@ static void run_full_case(gh_backend backend, unsigned key_bits, unsigned value_
   free(present);
   free(values);
   free(keys);
-  printf("%-4s k%u v%u group %2u: %s\n", tu_backend_name(backend), key_bits, value_bits,
-         group_size, tu_failure_count() == failures_before ? "ok" : "FAILED");
+  printf("%-4s %s k%u v%u group %2u: %s\n", tu_backend_name(backend), design->name, key_bits,
+         value_bits, group_size, tu_failure_count() == failures_before ? "ok" : "FAILED");
   fflush(stdout);
 }
 
 int main(int argc, char **argv) {
   static const unsigned key_widths[] = {32, 64}, value_widths[] = {0, 32, 64};
+  const tu_design *design = tu_design_by_name("warpdrive");
   gh_backend backend;
   uint64_t seed_override = 0;
-  int have_seed = 0;
+  int have_seed = 0, i;
   size_t k, v, g;
-  if (argc < 2 || !tu_parse_backend(argv[1], &backend) ||
-      (argc == 4 && strcmp(argv[2], "--seed") == 0 &&
-       !(have_seed = tu_parse_u64(argv[3], &seed_override))) ||
-      (argc != 2 && argc != 4)) {
-    fprintf(stderr, "usage: %s host|cuda [--seed S]\n", argv[0]);
-    return 2;
+  if (argc < 2 || !tu_parse_backend(argv[1], &backend)) goto usage;
+  for (i = 2; i < argc; i += 2) {
+    if (i + 1 >= argc) goto usage;
+    if (strcmp(argv[i], "--design") == 0 && tu_design_by_name(argv[i + 1]) != NULL) {
+      design = tu_design_by_name(argv[i + 1]);
+    } else if (strcmp(argv[i], "--seed") == 0 && tu_parse_u64(argv[i + 1], &seed_override)) {
+      have_seed = 1;
+    } else {
+      goto usage;
+    }
   }
+  if (design == NULL) goto usage;
   tu_skip_unless_backend_usable(backend);
+  if (!tu_design_has(design, GH_CAP_REPORTS_FULL)) {
+    printf(
+        "%s has no fixed capacity (no GH_CAP_REPORTS_FULL): it never reports a full table, "
+        "nothing to test here\n",
+        design->name);
+    return tu_finish("full_table");
+  }
   for (k = 0; k < 2; ++k) {
     for (v = 0; v < 3; ++v) {
       for (g = 0; g < 6; ++g) {
         uint64_t seed = have_seed ? seed_override
                                   : tu_mix_seed(FULL_BASE_SEED, key_widths[k], value_widths[v],
                                                 tu_group_sizes[g]);
-        run_full_case(backend, key_widths[k], value_widths[v], tu_group_sizes[g], seed);
+        if (!tu_design_has(design, GH_CAP_GROUP_SIZE) && g > 0) break;
+        run_full_case(design, backend, key_widths[k], value_widths[v], tu_group_sizes[g], seed);
       }
     }
   }
   return tu_finish("full_table");
+usage:
+  fprintf(stderr, "usage: %s host|cuda [--design NAME] [--seed S]\n", argv[0]);
+  return 2;
 }

@@ -1,12 +1,16 @@
 /* test_util.c - see test_util.h. */
+#define _POSIX_C_SOURCE 200809L
 #include "test_util.h"
 
-#include "core/hash.h"
-
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/hash.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Failure reporting                                                                          */
@@ -36,15 +40,19 @@ void tu_set_phase(const char *fmt, ...) {
   va_end(args);
 }
 
+static unsigned long tu_print_limit = TU_MAX_PRINTED_FAILURES;
+
 /* Returns 1 when the failure should be printed. */
 static int tu_note_failure(void) {
   ++tu_failures;
-  if (tu_failures == TU_MAX_PRINTED_FAILURES + 1) {
-    fprintf(stderr, "(more than %d failures: the rest are counted, not printed)\n",
-            TU_MAX_PRINTED_FAILURES);
+  if (tu_failures == tu_print_limit + 1) {
+    fprintf(stderr, "(more than %lu failures: the rest are counted, not printed)\n",
+            tu_print_limit);
   }
-  return tu_failures <= TU_MAX_PRINTED_FAILURES;
+  return tu_failures <= tu_print_limit;
 }
+
+void tu_set_print_budget(unsigned long failures) { tu_print_limit = tu_failures + failures; }
 
 static void tu_print_case(void) {
   fprintf(stderr, "  case:  %s\n", tu_context);
@@ -97,6 +105,98 @@ void tu_require_impl(int ok, const char *file, int line, const char *expr, const
   tu_report(file, line, "REQUIRE (fatal)", expr, fmt, args);
   va_end(args);
   exit(1);
+}
+
+/* Signal handlers may only write(): the case and phase are plain NUL-terminated arrays. */
+static void tu_write_text(const char *text) {
+  size_t len = strlen(text);
+  while (len > 0) {
+    ssize_t written = write(2, text, len);
+    if (written <= 0) return;
+    text += written;
+    len -= (size_t)written;
+  }
+}
+
+static void tu_write_case(void) {
+  tu_write_text("  case:  ");
+  tu_write_text(tu_context);
+  tu_write_text("\n  phase: ");
+  tu_write_text(tu_phase);
+  tu_write_text("\n");
+}
+
+static const int tu_crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+#define TU_CRASH_SIGNAL_COUNT (sizeof tu_crash_signals / sizeof tu_crash_signals[0])
+static struct sigaction tu_previous_actions[TU_CRASH_SIGNAL_COUNT];
+
+static void tu_crash_handler(int signal_number) {
+  size_t i;
+  const char *name = signal_number == SIGSEGV  ? "SIGSEGV"
+                     : signal_number == SIGBUS ? "SIGBUS"
+                     : signal_number == SIGILL ? "SIGILL"
+                     : signal_number == SIGFPE ? "SIGFPE"
+                                               : "SIGABRT";
+  tu_write_text("\nCRASH: ");
+  tu_write_text(name);
+  tu_write_text(" inside the call of the phase below (the API must return a status instead)\n");
+  tu_write_case();
+  /* Hand the signal to whoever had it before (a sanitizer, or the default action): returning
+   * re-executes the faulting instruction, abort() re-raises by itself. */
+  for (i = 0; i < TU_CRASH_SIGNAL_COUNT; ++i) {
+    if (tu_crash_signals[i] == signal_number)
+      sigaction(signal_number, &tu_previous_actions[i], NULL);
+  }
+}
+
+void tu_install_crash_handler(void) {
+  struct sigaction action;
+  size_t i;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = tu_crash_handler;
+  sigemptyset(&action.sa_mask);
+  for (i = 0; i < TU_CRASH_SIGNAL_COUNT; ++i) {
+    sigaction(tu_crash_signals[i], &action, &tu_previous_actions[i]);
+  }
+}
+
+static unsigned tu_alarm_seconds = 0;
+
+static void tu_alarm_handler(int signal_number) {
+  char seconds[24];
+  unsigned v = tu_alarm_seconds, n = 0, i;
+  (void)signal_number;
+  do {
+    seconds[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v > 0 && n < sizeof seconds - 1);
+  for (i = 0; i < n / 2; ++i) {
+    char c = seconds[i];
+    seconds[i] = seconds[n - 1 - i];
+    seconds[n - 1 - i] = c;
+  }
+  seconds[n] = '\0';
+  tu_write_text("\nTIMEOUT: the case below ran past its wall-clock bound of ");
+  tu_write_text(seconds);
+  tu_write_text(" s (a build that never ends, or a hang)\n");
+  tu_write_case();
+  _exit(1);
+}
+
+void tu_set_alarm(unsigned seconds) {
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = tu_alarm_handler;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGALRM, &action, NULL);
+  tu_alarm_seconds = seconds;
+  alarm(seconds);
+}
+
+double tu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 unsigned long tu_failure_count(void) { return tu_failures; }
@@ -163,17 +263,65 @@ int tu_parse_u64(const char *word, uint64_t *value) {
   return end != NULL && *end == '\0';
 }
 
-static const tu_design tu_designs[] = {
-    {GH_WARPDRIVE, "warpdrive", 1}, {GH_CUCKOO, "cuckoo", 0},   {GH_SLAB, "slab", 0},
-    {GH_DYCUCKOO, "dycuckoo", 0},   {GH_HASHGRAPH, "hashgraph", 0},
-};
+/* Designs looked up so far (the library has a handful). */
+#define TU_MAX_DESIGNS 32
+static tu_design tu_known_designs[TU_MAX_DESIGNS];
+static size_t tu_known_count = 0;
+
+const tu_design *tu_design_of(gh_design design) {
+  gh_design_traits traits;
+  size_t i;
+  for (i = 0; i < tu_known_count; ++i) {
+    if (tu_known_designs[i].design == design) return &tu_known_designs[i];
+  }
+  memset(&traits, 0, sizeof traits);
+  if (gh_design_info(design, &traits) != GH_OK || tu_known_count == TU_MAX_DESIGNS) return NULL;
+  REQUIRE(traits.design == design && traits.name != NULL,
+          "gh_design_info(%d) describes design %d named %s", (int)design, (int)traits.design,
+          traits.name ? traits.name : "(NULL)");
+  tu_known_designs[tu_known_count].design = design;
+  tu_known_designs[tu_known_count].name = traits.name;
+  tu_known_designs[tu_known_count].traits = traits;
+  return &tu_known_designs[tu_known_count++];
+}
 
 const tu_design *tu_design_by_name(const char *name) {
-  size_t i;
-  for (i = 0; i < sizeof tu_designs / sizeof tu_designs[0]; ++i) {
-    if (name != NULL && strcmp(name, tu_designs[i].name) == 0) return &tu_designs[i];
+  gh_design design;
+  if (name == NULL || gh_design_by_name(name, &design) != GH_OK) return NULL;
+  return tu_design_of(design);
+}
+
+int tu_design_has(const tu_design *design, unsigned capabilities) {
+  return (design->traits.capabilities & capabilities) == capabilities;
+}
+
+int tu_design_accepts_variant(const tu_design *design, gh_variant variant) {
+  return (unsigned)variant < 32u && (design->traits.variants >> (unsigned)variant & 1u) != 0;
+}
+
+const char *tu_variant_name(gh_variant variant, unsigned value_bits) {
+  switch (variant) {
+    case GH_VARIANT_MAP:
+      return value_bits == 0 ? "set" : "map";
+    case GH_VARIANT_COMPACTING:
+      return "compacting";
+    case GH_VARIANT_MULTIVALUE:
+      return "multivalue";
   }
-  return NULL;
+  return "invalid";
+}
+
+int tu_parse_variant(const char *word, gh_variant *variant) {
+  if (word == NULL) return 0;
+  if (strcmp(word, "map") == 0)
+    *variant = GH_VARIANT_MAP;
+  else if (strcmp(word, "compacting") == 0)
+    *variant = GH_VARIANT_COMPACTING;
+  else if (strcmp(word, "multivalue") == 0)
+    *variant = GH_VARIANT_MULTIVALUE;
+  else
+    return 0;
+  return 1;
 }
 
 const unsigned tu_group_sizes[6] = {1, 2, 4, 8, 16, 32};
@@ -637,20 +785,26 @@ uint64_t tu_ref_keys(const tu_ref *ref, uint64_t *out) {
 /* A table under test                                                                        */
 /* ---------------------------------------------------------------------------------------- */
 
-/* A byte pattern no correct output contains in every byte: outputs are pre-filled with it so
- * that a position the library forgot to write is noticed. */
-#define TU_CANARY 0xA5
-
 static size_t tu_bytes(unsigned bits) { return bits / 8; }
 
+size_t tu_first_non_canary(const void *buf, size_t bytes) {
+  const unsigned char *p = (const unsigned char *)buf;
+  size_t i;
+  for (i = 0; i < bytes; ++i) {
+    if (p[i] != TU_CANARY) return i;
+  }
+  return bytes;
+}
+
 /* After a successful call the per-table message must be empty. */
-static void tu_check_no_error_text(tu_table *h, const char *call) {
-  const char *text = gh_last_error(h->table);
+void tu_check_no_error_text(const gh_table *table, const char *call) {
+  const char *text = gh_last_error(table);
   CHECK(text != NULL && text[0] == '\0', "gh_last_error after a successful %s: \"%s\"", call,
         text ? text : "(NULL)");
 }
 
 int tu_table_create(tu_table *h, const gh_config *config) {
+  const tu_design *design;
   gh_status st;
   uint64_t cap = 0, size = 1;
   size_t host_bytes = 0, device_bytes = 0;
@@ -677,7 +831,12 @@ int tu_table_create(tu_table *h, const gh_config *config) {
   CHECK(eff.capacity >= config->capacity, "effective capacity %llu < configured %llu",
         (unsigned long long)eff.capacity, (unsigned long long)config->capacity);
   CHECK(eff.seed == config->seed, "effective seed differs from the configured one");
-  if (config->design == GH_WARPDRIVE) {
+  design = tu_design_of(config->design);
+  REQUIRE(design != NULL, "gh_create accepted design %d, which gh_design_info does not know",
+          (int)config->design);
+  /* Group-size probing: the window width is fixed for the table's life and its probe limit
+   * (in windows) resolved from 0 = default. */
+  if (tu_design_has(design, GH_CAP_GROUP_SIZE)) {
     CHECK(eff.group_size == config->group_size, "effective group_size %u, configured %u",
           eff.group_size, config->group_size);
     CHECK(eff.max_probe_windows > 0, "max_probe_windows not resolved (0)");
@@ -690,7 +849,7 @@ int tu_table_create(tu_table *h, const gh_config *config) {
   }
   CHECK(eff.variant == config->variant, "effective variant %d, configured %d", (int)eff.variant,
         (int)config->variant);
-  if (config->design == GH_CUCKOO) {
+  if (tu_design_has(design, GH_CAP_HASH_FUNCTIONS)) {
     CHECK(eff.hash_functions == config->hash_functions && eff.hash_family == config->hash_family &&
               eff.table_factor == config->table_factor,
           "effective cuckoo parameters d=%u family=%d factor=%g, configured d=%u family=%d "
@@ -731,8 +890,12 @@ void tu_table_destroy(tu_table *h) {
 
 void tu_check_device_flags(tu_table *h, int keys_failed) {
   unsigned flags = 0;
-  /* The status word and its probe-limit flag belong to warpdrive's kernels. */
-  if (h->config.backend != GH_BACKEND_CUDA || h->config.design != GH_WARPDRIVE) return;
+  /* The status word is what CUDA kernels of designs with GH_CAP_STATUS_FLAGS record (the host
+   * backend does not promise the probe-limit flag). */
+  const tu_design *design = tu_design_of(h->config.design);
+  if (h->config.backend != GH_BACKEND_CUDA || design == NULL ||
+      !tu_design_has(design, GH_CAP_STATUS_FLAGS))
+    return;
   if (!CHECK_OK(h->table, gh_take_status_flags(h->table, &flags))) return;
   CHECK((flags & GH_FLAG_BAD_GROUP) == 0, "device status word has GH_FLAG_BAD_GROUP (0x%x)",
         flags);
@@ -763,7 +926,7 @@ uint64_t tu_insert(tu_table *h, const uint64_t *keys, const uint64_t *values, ui
                  (unsigned long long)i, failed[i], (unsigned long long)keys[i]))
         break;
     }
-    tu_check_no_error_text(h, "gh_insert");
+    tu_check_no_error_text(h->table, "gh_insert");
     tu_ref_insert(&h->ref, keys, values, n, policy, NULL);
   } else if (st == GH_ERR_TABLE_FULL && allow_full) {
     const char *text = gh_last_error(h->table);
@@ -819,7 +982,7 @@ uint64_t tu_erase(tu_table *h, const uint64_t *keys, uint64_t n) {
   expected = tu_ref_size(&present);
   memset(erased, TU_CANARY, (size_t)n);
   if (CHECK_OK(h->table, gh_erase(h->table, packed_keys, n, erased, &count, NULL))) {
-    tu_check_no_error_text(h, "gh_erase");
+    tu_check_no_error_text(h->table, "gh_erase");
     for (i = 0; i < n; ++i) {
       if (erased[i] == 1) {
         CHECK(tu_ref_contains(&present, keys[i]),
@@ -872,7 +1035,7 @@ void tu_check_find(tu_table *h, const uint64_t *keys, uint64_t n, unsigned mode)
   if (!(mode & TU_FIND_DEFAULT)) default_value = 0;
   if (CHECK_OK(h->table, gh_find(h->table, packed_keys, n, values_out, found, packed_default,
                                  NULL))) {
-    tu_check_no_error_text(h, "gh_find");
+    tu_check_no_error_text(h->table, "gh_find");
     if (values != NULL) tu_unpack(values_out, n, h->value_bits, values);
     for (i = 0; i < n; ++i) {
       int present = tu_ref_contains(&h->ref, keys[i]);
@@ -910,7 +1073,7 @@ void tu_check_contains(tu_table *h, const uint64_t *keys, uint64_t n) {
   uint64_t i;
   memset(found, TU_CANARY, (size_t)n);
   if (CHECK_OK(h->table, gh_contains(h->table, packed_keys, n, found, NULL))) {
-    tu_check_no_error_text(h, "gh_contains");
+    tu_check_no_error_text(h->table, "gh_contains");
     for (i = 0; i < n; ++i) {
       int present = tu_ref_contains(&h->ref, keys[i]);
       CHECK(found[i] == (uint8_t)present, "contains: found_out[%llu] = %u for key 0x%llx, expected %d",
@@ -931,12 +1094,12 @@ void tu_check_size(tu_table *h) {
 }
 
 void tu_check_valid(tu_table *h) {
-  if (CHECK_OK(h->table, gh_validate(h->table))) tu_check_no_error_text(h, "gh_validate");
+  if (CHECK_OK(h->table, gh_validate(h->table))) tu_check_no_error_text(h->table, "gh_validate");
 }
 
 void tu_clear(tu_table *h) {
   if (CHECK_OK(h->table, gh_clear(h->table, NULL))) {
-    tu_check_no_error_text(h, "gh_clear");
+    tu_check_no_error_text(h->table, "gh_clear");
     tu_ref_clear(&h->ref);
   }
   tu_check_device_flags(h, 0);
@@ -1032,7 +1195,7 @@ void tu_check_export(tu_table *h, uint64_t slack) {
     room = table_size;
   pairs = tu_export_pairs(h->table, h->key_bits, h->value_bits, room + slack, &count);
   if (pairs == NULL) return;
-  tu_check_no_error_text(h, "gh_export");
+  tu_check_no_error_text(h->table, "gh_export");
   tu_check_sorted_pairs(h, pairs, count, "export");
   tu_check_device_flags(h, 0);
   free(pairs);
@@ -1055,29 +1218,59 @@ void tu_check_stats(tu_table *h) {
   uint64_t capacity = 0, size = tu_ref_size(&h->ref);
   memset(&s, TU_CANARY, sizeof s);
   if (!CHECK_OK(h->table, gh_get_stats(h->table, &s))) return;
-  tu_check_no_error_text(h, "gh_get_stats");
+  tu_check_no_error_text(h->table, "gh_get_stats");
   if (!CHECK_OK(h->table, gh_capacity(h->table, &capacity))) return;
   CHECK(s.size == size, "gh_stats.size %llu, reference %llu", (unsigned long long)s.size,
         (unsigned long long)size);
   CHECK(s.distinct_keys == s.size, "gh_stats.distinct_keys %llu differs from size %llu in a "
         "table holding one value per key", (unsigned long long)s.distinct_keys,
         (unsigned long long)s.size);
-  /* Up to two keys (the all-ones patterns) live out of band, beside the slots. */
-  CHECK(s.slots + 2 >= s.size, "gh_stats.slots %llu, size %llu", (unsigned long long)s.slots,
-        (unsigned long long)s.size);
-  if (h->config.design == GH_CUCKOO) {
-    CHECK(s.eviction_limit > 0, "cuckoo gh_stats.eviction_limit is 0");
-    CHECK(s.size <= capacity, "cuckoo holds %llu keys but gh_capacity says it holds %llu before "
-          "it grows", (unsigned long long)s.size, (unsigned long long)capacity);
-    CHECK(s.slots >= capacity, "cuckoo gh_stats.slots %llu < key capacity %llu (table_factor "
-          "%g)", (unsigned long long)s.slots, (unsigned long long)capacity, h->config.table_factor);
-  } else if (h->config.design == GH_WARPDRIVE) {
-    CHECK(s.slots == capacity, "warpdrive gh_stats.slots %llu, gh_capacity %llu",
-          (unsigned long long)s.slots, (unsigned long long)capacity);
-    CHECK(s.restarts == 0 && s.grows == 0 && s.eviction_limit == 0,
-          "warpdrive gh_stats has cuckoo counters: restarts %llu grows %llu eviction_limit %llu",
-          (unsigned long long)s.restarts, (unsigned long long)s.grows,
-          (unsigned long long)s.eviction_limit);
+  /* Up to two keys (the all-ones patterns) live out of band, beside the slots, and stashed keys
+   * beside them. */
+  CHECK(s.slots + 2 + s.stash_keys >= s.size, "gh_stats.slots %llu, stash_keys %llu, size %llu",
+        (unsigned long long)s.slots, (unsigned long long)s.stash_keys, (unsigned long long)s.size);
+  tu_check_stats_rules(h->table, &s, capacity, h->config.table_factor);
+}
+
+void tu_check_stats_rules(gh_table *table, const gh_stats *s, uint64_t capacity,
+                          double table_factor) {
+  gh_config config;
+  const tu_design *design;
+  memset(&config, 0, sizeof config);
+  if (!CHECK_OK(table, gh_get_config(table, &config))) return;
+  design = tu_design_of(config.design);
+  if (!CHECK(design != NULL, "table of design %d, which gh_design_info does not know",
+             (int)config.design))
+    return;
+  CHECK(s->stash_keys <= s->distinct_keys, "gh_stats.stash_keys %llu > distinct keys %llu",
+        (unsigned long long)s->stash_keys, (unsigned long long)s->distinct_keys);
+  if (tu_design_has(design, GH_CAP_GROWS)) {
+    /* Its capacity counts keys: it holds them all before it grows, on at least that many slots
+     * (the keys that live out of band, in the stash or the side slots, aside). */
+    CHECK(s->distinct_keys <= capacity,
+          "%s holds %llu distinct keys but gh_capacity says it "
+          "holds %llu before it grows",
+          design->name, (unsigned long long)s->distinct_keys, (unsigned long long)capacity);
+    CHECK(s->slots >= capacity, "%s gh_stats.slots %llu < key capacity %llu (table_factor %g)",
+          design->name, (unsigned long long)s->slots, (unsigned long long)capacity, table_factor);
+  } else {
+    CHECK(s->grows == 0, "%s does not grow (no GH_CAP_GROWS) but gh_stats.grows = %llu",
+          design->name, (unsigned long long)s->grows);
+  }
+  if (tu_design_has(design, GH_CAP_REPORTS_FULL)) {
+    /* A fixed-capacity table: its capacity is its slot count. */
+    CHECK(s->slots == capacity, "%s gh_stats.slots %llu, gh_capacity %llu", design->name,
+          (unsigned long long)s->slots, (unsigned long long)capacity);
+  }
+  if (tu_design_has(design, GH_CAP_HASH_FUNCTIONS)) {
+    /* d hash functions: cuckoo eviction chains, with a limit. */
+    CHECK(s->eviction_limit > 0, "%s (hash functions) gh_stats.eviction_limit is 0", design->name);
+  } else {
+    CHECK(s->restarts == 0 && s->eviction_limit == 0 && s->stash_keys == 0,
+          "%s has no hash functions to restart with, yet gh_stats has restarts %llu "
+          "eviction_limit %llu stash_keys %llu",
+          design->name, (unsigned long long)s->restarts, (unsigned long long)s->eviction_limit,
+          (unsigned long long)s->stash_keys);
   }
 }
 

@@ -58,6 +58,21 @@ void tu_require_impl(int ok, const char *file, int line, const char *expr, const
 /* Fatal: for preconditions without which the rest of the program makes no sense. */
 #define REQUIRE(cond, ...) tu_require_impl((cond) ? 1 : 0, __FILE__, __LINE__, #cond, __VA_ARGS__)
 
+/* Turns a crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) into a report that names the case and
+ * the phase it happened in, then lets the signal take its course (the sanitizers' handlers, when
+ * present, still report it; the process still dies of it, so ctest reports the entry failed). For
+ * tests that call into code expected to crash on today's bugs. */
+void tu_install_crash_handler(void);
+/* A wall-clock bound: after `seconds` the process prints the case and phase with "TIMEOUT" and
+ * exits 1. tu_set_alarm(0) cancels it. A case that hangs fails instead of stalling CI. */
+void tu_set_alarm(unsigned seconds);
+/* Seconds since an arbitrary start (monotonic clock). */
+double tu_seconds(void);
+
+/* Failures from now on that are printed (the rest are counted); by default the first 40 of the
+ * run. A test of many independent parts gives each part a budget of its own. */
+void tu_set_print_budget(unsigned long failures);
+
 /* Number of failed checks so far. */
 unsigned long tu_failure_count(void);
 /* Prints the summary line and returns the process exit code (0 = every check passed). */
@@ -78,13 +93,26 @@ int tu_parse_bits(const char *word, int allow_zero, unsigned *bits);
 /* Parses a decimal or 0x-prefixed seed; 0 on a malformed word. */
 int tu_parse_u64(const char *word, uint64_t *value);
 
-/* The table designs, so that a test can take the design as one more parameter. */
+/* The table designs, so that a test can take the design as one more parameter. What a design
+ * can do comes from the library itself (gh_design_by_name, gh_design_info): tests branch on
+ * these traits, never on a design's enum value, so that a new design runs the whole suite. */
 typedef struct tu_design {
   gh_design design;
-  const char *name;
-  int uses_group_size; /* warpdrive's cooperative-group width is a case parameter */
+  const char *name; /* the library's name for it (static storage) */
+  gh_design_traits traits;
 } tu_design;
+/* The design the library calls `name`; NULL when it has none. */
 const tu_design *tu_design_by_name(const char *name);
+/* The design with this enum value; NULL when the library does not have it. */
+const tu_design *tu_design_of(gh_design design);
+/* Whether the design has every GH_CAP_* bit of `capabilities`. */
+int tu_design_has(const tu_design *design, unsigned capabilities);
+int tu_design_accepts_variant(const tu_design *design, gh_variant variant);
+
+/* "map" (or "set" when value_bits is 0), "compacting", "multivalue". */
+const char *tu_variant_name(gh_variant variant, unsigned value_bits);
+/* "map" / "compacting" / "multivalue" -> variant; 0 on anything else. */
+int tu_parse_variant(const char *word, gh_variant *variant);
 
 /* The smallest cuckoo table factor the API accepts for d = 2..5 hash functions (index d - 2). */
 extern const double tu_cuckoo_min_factor[4];
@@ -140,6 +168,12 @@ void *tu_pack(const uint64_t *src, uint64_t n, unsigned bits);
 void tu_unpack(const void *src, uint64_t n, unsigned bits, uint64_t *dst);
 /* malloc that never returns NULL (REQUIREs success); size 0 gives a valid pointer. */
 void *tu_xmalloc(size_t bytes);
+
+/* A byte pattern no correct output contains in every byte: outputs are pre-filled with it so
+ * that a position the library forgot to write, or wrote when it must not, is noticed. */
+#define TU_CANARY 0xA5
+/* Index of the first byte of buf[0, bytes) that is not TU_CANARY, or bytes when all are. */
+size_t tu_first_non_canary(const void *buf, size_t bytes);
 
 /* Whether text mentions count as a number, written plainly (1523) or with thousands
  * separators (1,523). */
@@ -238,16 +272,23 @@ void tu_check_export(tu_table *h, uint64_t slack);
  * be NULL for sets. */
 void tu_check_pairs(tu_table *h, const uint64_t *keys, const uint64_t *values, uint64_t count);
 void tu_check_valid(tu_table *h);
+/* After a call that returned GH_OK the table's message must be "" (the header's convention). */
+void tu_check_no_error_text(const gh_table *table, const char *call);
 void tu_clear(tu_table *h);
-/* gh_get_stats against the reference and the design's rules (cuckoo: size <= gh_capacity <=
- * slots, an eviction limit; warpdrive: slots = capacity, no cuckoo counters). */
+/* gh_get_stats against the reference and tu_check_stats_rules. */
 void tu_check_stats(tu_table *h);
+/* The rules of gh_stats every table follows, by its design's traits (GH_CAP_GROWS: keys <=
+ * capacity <= slots; GH_CAP_REPORTS_FULL: slots = capacity; GH_CAP_HASH_FUNCTIONS: an eviction
+ * limit; no restart counters without hash functions, no growth without GH_CAP_GROWS). */
+void tu_check_stats_rules(gh_table *table, const gh_stats *stats, uint64_t capacity,
+                          double table_factor);
 /* size + export + stats + validate. */
 void tu_check_all(tu_table *h);
 
-/* Reads (and so clears) the device status word of a CUDA warpdrive table: no kernel may have seen a bad
- * group size, and GH_FLAG_PROBE_LIMIT must be set exactly when keys_failed (keys did not fit in
- * the operation since the last read). A no-op for host tables and other designs. */
+/* Reads (and so clears) the device status word of a CUDA table whose design has
+ * GH_CAP_STATUS_FLAGS: no kernel may have seen a bad group size, and GH_FLAG_PROBE_LIMIT must be
+ * set exactly when keys_failed (keys did not fit in the operation since the last read). A no-op
+ * for host tables and other designs. */
 void tu_check_device_flags(tu_table *h, int keys_failed);
 
 /* Exports the whole table into freshly malloc'd arrays sorted by key (values NULL for sets);

@@ -1,0 +1,3 @@
+#define GH_DESIGNS(X) \
+  X(warpdrive, GH_WARPDRIVE) \
+  X(cuckoo, GH_CUCKOO)
