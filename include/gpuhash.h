@@ -306,7 +306,8 @@ gh_status gh_clear(gh_table *table, gh_stream stream);
 /** Number of distinct keys stored. */
 gh_status gh_size(gh_table *table, uint64_t *size);
 /** warpdrive: number of key slots (the configured capacity after rounding up). cuckoo: keys the
- * table holds before it grows (the configured capacity, or more after growth). */
+ * table's slots hold before it grows (the configured capacity, or more after growth); keys in the
+ * stash (gh_stats.stash_keys) come on top. */
 gh_status gh_capacity(gh_table *table, uint64_t *capacity);
 /** Bytes the table holds now, on the host and on the device; either out may be NULL. */
 gh_status gh_memory_usage(gh_table *table, size_t *host_bytes, size_t *device_bytes);

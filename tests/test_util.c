@@ -1247,11 +1247,12 @@ void tu_check_stats_rules(gh_table *table, const gh_stats *s, uint64_t capacity,
   if (tu_design_has(design, GH_CAP_GROWS)) {
     /* Its capacity counts keys: it holds them all before it grows, on at least that many slots
      * (the keys that live out of band, in the stash or the side slots, aside). */
-    CHECK(s->distinct_keys <= capacity,
-          "%s holds %llu distinct keys but gh_capacity says it "
+    CHECK(s->distinct_keys - s->stash_keys <= capacity,
+          "%s holds %llu distinct keys (%llu of them in the stash) but gh_capacity says it "
           "holds %llu before it grows",
-          design->name, (unsigned long long)s->distinct_keys, (unsigned long long)capacity);
-    CHECK(s->slots >= capacity, "%s gh_stats.slots %llu < key capacity %llu (table_factor %g)",
+          design->name, (unsigned long long)s->distinct_keys, (unsigned long long)s->stash_keys,
+          (unsigned long long)capacity);
+    CHECK(s->slots + 2 >= capacity, "%s gh_stats.slots %llu (+ 2 side slots) < key capacity %llu (table_factor %g)",
           design->name, (unsigned long long)s->slots, (unsigned long long)capacity, table_factor);
   } else {
     CHECK(s->grows == 0, "%s does not grow (no GH_CAP_GROWS) but gh_stats.grows = %llu",

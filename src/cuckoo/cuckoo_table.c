@@ -349,8 +349,10 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
     status = b->dedupe(t, &w->geometry, policy, &removed, stream);
     w->main_keys -= removed;
   }
-  /* A batch placed beyond the capacity without needing more slots: the slots demonstrably hold it. */
-  if (stored_keys(w) > w->capacity) w->capacity = t->config.capacity = stored_keys(w);
+  /* A batch placed beyond the capacity without needing more slots: the slots demonstrably hold it
+   * (the stash's keys are on top of the capacity: they wait there because no slot took them). */
+  const uint64_t in_slots = w->main_keys + w->side_keys;
+  if (in_slots > w->capacity) w->capacity = t->config.capacity = in_slots;
   if (status == GH_OK) gh__clear_error(t);
   return status;
 }
