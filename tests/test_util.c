@@ -1,7 +1,7 @@
 /* test_util.c - see test_util.h. */
 #include "test_util.h"
 
-#include "core/hash.h"
+#include "gpuhash/detail/hash.h"
 
 #include <stdarg.h>
 #include <stdio.h>

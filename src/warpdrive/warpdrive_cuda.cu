@@ -1,7 +1,7 @@
 /* warpdrive_cuda.cu - the warpdrive design on the GPU.
  *
  * Thin kernels: a grid-stride loop hands one key to each cooperative group of group_size lanes,
- * which runs the group operation of gpuhash_device.cuh (the same code user kernels call); lane 0
+ * which runs the group operation of gpuhash/warpdrive.cuh (the same code user kernels call); lane 0
  * of the group writes the per-key output; per-thread counts are reduced per warp and added to
  * the table's counters once per warp, so no counter is a hot spot. Kernels are instantiated
  * once per supported (key, value) width pair (GH_WD_WIDTHS), with the group size a run-time
@@ -9,7 +9,7 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 
-#include "gpuhash_device.cuh"
+#include "gpuhash/warpdrive.cuh"
 
 #include "core/cuda_kernels.cuh"
 

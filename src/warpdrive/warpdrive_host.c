@@ -1,5 +1,5 @@
 /* warpdrive_host.c - the warpdrive design on CPU threads: the same slots, probe sequences and
- * state machine as the GPU (warpdrive.h), one key per thread at a time, C11 atomics for CAS. */
+ * state machine as the GPU (gpuhash/detail/warpdrive.h), one key per thread at a time, C11 atomics for CAS. */
 #include <string.h>
 
 #include "core/parallel.h"

@@ -4,7 +4,7 @@
 #define GH_WARPDRIVE_TABLE_H
 
 #include "core/table.h"
-#include "warpdrive/warpdrive.h"
+#include "gpuhash/detail/warpdrive.h"
 
 /* Counters a bulk operation accumulates, kept beside the slots (device memory for CUDA). */
 typedef struct gh_wd_counters {
