@@ -47,7 +47,7 @@ extern "C" {
 /* ---------------------------------------------------------------------------------------- */
 
 #define GH_VERSION_MAJOR 0
-#define GH_VERSION_MINOR 1
+#define GH_VERSION_MINOR 2
 #define GH_VERSION_PATCH 0
 #define GH_VERSION_NUMBER (GH_VERSION_MAJOR * 10000 + GH_VERSION_MINOR * 100 + GH_VERSION_PATCH)
 
@@ -149,8 +149,11 @@ typedef struct gh_allocator {
  *
  * The struct can grow without breaking programs built against an older gpuhash.h: its first two
  * fields record the size and version of the header the caller compiled with (gh_config_default
- * fills them), the library reads only that many bytes and gives every field added since its
- * default. New design knobs are appended at the end; fields are never removed or reordered. */
+ * fills them), and gh_create, gh_config_validate and gh_memory_estimate read only struct_size
+ * bytes, giving every field added since then its default. New design knobs are appended at the
+ * end; fields are never removed or reordered. A struct_size smaller than any released gh_config,
+ * or larger than the linked library's (a program built against a newer header than the library
+ * it runs with), is refused with GH_ERR_INVALID_ARGUMENT and a message that says which. */
 typedef struct gh_config {
   size_t struct_size;  /* sizeof(gh_config) as the caller compiled it: set by gh_config_default */
   unsigned version;    /* GH_VERSION_NUMBER the caller compiled with: set by gh_config_default */
@@ -170,7 +173,7 @@ typedef struct gh_config {
    * 0 = the default, min(windows in the table, 4096 * 32 / group_size). */
   uint64_t max_probe_windows;
   uint64_t seed;       /* hash seed; tables with equal seeds and configs lay out keys alike */
-  gh_variant variant;  /* default GH_VARIANT_MAP; the other variants are cuckoo-only */
+  gh_variant variant;  /* default GH_VARIANT_MAP; the others: see gh_design_traits.variants */
   /* cuckoo: number of hash functions d, 2..5 (default 4); a key lives in one of its d slots, so
    * a lookup reads at most d slots. */
   unsigned hash_functions;
@@ -184,8 +187,11 @@ typedef struct gh_config {
 } gh_config;
 
 /** Fills the first struct_size bytes of *config with the defaults for the design (struct_size
- * and version included). Returns GH_ERR_INVALID_ARGUMENT when config is NULL or struct_size is
- * smaller than the first release's gh_config; use gh_config_default. */
+ * and version included); use gh_config_default, which passes this header's size and version.
+ * Returns GH_ERR_INVALID_ARGUMENT when config is NULL or struct_size is smaller than any released
+ * gh_config (nothing written), and when struct_size is larger than this library's gh_config: the
+ * fields the library knows are then filled, the rest zeroed, and gh_create / gh_config_validate
+ * refuse the struct with a message that says the header is newer than the library. */
 gh_status gh_config_init(gh_config *config, size_t struct_size, unsigned version, gh_design design);
 
 /** Every field with its default for the design (an inline wrapper: the struct is the caller's). */
@@ -310,8 +316,14 @@ gh_status gh_size(gh_table *table, uint64_t *size);
 gh_status gh_capacity(gh_table *table, uint64_t *capacity);
 /** Bytes the table holds now, on the host and on the device; either out may be NULL. */
 gh_status gh_memory_usage(gh_table *table, size_t *host_bytes, size_t *device_bytes);
-/** The table's effective configuration (defaults resolved, capacity rounded). */
-gh_status gh_get_config(gh_table *table, gh_config *config);
+/** The table's effective configuration (defaults resolved, capacity rounded): the first
+ * struct_size bytes of it, with config->struct_size = struct_size. Call gh_get_config, which
+ * passes this header's sizeof(gh_config); struct_size must be a released size no larger than the
+ * library's (GH_ERR_INVALID_ARGUMENT otherwise). */
+gh_status gh_get_config_sized(gh_table *table, gh_config *config, size_t struct_size);
+static inline gh_status gh_get_config(gh_table *table, gh_config *config) {
+  return gh_get_config_sized(table, config, sizeof *config);
+}
 /** Counters of a table's life; fields that do not apply to the design are 0. */
 typedef struct gh_stats {
   uint64_t size;          /* as gh_size() */

@@ -1,12 +1,13 @@
 /* table.c - the public API: argument checks at the boundary, moving arrays to the side the
- * backend runs on, and dispatch through the table's ops. */
+ * backend runs on, and dispatch through the table's ops. Designs are known only through their
+ * descriptors (core/design.h, listed in src/registry.h): nothing here names one. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/cuda_runtime.h"
-#include "core/table.h"
+#include "core/design.h"
 
 /* ---- Errors ---------------------------------------------------------------------------------- */
 
@@ -62,27 +63,33 @@ void gh__free(gh_table *t, void *ptr, size_t bytes, gh_memory_kind kind) {
 
 /* ---- Create / destroy ------------------------------------------------------------------------ */
 
-static const char *design_name(gh_design design) {
-  switch (design) {
-    case GH_WARPDRIVE: return "warpdrive";
-    case GH_CUCKOO: return "cuckoo";
-    case GH_SLAB: return "slab";
-    case GH_DYCUCKOO: return "dycuckoo";
-    case GH_HASHGRAPH: return "hashgraph";
+/* The ops a resolved config runs on, or GH_ERR_UNSUPPORTED with the reason in message. */
+static gh_status design_ops(const gh_config *c, const gh_design_descriptor **design, const gh_table_ops **ops,
+                            char *message, size_t size) {
+  char names[128];
+  const char *backend = c->backend == GH_BACKEND_CUDA ? "CUDA" : "host";
+  *design = gh__design_lookup(c->design);
+  *ops = gh__design_ops(*design, c->backend);
+  if (*design == NULL) {
+    snprintf(message, size, "design %d is not in this gpuhash (it has: %s); the others arrive with "
+             "their issues", (int)c->design, gh__design_list(names, sizeof names));
+    return GH_ERR_UNSUPPORTED;
   }
-  return "unknown";
-}
-
-static const gh_table_ops *design_ops(gh_design design, gh_backend backend) {
-  switch (design) {
-    case GH_WARPDRIVE: return gh__warpdrive_ops(backend);
-    case GH_CUCKOO: return gh__cuckoo_ops(backend);
-    default: return NULL;
+  if (*ops == NULL) {
+    snprintf(message, size, "the %s design has no %s backend in this gpuhash", (*design)->name, backend);
+    return GH_ERR_UNSUPPORTED;
   }
+  if ((*ops)->init == NULL || (*ops)->release == NULL || (*ops)->size == NULL) {
+    snprintf(message, size, "the %s ops lack a required entry (init, release or size)", (*ops)->name);
+    return GH_ERR_INTERNAL;
+  }
+  return GH_OK;
 }
 
 gh_status gh_create(const gh_config *config, gh_table **table) {
   gh_config resolved;
+  const gh_design_descriptor *design;
+  const gh_table_ops *ops;
   gh_table *t;
   gh_status status;
   create_error[0] = '\0';
@@ -91,25 +98,18 @@ gh_status gh_create(const gh_config *config, gh_table **table) {
     return GH_ERR_INVALID_ARGUMENT;
   }
   *table = NULL;
-  status = gh_config_validate(config, create_error, sizeof create_error);
+  status = gh__config_read(config, &resolved, create_error, sizeof create_error);
+  if (status == GH_OK) status = gh__config_resolve(&resolved, create_error, sizeof create_error);
+  if (status == GH_OK) status = design_ops(&resolved, &design, &ops, create_error, sizeof create_error);
   if (status != GH_OK) return status;
-  resolved = *config;
-  status = gh__config_resolve(&resolved, create_error, sizeof create_error);
-  if (status != GH_OK) return status;
-  if (design_ops(resolved.design, resolved.backend) == NULL) {
-    snprintf(create_error, sizeof create_error,
-             "design %s is not available on the %s backend yet (warpdrive and cuckoo are; the "
-             "others arrive with their issues)", design_name(resolved.design),
-             resolved.backend == GH_BACKEND_CUDA ? "CUDA" : "host");
-    return GH_ERR_UNSUPPORTED;
-  }
   t = (gh_table *)calloc(1, sizeof *t);
   if (t == NULL) {
     snprintf(create_error, sizeof create_error, "gh_create: out of host memory for the handle");
     return GH_ERR_OUT_OF_MEMORY;
   }
   t->config = resolved;
-  t->ops = design_ops(resolved.design, resolved.backend);
+  t->design = design;
+  t->ops = ops;
   if (resolved.backend == GH_BACKEND_CUDA) {
     status = gh__cuda_use_device(resolved.device, t->last_error, sizeof t->last_error);
   }
@@ -121,19 +121,6 @@ gh_status gh_create(const gh_config *config, gh_table **table) {
   }
   *table = t;
   return GH_OK;
-}
-
-gh_status gh_memory_estimate(const gh_config *config, size_t *host_bytes, size_t *device_bytes) {
-  gh_config resolved;
-  gh_status status = gh_config_validate(config, NULL, 0);
-  if (status != GH_OK) return status;
-  resolved = *config;
-  if (resolved.backend == GH_BACKEND_AUTO) resolved.backend = gh_cuda_available() ? GH_BACKEND_CUDA : GH_BACKEND_HOST;
-  switch (resolved.design) {
-    case GH_WARPDRIVE: return gh__warpdrive_estimate(&resolved, host_bytes, device_bytes);
-    case GH_CUCKOO: return gh__cuckoo_estimate(&resolved, host_bytes, device_bytes);
-    default: return GH_ERR_UNSUPPORTED;
-  }
 }
 
 void gh_destroy(gh_table *t) {
@@ -231,6 +218,8 @@ static gh_status call_end(gh_call *c, gh_status status, int ran) {
     const gh_status copied = unstage(c->t, &c->arrays[i], ran, c->stream);
     if (status == GH_OK || status == GH_ERR_TABLE_FULL) status = copied != GH_OK ? copied : status;
   }
+  /* A backend that recovered from a step it first reported leaves no message behind. */
+  if (status == GH_OK) gh__clear_error(c->t);
   return status;
 }
 
@@ -239,9 +228,9 @@ static gh_status call_end(gh_call *c, gh_status status, int ran) {
 static size_t key_bytes(const gh_table *t) { return t->config.key_bits / 8u; }
 static size_t value_bytes(const gh_table *t) { return t->config.value_bits / 8u; }
 
-/* The checks every bulk call starts with. Returns GH_OK when the call should proceed. */
+/* The checks every bulk call starts with (after GH_ENTER). Returns GH_OK when the call should
+ * proceed. */
 static gh_status begin_bulk(gh_table *t, const char *fn, const void *keys, uint64_t n) {
-  gh__clear_error(t);
   if (n > 0 && keys == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: keys is NULL with n = %llu", fn, (unsigned long long)n);
   if (n > (uint64_t)(SIZE_MAX / 8u))
     return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: n = %llu is larger than any array can be", fn, (unsigned long long)n);
@@ -250,20 +239,34 @@ static gh_status begin_bulk(gh_table *t, const char *fn, const void *keys, uint6
   return GH_OK;
 }
 
-#define GH_CHECK_TABLE(t)                                                                   \
+/* How every public call on a table starts: a NULL table is refused, and the last error is cleared,
+ * so that gh_last_error() is "" after every call that returns GH_OK. */
+#define GH_ENTER(t)                                                                         \
   do {                                                                                      \
     if ((t) == NULL) return GH_ERR_INVALID_ARGUMENT;                                        \
+    gh__clear_error(t);                                                                     \
   } while (0)
 
-static gh_status unsupported(gh_table *t, const char *fn) {
-  return gh__fail(t, GH_ERR_UNSUPPORTED, "%s is not supported by the %s table", fn, t->ops->name);
+static gh_status unsupported(gh_table *t, const char *call, const char *offered_by) {
+  return gh__fail(t, GH_ERR_UNSUPPORTED, "%s is not supported by the %s table: %s; nothing was changed",
+                  call, t->ops->name, offered_by);
 }
+
+/* The one check of an optional op: a NULL entry of the table's ops answers GH_ERR_UNSUPPORTED,
+ * naming the public call and what offers it. Every optional op goes through it. */
+#define GH_REQUIRE_OP(t, op, call, offered_by)                                              \
+  do {                                                                                      \
+    if ((t)->ops->op == NULL) return unsupported((t), (call), (offered_by));                \
+  } while (0)
+
+#define GH_OFFERED_BY_DESIGN "see gh_design_info() for what each design offers"
 
 /* ---- Bulk operations ------------------------------------------------------------------------- */
 
 gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t n,
                     gh_dup_policy policy, uint8_t *failed_out, gh_stream stream) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, insert, "gh_insert", GH_OFFERED_BY_DESIGN);
   gh_status status = begin_bulk(t, "gh_insert", keys, n);
   if (status != GH_OK) return status;
   const gh_variant variant = t->config.variant;
@@ -285,6 +288,12 @@ gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t 
   if (variant == GH_VARIANT_COMPACTING && policy != GH_KEEP_FIRST)
     return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_insert: a compacting table gives each key one id for life, "
                     "so it takes only GH_KEEP_FIRST (policy %d would change ids); nothing was changed", (int)policy);
+  if (variant == GH_VARIANT_MAP && !(t->design->map_policies & (1u << policy))) {
+    char offered[96];
+    return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_insert: %s tables do not take policy %s; they take %s; "
+                    "nothing was changed", t->design->name, gh__policy_name(policy),
+                    gh__policy_list(offered, sizeof offered, t->design->map_policies));
+  }
   if (n == 0) return GH_OK;
 
   gh_call c = {t, stream, {{0}}, 0};
@@ -298,9 +307,9 @@ gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t 
     uint64_t size = 0;
     t->ops->size(t, &size);
     status = gh__fail(t, GH_ERR_TABLE_FULL,
-                      "%llu of %llu keys did not fit: no free slot within the probe limit (table "
-                      "load %.4f); every other key was inserted, nothing else changed%s",
-                      (unsigned long long)failed, (unsigned long long)n,
+                      "%llu of %llu keys did not fit: %s (table load %.4f); every other key was "
+                      "inserted, nothing else changed%s",
+                      (unsigned long long)failed, (unsigned long long)n, t->design->did_not_fit,
                       (double)size / (double)t->config.capacity,
                       failed_out ? "; failed keys are flagged in failed_out" : "");
   }
@@ -309,7 +318,8 @@ gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t 
 
 gh_status gh_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
                   const void *default_value, gh_stream stream) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, find, "gh_find", GH_OFFERED_BY_DESIGN);
   gh_status status = begin_bulk(t, "gh_find", keys, n);
   if (status != GH_OK) return status;
   if (t->config.value_bits == 0 && values_out != NULL)
@@ -331,7 +341,7 @@ gh_status gh_find(gh_table *t, const void *keys, uint64_t n, void *values_out, u
 }
 
 gh_status gh_contains(gh_table *t, const void *keys, uint64_t n, uint8_t *found_out, gh_stream stream) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
   if (found_out == NULL && n > 0)
     return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_contains: found_out is NULL");
   if (found_out == NULL) return GH_OK;
@@ -340,8 +350,9 @@ gh_status gh_contains(gh_table *t, const void *keys, uint64_t n, uint8_t *found_
 
 gh_status gh_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out,
                    uint64_t *erased_count, gh_stream stream) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
   if (erased_count) *erased_count = 0;
+  GH_REQUIRE_OP(t, erase, "gh_erase", "the design does not erase keys (GH_CAP_ERASE in gh_design_info())");
   gh_status status = begin_bulk(t, "gh_erase", keys, n);
   if (status != GH_OK || n == 0) return status;
   gh_call c = {t, stream, {{0}}, 0};
@@ -354,10 +365,12 @@ gh_status gh_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_ou
   return call_end(&c, status, 1);
 }
 
+#define GH_OFFERED_BY_MULTIVALUE "only multi-value tables (GH_VARIANT_MULTIVALUE) hold several values per key"
+
 gh_status gh_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out, uint64_t *total,
                    gh_stream stream) {
-  GH_CHECK_TABLE(t);
-  if (t->ops->count == NULL) return unsupported(t, "gh_count (multi-value tables only)");
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, count, "gh_count", GH_OFFERED_BY_MULTIVALUE);
   gh_status status = begin_bulk(t, "gh_count", keys, n);
   if (status != GH_OK || n == 0) return status;
   gh_call c = {t, stream, {{0}}, 0};
@@ -370,8 +383,8 @@ gh_status gh_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_o
 
 gh_status gh_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offsets_out,
                       void *values_out, uint64_t values_capacity, gh_stream stream) {
-  GH_CHECK_TABLE(t);
-  if (t->ops->find_all == NULL) return unsupported(t, "gh_find_all (multi-value tables only)");
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, find_all, "gh_find_all", GH_OFFERED_BY_MULTIVALUE);
   gh_status status = begin_bulk(t, "gh_find_all", keys, n);
   if (status != GH_OK || n == 0) return status;
   if (offsets_out == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_find_all: offsets_out is NULL");
@@ -386,18 +399,16 @@ gh_status gh_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offse
 
 gh_status gh_export(gh_table *t, void *keys_out, void *values_out, uint64_t out_capacity,
                     uint64_t *count, gh_stream stream) {
-  GH_CHECK_TABLE(t);
-  gh__clear_error(t);
+  GH_ENTER(t);
   if (count == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_export: count is NULL");
   *count = 0;
+  GH_REQUIRE_OP(t, export_all, "gh_export", GH_OFFERED_BY_DESIGN);
   if (t->config.value_bits == 0 && values_out != NULL)
     return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_export: the table is a set: values_out must be NULL");
-  if (t->config.backend == GH_BACKEND_CUDA) {
-    gh_status status = gh__cuda_use_device(t->config.device, t->last_error, sizeof t->last_error);
-    if (status != GH_OK) return status;
-  }
+  gh_status status = begin_bulk(t, "gh_export", NULL, 0);
+  if (status != GH_OK) return status;
   uint64_t size = 0;
-  gh_status status = t->ops->size(t, &size);
+  status = t->ops->size(t, &size);
   if (status != GH_OK) return status;
   if (out_capacity < size)
     return gh__fail(t, GH_ERR_BUFFER_TOO_SMALL, "gh_export: out_capacity = %llu but the table holds %llu keys; nothing was written",
@@ -415,9 +426,10 @@ gh_status gh_export(gh_table *t, void *keys_out, void *values_out, uint64_t out_
 }
 
 gh_status gh_keys_of_ids(gh_table *t, const void *ids, uint64_t n, void *keys_out, gh_stream stream) {
-  GH_CHECK_TABLE(t);
-  if (t->ops->keys_of_ids == NULL || t->config.variant != GH_VARIANT_COMPACTING)
-    return unsupported(t, "gh_keys_of_ids (compacting tables only)");
+  static const char offered_by[] = "only compacting tables (GH_VARIANT_COMPACTING) give keys dense ids";
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, keys_of_ids, "gh_keys_of_ids", offered_by);
+  if (t->config.variant != GH_VARIANT_COMPACTING) return unsupported(t, "gh_keys_of_ids", offered_by);
   gh_status status = begin_bulk(t, "gh_keys_of_ids", ids, n);
   if (status != GH_OK || n == 0) return status;
   if (keys_out == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_keys_of_ids: keys_out is NULL");
@@ -438,7 +450,8 @@ gh_status gh_keys_of_ids(gh_table *t, const void *ids, uint64_t n, void *keys_ou
 }
 
 gh_status gh_clear(gh_table *t, gh_stream stream) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, clear, "gh_clear", "destroy the table and create a new one instead");
   gh_status status = begin_bulk(t, "gh_clear", NULL, 0);
   return status != GH_OK ? status : t->ops->clear(t, stream);
 }
@@ -446,93 +459,102 @@ gh_status gh_clear(gh_table *t, gh_stream stream) {
 /* ---- Introspection --------------------------------------------------------------------------- */
 
 gh_status gh_size(gh_table *t, uint64_t *size) {
-  GH_CHECK_TABLE(t);
-  gh_status status = begin_bulk(t, "gh_size", NULL, 0);
-  if (status != GH_OK) return status;
+  GH_ENTER(t);
   if (size == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_size: size is NULL");
-  return t->ops->size(t, size);
+  gh_status status = begin_bulk(t, "gh_size", NULL, 0);
+  return status != GH_OK ? status : t->ops->size(t, size);
 }
 
 gh_status gh_capacity(gh_table *t, uint64_t *capacity) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
   if (capacity == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_capacity: capacity is NULL");
   *capacity = t->config.capacity;
   return GH_OK;
 }
 
 gh_status gh_memory_usage(gh_table *t, size_t *host_bytes, size_t *device_bytes) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
   if (host_bytes) *host_bytes = t->host_bytes + sizeof *t;
   if (device_bytes) *device_bytes = t->device_bytes;
   return GH_OK;
 }
 
-gh_status gh_get_config(gh_table *t, gh_config *config) {
-  GH_CHECK_TABLE(t);
+gh_status gh_get_config_sized(gh_table *t, gh_config *config, size_t struct_size) {
+  GH_ENTER(t);
   if (config == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_config: config is NULL");
-  gh__clear_error(t);
-  *config = t->config;
+  if (!gh__config_size_known(struct_size))
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_config: struct_size = %zu is not the size of a "
+                    "released gh_config up to this library's (%zu bytes)", struct_size, sizeof t->config);
+  memcpy(config, &t->config, struct_size);
+  config->struct_size = struct_size;
   return GH_OK;
 }
 
 gh_status gh_get_stats(gh_table *t, gh_stats *stats) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
+  if (stats == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_stats: stats is NULL");
   gh_status status = begin_bulk(t, "gh_get_stats", NULL, 0);
   if (status != GH_OK) return status;
-  if (stats == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_stats: stats is NULL");
   memset(stats, 0, sizeof *stats);
   status = t->ops->size(t, &stats->size);
   if (status != GH_OK) return status;
   stats->distinct_keys = stats->size;
   stats->slots = t->config.capacity;
+  /* stats is optional on purpose: without it the generic fields above are the answer. */
   return t->ops->stats ? t->ops->stats(t, stats) : GH_OK;
 }
 
 gh_backend gh_table_backend(const gh_table *t) { return t ? t->config.backend : GH_BACKEND_AUTO; }
 
 gh_status gh_validate(gh_table *t) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, validate, "gh_validate", GH_OFFERED_BY_DESIGN);
   gh_status status = begin_bulk(t, "gh_validate", NULL, 0);
   return status != GH_OK ? status : t->ops->validate(t);
-}
-
-gh_status gh_design_info(gh_design design, gh_design_traits *traits) {
-  if (traits == NULL) return GH_ERR_INVALID_ARGUMENT;
-  gh_design_traits d = {design, design_name(design), 1u << GH_BACKEND_HOST, 1u << GH_VARIANT_MAP, 0x1Fu, 0};
-  if (gh__cuda_device_count() >= 0) d.backends |= 1u << GH_BACKEND_CUDA;
-  if (design == GH_WARPDRIVE) d.capabilities = GH_CAP_ERASE | GH_CAP_REPORTS_FULL | GH_CAP_DEVICE_VIEW | GH_CAP_STATUS_FLAGS | GH_CAP_GROUP_SIZE;
-  else if (design == GH_CUCKOO) {
-    d.capabilities = GH_CAP_ERASE | GH_CAP_GROWS | GH_CAP_HASH_FUNCTIONS;
-    d.variants |= (1u << GH_VARIANT_COMPACTING) | (1u << GH_VARIANT_MULTIVALUE);
-  } else return GH_ERR_UNSUPPORTED;
-  *traits = d;
-  return GH_OK;
-}
-
-gh_status gh_design_by_name(const char *name, gh_design *design) {
-  if (name == NULL || design == NULL) return GH_ERR_INVALID_ARGUMENT;
-  for (int d = GH_WARPDRIVE; d <= GH_HASHGRAPH; ++d)
-    if (strcmp(name, design_name((gh_design)d)) == 0 && design_ops((gh_design)d, GH_BACKEND_HOST)) {
-      *design = (gh_design)d;
-      return GH_OK;
-    }
-  return GH_ERR_UNSUPPORTED;
 }
 
 int gh_cuda_available(void) { return gh__cuda_device_count() > 0; }
 
 gh_status gh_get_device_view(gh_table *t, gh_device_view *view) {
-  GH_CHECK_TABLE(t);
-  gh__clear_error(t);
-  if (t->ops->device_view == NULL) return unsupported(t, "gh_get_device_view (CUDA warpdrive tables only)");
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, device_view, "gh_get_device_view",
+                "device views exist for CUDA tables of designs with GH_CAP_DEVICE_VIEW (gh_design_info())");
   if (view == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_device_view: view is NULL");
+  memset(view, 0, sizeof *view);
   return t->ops->device_view(t, view);
 }
 
 gh_status gh_take_status_flags(gh_table *t, unsigned *flags) {
-  GH_CHECK_TABLE(t);
-  gh_status status = begin_bulk(t, "gh_take_status_flags", NULL, 0);
-  if (status != GH_OK) return status;
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, take_flags, "gh_take_status_flags",
+                "the design records no status flags (GH_CAP_STATUS_FLAGS in gh_design_info())");
   if (flags == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_take_status_flags: flags is NULL");
-  return t->ops->take_flags(t, flags);
+  gh_status status = begin_bulk(t, "gh_take_status_flags", NULL, 0);
+  return status != GH_OK ? status : t->ops->take_flags(t, flags);
+}
+
+/* ---- The registry, as the public API shows it ------------------------------------------------ */
+
+gh_status gh_design_info(gh_design id, gh_design_traits *traits) {
+  if (traits == NULL) return GH_ERR_INVALID_ARGUMENT;
+  const gh_design_descriptor *design = gh__design_lookup(id);
+  if (design == NULL) return GH_ERR_UNSUPPORTED;
+  traits->design = design->id;
+  traits->name = design->name;
+  traits->backends = (design->host_ops ? 1u << GH_BACKEND_HOST : 0u) | (design->cuda_ops ? 1u << GH_BACKEND_CUDA : 0u);
+  traits->variants = design->variants;
+  traits->map_policies = design->map_policies;
+  traits->capabilities = design->capabilities;
+  return GH_OK;
+}
+
+gh_status gh_design_by_name(const char *name, gh_design *id) {
+  if (name == NULL || id == NULL) return GH_ERR_INVALID_ARGUMENT;
+  for (size_t i = 0; i < gh__design_count(); ++i) {
+    if (strcmp(name, gh__design_at(i)->name) == 0) {
+      *id = gh__design_at(i)->id;
+      return GH_OK;
+    }
+  }
+  return GH_ERR_UNSUPPORTED;
 }

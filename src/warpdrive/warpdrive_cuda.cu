@@ -347,7 +347,20 @@ static gh_status cuda_take_flags(gh_table *t, unsigned *flags) {
 }
 
 extern "C" const gh_table_ops gh__warpdrive_cuda_ops = {
-    "warpdrive/cuda", cuda_init,     cuda_release, cuda_insert, cuda_find,        cuda_erase,     NULL, NULL,
-    cuda_export,      cuda_clear,    cuda_size,    cuda_validate, NULL,             NULL,
-    cuda_device_view, cuda_take_flags,
+    .name = "warpdrive/cuda",
+    .init = cuda_init,
+    .release = cuda_release,
+    .insert = cuda_insert,
+    .find = cuda_find,
+    .erase = cuda_erase,
+    .count = NULL,
+    .find_all = NULL,
+    .export_all = cuda_export,
+    .clear = cuda_clear,
+    .size = cuda_size,
+    .validate = cuda_validate,
+    .keys_of_ids = NULL,
+    .stats = NULL,
+    .device_view = cuda_device_view,
+    .take_flags = cuda_take_flags,
 };

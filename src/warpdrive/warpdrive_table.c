@@ -1,8 +1,9 @@
-/* warpdrive_table.c - warpdrive logic common to both backends: geometry, allocation, memory
- * estimate and validate. */
+/* warpdrive_table.c - warpdrive logic common to both backends: the design's descriptor, geometry,
+ * allocation, memory estimate and validate. */
 #include <stdio.h>
 #include <string.h>
 
+#include "core/design.h"
 #include "core/parallel.h"
 #include "core/prime.h"
 #include "warpdrive/warpdrive_table.h"
@@ -24,18 +25,11 @@ gh_wd_geometry gh__wd_geometry(const gh_config *c) {
   return g;
 }
 
-const gh_table_ops *gh__warpdrive_ops(gh_backend backend) {
-#if defined(GH_HAVE_CUDA)
-  if (backend == GH_BACKEND_CUDA) return &gh__warpdrive_cuda_ops;
-#endif
-  return backend == GH_BACKEND_HOST ? &gh__warpdrive_host_ops : NULL;
-}
-
 static size_t slots_bytes(const gh_wd_geometry *g) {
   return (size_t)(g->window_count * g->window_width + GH_WD_SIDE_SLOTS) * g->slot_bytes;
 }
 
-gh_status gh__warpdrive_estimate(const gh_config *c, size_t *host_bytes, size_t *device_bytes) {
+static gh_status estimate(const gh_config *c, size_t *host_bytes, size_t *device_bytes) {
   const gh_wd_geometry g = gh__wd_geometry(c);
   const size_t table = slots_bytes(&g) + sizeof(gh_wd_counters);
   const int on_device = c->backend == GH_BACKEND_CUDA;
@@ -43,6 +37,24 @@ gh_status gh__warpdrive_estimate(const gh_config *c, size_t *host_bytes, size_t 
   if (device_bytes) *device_bytes = on_device ? table : 0;
   return GH_OK;
 }
+
+/* The registry's entry for warpdrive (src/registry.h). */
+const gh_design_descriptor gh__design_warpdrive = {
+    .id = GH_WARPDRIVE,
+    .name = "warpdrive",
+    .host_ops = &gh__warpdrive_host_ops,
+#if defined(GH_HAVE_CUDA)
+    .cuda_ops = &gh__warpdrive_cuda_ops,
+#else
+    .cuda_ops = NULL,
+#endif
+    .check_config = NULL, /* every field it reads (group_size, max_probe_windows) is common */
+    .estimate = estimate,
+    .variants = 1u << GH_VARIANT_MAP,
+    .map_policies = GH_MAP_POLICIES_ALL,
+    .capabilities = GH_CAP_ERASE | GH_CAP_REPORTS_FULL | GH_CAP_DEVICE_VIEW | GH_CAP_STATUS_FLAGS | GH_CAP_GROUP_SIZE,
+    .did_not_fit = "no free slot within the probe limit",
+};
 
 gh_status gh__wd_allocate(gh_table *t, gh_memory_kind kind) {
   gh_wd_table *w = (gh_wd_table *)gh__alloc(t, sizeof *w, GH_MEMORY_HOST);
