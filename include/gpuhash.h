@@ -11,9 +11,20 @@
  *   - Array arguments may live in host memory (pageable or pinned) or in device memory
  *     (cudaMalloc or managed); the library detects which and copies when it must.
  *   - Bulk operations take the stream last (a cudaStream_t passed as gh_stream, NULL = the
- *     default stream). They are stream-ordered and SYNCHRONISE that stream before returning,
- *     because the status they return (keys that did not fit, say) is only known once the work
- *     has finished. The host backend ignores the stream.
+ *     default stream). All their work - copies of arrays that live on the other side included -
+ *     is queued on that stream, and they SYNCHRONISE it once, before returning, because the
+ *     status they return (keys that did not fit, say) is only known once the work has finished.
+ *     Where a design needs a count on the host in the middle (the keys an insert could not place,
+ *     the keys an erase removed, the keys an export wrote) that read is a wait on the same
+ *     stream. The host backend runs the work on CPU threads and only uses the stream for
+ *     copies of device arrays. Which calls wait for what:
+ *       gh_insert, gh_find, gh_contains, gh_erase, gh_count, gh_find_all, gh_export,
+ *       gh_keys_of_ids, gh_clear ........ the stream passed, once, before returning
+ *       gh_create ........................ the device's default stream (the table is cleared there)
+ *       gh_destroy, gh_take_status_flags . the whole device (user kernels on a device view too)
+ *       gh_size, gh_get_stats, gh_validate  read the table on the default stream (synchronous)
+ *       gh_capacity, gh_memory_usage, gh_get_config, gh_get_device_view, gh_design_info, ...
+ *                                          no device work
  *   - A table is not thread-safe: calls on one table must not overlap. Different tables are
  *     independent.
  *   - Every operation is all-or-nothing. A call that fails (bad argument, allocation failure,
@@ -252,7 +263,7 @@ const char *gh_last_create_error(void);
 void gh_destroy(gh_table *table);
 
 /* ---------------------------------------------------------------------------------------- */
-/* 5. Bulk operations (stream last; synchronise that stream before returning)                */
+/* 5. Bulk operations (stream last; work queued on it, waited for once before returning)    */
 /* ---------------------------------------------------------------------------------------- */
 
 /** Inserts n keys (and values, unless the table is a set: then values must be NULL).

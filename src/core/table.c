@@ -8,6 +8,7 @@
 
 #include "core/cuda_runtime.h"
 #include "core/design.h"
+#include "core/toolkit.h"
 
 /* ---- Errors ---------------------------------------------------------------------------------- */
 
@@ -114,8 +115,11 @@ gh_status gh_create(const gh_config *config, gh_table **table) {
     status = gh__cuda_use_device(resolved.device, t->last_error, sizeof t->last_error);
   }
   if (status == GH_OK) status = t->ops->init(t);
+  /* init queues its clearing on the default stream: the table is ready once that has run. */
+  if (status == GH_OK && (status = gh__sync(t, NULL)) != GH_OK) t->ops->release(t);
   if (status != GH_OK) {
     snprintf(create_error, sizeof create_error, "%s", t->last_error);
+    gh__release_all_deferred(t);
     free(t);
     return status;
   }
@@ -126,11 +130,18 @@ gh_status gh_create(const gh_config *config, gh_table **table) {
 void gh_destroy(gh_table *t) {
   if (t == NULL) return;
   if (t->config.backend == GH_BACKEND_CUDA) gh__cuda_use_device(t->config.device, NULL, 0);
+  /* Kernels of any stream (user kernels on a device view too) may still use the table. */
+  gh__device_sync(t);
   t->ops->release(t);
   free(t);
 }
 
 /* ---- Moving arrays to the backend's side ----------------------------------------------------- */
+
+/* A bulk call stages its arrays (copies queued on the call's stream), runs the op (which queues
+ * its work on the same stream), copies outputs back (queued too) and waits for the stream ONCE, at
+ * the end (call_end). The one earlier wait is the host backend's: its CPU threads read staged
+ * inputs directly, so those copies must have landed before the op runs (call_ready). */
 
 /* One array argument of a bulk call, as the backend sees it. */
 typedef struct gh_staged {
@@ -148,7 +159,7 @@ static int backend_can_use(const gh_table *t, gh_pointer_location where) {
 }
 
 /* Makes user (NULL allowed) usable by the backend: directly, or through a temporary copy (inputs
- * are copied in; outputs are copied back by unstage). */
+ * are copied in; outputs are copied back by call_end). */
 static gh_status stage(gh_table *t, gh_staged *s, const void *user, size_t bytes, int is_output,
                        void *stream) {
   memset(s, 0, sizeof *s);
@@ -158,37 +169,14 @@ static gh_status stage(gh_table *t, gh_staged *s, const void *user, size_t bytes
   s->is_output = is_output;
   if (user == NULL || bytes == 0 || backend_can_use(t, gh__cuda_pointer_location(user)))
     return GH_OK;
-  s->kind = t->config.backend == GH_BACKEND_CUDA ? GH_MEMORY_DEVICE : GH_MEMORY_HOST;
+  s->kind = gh__backend_memory(t);
   s->resident = gh__alloc(t, bytes, s->kind);
   if (s->resident == NULL)
     return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "could not allocate %zu bytes to stage an array for "
                     "the %s backend; nothing was changed", bytes,
                     s->kind == GH_MEMORY_DEVICE ? "CUDA" : "host");
   s->owned = 1;
-  if (is_output) return GH_OK;
-  gh_status status = gh__cuda_copy(s->resident, user, bytes, stream, t->last_error, sizeof t->last_error);
-  /* A host-side copy must have landed before host threads read it. */
-  if (status == GH_OK && s->kind == GH_MEMORY_HOST)
-    status = gh__cuda_sync(stream, t->last_error, sizeof t->last_error);
-  return status;
-}
-
-/* Copies an owned output back (when the operation ran) and frees the temporary. */
-static gh_status unstage(gh_table *t, gh_staged *s, int copy_back, void *stream) {
-  gh_status status = GH_OK;
-  if (!s->owned) return GH_OK;
-  if (s->is_output && copy_back) {
-    char cuda_error[GH_ERROR_CAPACITY];
-    status = gh__cuda_copy(s->user, s->resident, s->bytes, stream, cuda_error, sizeof cuda_error);
-    if (status == GH_OK) status = gh__cuda_sync(stream, cuda_error, sizeof cuda_error);
-    if (status != GH_OK) gh__fail(t, status, "copying results back failed: %s", cuda_error);
-  } else {
-    /* The backend may still be reading an input copy on the stream. */
-    gh__cuda_sync(stream, NULL, 0);
-  }
-  gh__free(t, s->resident, s->bytes, s->kind);
-  s->owned = 0;
-  return status;
+  return is_output ? GH_OK : gh__cuda_copy(s->resident, user, bytes, stream, t->last_error, sizeof t->last_error);
 }
 
 #define GH_MAX_STAGED 3
@@ -211,15 +199,50 @@ static void *call_stage(gh_call *c, const void *user, size_t bytes, int is_outpu
   return s->resident;
 }
 
-/* Ends a call: outputs are copied back when the backend ran (ran = 1), even on a partial
- * failure such as GH_ERR_TABLE_FULL, whose failed_out flags the caller needs. */
+/* After staging: status, once the host backend's copied inputs have landed (see above). */
+static gh_status call_ready(gh_call *c, gh_status status) {
+  if (status != GH_OK || c->t->config.backend == GH_BACKEND_CUDA) return status;
+  for (int i = 0; i < c->count; ++i)
+    if (c->arrays[i].owned && !c->arrays[i].is_output)
+      return gh__cuda_sync(c->stream, c->t->last_error, sizeof c->t->last_error);
+  return GH_OK;
+}
+
+/* Ends a call: queues the copies of outputs back when the backend ran (ran = 1), even on a partial
+ * failure such as GH_ERR_TABLE_FULL, whose failed_out flags the caller needs; waits for the stream
+ * (the call's one synchronisation: its kernels, its copies, and the inputs they read); then frees
+ * the temporaries and what the op deferred. */
 static gh_status call_end(gh_call *c, gh_status status, int ran) {
+  gh_table *t = c->t;
+  char copy_error[GH_ERROR_CAPACITY] = "", wait_error[GH_ERROR_CAPACITY] = "";
+  gh_status copied = GH_OK, waited = GH_OK;
+  int staged = 0;
   for (int i = 0; i < c->count; ++i) {
-    const gh_status copied = unstage(c->t, &c->arrays[i], ran, c->stream);
-    if (status == GH_OK || status == GH_ERR_TABLE_FULL) status = copied != GH_OK ? copied : status;
+    gh_staged *s = &c->arrays[i];
+    if (!s->owned) continue;
+    staged = 1;
+    if (ran && s->is_output && copied == GH_OK)
+      copied = gh__cuda_copy(s->user, s->resident, s->bytes, c->stream, copy_error, sizeof copy_error);
+  }
+  if (staged || t->config.backend == GH_BACKEND_CUDA)
+    waited = gh__cuda_sync(c->stream, wait_error, sizeof wait_error);
+  gh__release_deferred(t, c->stream);
+  /* Deferred on another stream (the default one, say): wait for the device before freeing. */
+  if (t->deferred != NULL) {
+    gh__cuda_device_sync(NULL, 0);
+    gh__release_all_deferred(t);
+  }
+  for (int i = 0; i < c->count; ++i) {
+    gh_staged *s = &c->arrays[i];
+    if (s->owned) gh__free(t, s->resident, s->bytes, s->kind);
+    s->owned = 0;
+  }
+  if (status == GH_OK || status == GH_ERR_TABLE_FULL) {
+    if (copied != GH_OK) status = gh__fail(t, copied, "copying results back failed: %s", copy_error);
+    else if (waited != GH_OK) status = gh__fail(t, waited, "the operation failed on the device: %s", wait_error);
   }
   /* A backend that recovered from a step it first reported leaves no message behind. */
-  if (status == GH_OK) gh__clear_error(c->t);
+  if (status == GH_OK) gh__clear_error(t);
   return status;
 }
 
@@ -300,6 +323,7 @@ gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t 
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   const void *v = call_stage(&c, values, values ? n * value_bytes(t) : 0, 0, &status);
   uint8_t *f = (uint8_t *)call_stage(&c, failed_out, failed_out ? n : 0, 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   uint64_t failed = 0;
   status = t->ops->insert(t, k, v, n, policy, f, &failed, stream);
@@ -335,6 +359,7 @@ gh_status gh_find(gh_table *t, const void *keys, uint64_t n, void *values_out, u
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   void *v = call_stage(&c, values_out, values_out ? n * value_bytes(t) : 0, 1, &status);
   uint8_t *f = (uint8_t *)call_stage(&c, found_out, found_out ? n : 0, 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   status = t->ops->find(t, k, n, v, f, fallback, stream);
   return call_end(&c, status, 1);
@@ -358,6 +383,7 @@ gh_status gh_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_ou
   gh_call c = {t, stream, {{0}}, 0};
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   uint8_t *e = (uint8_t *)call_stage(&c, erased_out, erased_out ? n : 0, 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   uint64_t erased = 0;
   status = t->ops->erase(t, k, n, e, &erased, stream);
@@ -376,6 +402,7 @@ gh_status gh_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_o
   gh_call c = {t, stream, {{0}}, 0};
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   uint64_t *o = (uint64_t *)call_stage(&c, counts_out, counts_out ? n * sizeof(uint64_t) : 0, 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   status = t->ops->count(t, k, n, o, total, stream);
   return call_end(&c, status, 1);
@@ -392,6 +419,7 @@ gh_status gh_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offse
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   uint64_t *o = (uint64_t *)call_stage(&c, offsets_out, (n + 1) * sizeof(uint64_t), 1, &status);
   void *v = call_stage(&c, values_out, values_out ? values_capacity * value_bytes(t) : 0, 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   status = t->ops->find_all(t, k, n, o, v, values_capacity, stream);
   return call_end(&c, status, 1);
@@ -420,6 +448,7 @@ gh_status gh_export(gh_table *t, void *keys_out, void *values_out, uint64_t out_
   gh_call c = {t, stream, {{0}}, 0};
   void *k = call_stage(&c, keys_out, size * key_bytes(t), 1, &status);
   void *v = call_stage(&c, values_out, values_out ? size * value_bytes(t) : 0, 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   status = t->ops->export_all(t, k, v, count, stream);
   return call_end(&c, status, 1);
@@ -436,6 +465,7 @@ gh_status gh_keys_of_ids(gh_table *t, const void *ids, uint64_t n, void *keys_ou
   gh_call c = {t, stream, {{0}}, 0};
   const void *i = call_stage(&c, ids, n * value_bytes(t), 0, &status);
   void *k = call_stage(&c, keys_out, n * key_bytes(t), 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   uint64_t bad = 0;
   status = t->ops->keys_of_ids(t, i, n, k, &bad, stream);
@@ -453,7 +483,9 @@ gh_status gh_clear(gh_table *t, gh_stream stream) {
   GH_ENTER(t);
   GH_REQUIRE_OP(t, clear, "gh_clear", "destroy the table and create a new one instead");
   gh_status status = begin_bulk(t, "gh_clear", NULL, 0);
-  return status != GH_OK ? status : t->ops->clear(t, stream);
+  if (status != GH_OK) return status;
+  gh_call c = {t, stream, {{0}}, 0};
+  return call_end(&c, t->ops->clear(t, stream), 1);
 }
 
 /* ---- Introspection --------------------------------------------------------------------------- */

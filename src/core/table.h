@@ -58,6 +58,7 @@ struct gh_table {
   void *impl;            /* the design's state */
   size_t host_bytes;     /* held now, through gh__alloc */
   size_t device_bytes;
+  struct gh_deferred *deferred; /* frees waiting for the next synchronisation (core/toolkit.h) */
   char last_error[GH_ERROR_CAPACITY];
 };
 
