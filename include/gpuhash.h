@@ -4,7 +4,7 @@
  * Plain C11; usable from C and C++; needs no CUDA header. Sections go from simple to advanced:
  *   1. version               5. bulk operations
  *   2. status codes          6. introspection and maintenance
- *   3. configuration         7. device-side view (for include/gpuhash_device.cuh)
+ *   3. configuration         7. device-side view (include/gpuhash/<design>.cuh)
  *   4. create / destroy
  *
  * Conventions that hold for every function below:
