@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "gpuhash_device.cuh"
+#include "gpuhash/warpdrive.cuh"
 
 #define K 11                      /* k-mer length: 22 bits, so the host can count densely */
 #define SEQUENCE_LENGTH (1u << 22)

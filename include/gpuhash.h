@@ -4,16 +4,27 @@
  * Plain C11; usable from C and C++; needs no CUDA header. Sections go from simple to advanced:
  *   1. version               5. bulk operations
  *   2. status codes          6. introspection and maintenance
- *   3. configuration         7. device-side view (for include/gpuhash_device.cuh)
+ *   3. configuration         7. device-side view (include/gpuhash/<design>.cuh)
  *   4. create / destroy
  *
  * Conventions that hold for every function below:
  *   - Array arguments may live in host memory (pageable or pinned) or in device memory
  *     (cudaMalloc or managed); the library detects which and copies when it must.
  *   - Bulk operations take the stream last (a cudaStream_t passed as gh_stream, NULL = the
- *     default stream). They are stream-ordered and SYNCHRONISE that stream before returning,
- *     because the status they return (keys that did not fit, say) is only known once the work
- *     has finished. The host backend ignores the stream.
+ *     default stream). All their work - copies of arrays that live on the other side included -
+ *     is queued on that stream, and they SYNCHRONISE it once, before returning, because the
+ *     status they return (keys that did not fit, say) is only known once the work has finished.
+ *     Where a design needs a count on the host in the middle (the keys an insert could not place,
+ *     the keys an erase removed, the keys an export wrote) that read is a wait on the same
+ *     stream. The host backend runs the work on CPU threads and only uses the stream for
+ *     copies of device arrays. Which calls wait for what:
+ *       gh_insert, gh_find, gh_contains, gh_erase, gh_count, gh_find_all, gh_export,
+ *       gh_keys_of_ids, gh_clear ........ the stream passed, once, before returning
+ *       gh_create ........................ the device's default stream (the table is cleared there)
+ *       gh_destroy, gh_take_status_flags . the whole device (user kernels on a device view too)
+ *       gh_size, gh_get_stats, gh_validate  read the table on the default stream (synchronous)
+ *       gh_capacity, gh_memory_usage, gh_get_config, gh_get_device_view, gh_design_info, ...
+ *                                          no device work
  *   - A table is not thread-safe: calls on one table must not overlap. Different tables are
  *     independent.
  *   - Every operation is all-or-nothing. A call that fails (bad argument, allocation failure,
@@ -47,7 +58,7 @@ extern "C" {
 /* ---------------------------------------------------------------------------------------- */
 
 #define GH_VERSION_MAJOR 0
-#define GH_VERSION_MINOR 1
+#define GH_VERSION_MINOR 2
 #define GH_VERSION_PATCH 0
 #define GH_VERSION_NUMBER (GH_VERSION_MAJOR * 10000 + GH_VERSION_MINOR * 100 + GH_VERSION_PATCH)
 
@@ -149,8 +160,11 @@ typedef struct gh_allocator {
  *
  * The struct can grow without breaking programs built against an older gpuhash.h: its first two
  * fields record the size and version of the header the caller compiled with (gh_config_default
- * fills them), the library reads only that many bytes and gives every field added since its
- * default. New design knobs are appended at the end; fields are never removed or reordered. */
+ * fills them), and gh_create, gh_config_validate and gh_memory_estimate read only struct_size
+ * bytes, giving every field added since then its default. New design knobs are appended at the
+ * end; fields are never removed or reordered. A struct_size smaller than any released gh_config,
+ * or larger than the linked library's (a program built against a newer header than the library
+ * it runs with), is refused with GH_ERR_INVALID_ARGUMENT and a message that says which. */
 typedef struct gh_config {
   size_t struct_size;  /* sizeof(gh_config) as the caller compiled it: set by gh_config_default */
   unsigned version;    /* GH_VERSION_NUMBER the caller compiled with: set by gh_config_default */
@@ -170,7 +184,7 @@ typedef struct gh_config {
    * 0 = the default, min(windows in the table, 4096 * 32 / group_size). */
   uint64_t max_probe_windows;
   uint64_t seed;       /* hash seed; tables with equal seeds and configs lay out keys alike */
-  gh_variant variant;  /* default GH_VARIANT_MAP; the other variants are cuckoo-only */
+  gh_variant variant;  /* default GH_VARIANT_MAP; the others: see gh_design_traits.variants */
   /* cuckoo: number of hash functions d, 2..5 (default 4); a key lives in one of its d slots, so
    * a lookup reads at most d slots. */
   unsigned hash_functions;
@@ -184,8 +198,11 @@ typedef struct gh_config {
 } gh_config;
 
 /** Fills the first struct_size bytes of *config with the defaults for the design (struct_size
- * and version included). Returns GH_ERR_INVALID_ARGUMENT when config is NULL or struct_size is
- * smaller than the first release's gh_config; use gh_config_default. */
+ * and version included); use gh_config_default, which passes this header's size and version.
+ * Returns GH_ERR_INVALID_ARGUMENT when config is NULL or struct_size is smaller than any released
+ * gh_config (nothing written), and when struct_size is larger than this library's gh_config: the
+ * fields the library knows are then filled, the rest zeroed, and gh_create / gh_config_validate
+ * refuse the struct with a message that says the header is newer than the library. */
 gh_status gh_config_init(gh_config *config, size_t struct_size, unsigned version, gh_design design);
 
 /** Every field with its default for the design (an inline wrapper: the struct is the caller's). */
@@ -246,7 +263,7 @@ const char *gh_last_create_error(void);
 void gh_destroy(gh_table *table);
 
 /* ---------------------------------------------------------------------------------------- */
-/* 5. Bulk operations (stream last; synchronise that stream before returning)                */
+/* 5. Bulk operations (stream last; work queued on it, waited for once before returning)    */
 /* ---------------------------------------------------------------------------------------- */
 
 /** Inserts n keys (and values, unless the table is a set: then values must be NULL).
@@ -311,8 +328,14 @@ gh_status gh_size(gh_table *table, uint64_t *size);
 gh_status gh_capacity(gh_table *table, uint64_t *capacity);
 /** Bytes the table holds now, on the host and on the device; either out may be NULL. */
 gh_status gh_memory_usage(gh_table *table, size_t *host_bytes, size_t *device_bytes);
-/** The table's effective configuration (defaults resolved, capacity rounded). */
-gh_status gh_get_config(gh_table *table, gh_config *config);
+/** The table's effective configuration (defaults resolved, capacity rounded): the first
+ * struct_size bytes of it, with config->struct_size = struct_size. Call gh_get_config, which
+ * passes this header's sizeof(gh_config); struct_size must be a released size no larger than the
+ * library's (GH_ERR_INVALID_ARGUMENT otherwise). */
+gh_status gh_get_config_sized(gh_table *table, gh_config *config, size_t struct_size);
+static inline gh_status gh_get_config(gh_table *table, gh_config *config) {
+  return gh_get_config_sized(table, config, sizeof *config);
+}
 /** Counters of a table's life; fields that do not apply to the design are 0. */
 typedef struct gh_stats {
   uint64_t size;          /* as gh_size() */

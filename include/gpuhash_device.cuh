@@ -1,32 +1,27 @@
 /*
- * gpuhash_device.cuh - use a gpuhash table from your own CUDA kernels.
+ * gpuhash_device.cuh - what every design's device-side API shares: cooperative groups of run-time
+ * size and the bookkeeping a device operation does on a gh_device_view (size counter, status
+ * word). It names no design; the operations of a design are in its own header:
  *
- * Get a by-value view on the host with gh_get_device_view() (warpdrive tables on the CUDA
- * backend), pass it to your kernel, and call:
+ *   #include "gpuhash/warpdrive.cuh"   gh_device_insert / gh_device_find (per thread or per group)
+ *                                      on the view of a warpdrive table
  *
- *   per thread:  gh_device_insert(view, key, value, policy)   gh_device_find(view, key, &value)
- *   per group:   gh_device_insert_group(view, group, ...)     gh_device_find_group(view, group, ...)
+ * Get a by-value view on the host with gh_get_device_view() (designs with GH_CAP_DEVICE_VIEW, on
+ * the CUDA backend) and pass it to your kernel. view.design says which design's header reads it;
+ * view.layout holds that design's geometry.
  *
- * A group is gh_device_group_make(size): `size` consecutive lanes of a warp (1, 2, 4, ... up to
- * the table's group_size) that call together with the same key; every lane gets the same result.
- * Groups read a probing window in one coalesced load: with size == the table's group_size they
- * are the fastest way in. All lanes of a group must be active and call with the same arguments.
+ * A group is gh_device_group_make(size): `size` consecutive lanes of a warp (1, 2, 4, ... 32) that
+ * call together with the same key; every lane gets the same result. All lanes of a group must be
+ * active and call with the same arguments.
  *
- * Semantics are those of the bulk API: inserts and finds may run concurrently (a find sees a
- * concurrent insert or not); erase is not offered here because tombstones are only safe between
- * whole batches. Keys equal to the internal sentinels are handled (side slots). Inserts keep the
- * table's size counter and status word (GH_FLAG_*) up to date; gh_size() and
- * gh_take_status_flags() read them after your kernel.
- *
- * Include paths: this header includes "warpdrive/warpdrive.h" and "core/..." from the library's
- * source tree (installed under <prefix>/include/gpuhash; the CMake package and pkg-config add it).
- * Needs sm_90 (16-byte CAS) for tables with 16-byte slots.
+ * Include paths: only <prefix>/include (the CMake package and pkg-config add it). Headers under
+ * gpuhash/detail/ hold the logic shared with the library's host code; they are internal and may
+ * change with any release. Needs sm_90 (16-byte CAS) for tables with 16-byte slots.
  */
 #ifndef GPUHASH_DEVICE_CUH
 #define GPUHASH_DEVICE_CUH
 
 #include "gpuhash.h"
-#include "warpdrive/warpdrive.h"
 
 /* ---- Cooperative groups of runtime size ----------------------------------------------------- */
 
@@ -65,150 +60,7 @@ static __device__ __forceinline__ uint64_t gh_device_group_broadcast(gh_device_g
   return __shfl_sync(g.mask, (unsigned long long)value, (int)(g.first_lane + from_rank));
 }
 
-/* ---- Group-level warpdrive operations (the library's kernels use these too) ----------------- */
-
-/* The raw bits of a slot in one load (4, 8 or 16 bytes), through L2. */
-static __device__ __forceinline__ gh_wd_bits gh_wd_load_bits(const gh_wd_geometry *g, const void *slot) {
-  return gh_slot_load(gh_wd_format(g), slot);
-}
-
-static __device__ __forceinline__ uint64_t gh_wd_bits_key(const gh_wd_geometry *g, gh_wd_bits b) {
-  return gh_slot_bits_key(gh_wd_format(g), b);
-}
-
-static __device__ __forceinline__ uint64_t gh_wd_bits_value(const gh_wd_geometry *g, gh_wd_bits b) {
-  return gh_slot_bits_value(gh_wd_format(g), b);
-}
-
-/* What one window holds for key, built by the group with ballots. A group smaller than the
- * window reads it in window_width / size passes. */
-static __device__ __forceinline__ gh_wd_masks gh_wd_group_masks(const gh_wd_geometry *g, void *slots,
-                                                                gh_device_group grp, uint64_t window,
-                                                                uint64_t key) {
-  gh_wd_masks m = {0u, 0u, 0u};
-  const uint64_t empty = gh_wd_empty_key(g->key_bits);
-  const uint64_t tomb = gh_wd_tombstone_key(g->key_bits);
-  for (unsigned pass = 0; pass < g->window_width; pass += grp.size) {
-    const gh_wd_bits bits = gh_wd_load_bits(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, window, pass + grp.rank)));
-    const uint64_t k = gh_wd_bits_key(g, bits);
-    m.match |= gh_device_group_ballot(grp, k == key) << pass;
-    m.empty |= gh_device_group_ballot(grp, k == empty) << pass;
-    m.free |= gh_device_group_ballot(grp, k == empty || k == tomb) << pass;
-  }
-  return m;
-}
-
-/* Inserts key with the group; every lane returns the same outcome. */
-static __device__ __forceinline__ gh_wd_outcome gh_wd_insert_group(const gh_wd_geometry *g, void *slots,
-                                                                   gh_device_group grp, uint64_t key,
-                                                                   uint64_t value, int policy) {
-  if (gh_wd_is_sentinel(key, g->key_bits)) {
-    unsigned outcome = 0;
-    if (grp.rank == 0) outcome = gh_wd_side_insert(g, slots, key, value, policy);
-    return (gh_wd_outcome)gh_device_group_broadcast(grp, outcome, 0);
-  }
-  gh_wd_insert_walk w = gh_wd_insert_begin(g, key);
-  const gh_wd_bits desired = gh_wd_pack(g, key, value);
-  const uint64_t empty = gh_wd_empty_key(g->key_bits);
-  for (;;) {
-    gh_wd_masks m = gh_wd_group_masks(g, slots, grp, w.probe.window, key);
-    unsigned lane = 0;
-    gh_wd_step step;
-    while ((step = gh_wd_insert_decide(g, &w, m, &lane)) == GH_WD_STEP_CLAIM) {
-      /* The leftmost free lane tries; the paper's scheme, with the state machine's rules. */
-      const uint64_t marker = (m.empty >> lane) & 1u ? empty : gh_wd_tombstone_key(g->key_bits);
-      uint64_t before = 0;
-      if (grp.rank == (lane & (grp.size - 1u))) {
-        void *slot = gh_wd_slot_at(g, slots, gh_wd_window_slot(g, w.probe.window, lane));
-        before = gh_wd_cas_slot(g, slot, gh_wd_free_bits(g, marker), desired);
-      }
-      before = gh_device_group_broadcast(grp, before, lane & (grp.size - 1u));
-      if (before == marker) return GH_WD_INSERTED;
-      if (before == key) {
-        step = GH_WD_STEP_UPDATE;
-        break;
-      }
-      m.free &= ~(1u << lane);
-      m.empty &= ~(1u << lane);
-    }
-    if (step == GH_WD_STEP_UPDATE) {
-      if (grp.rank == (lane & (grp.size - 1u)))
-        gh_wd_update_value(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, w.probe.window, lane)), policy, value);
-      return GH_WD_UPDATED;
-    }
-    if (step == GH_WD_STEP_FULL) return GH_WD_NOT_FITTED;
-  }
-}
-
-/* Finds key with the group; every lane returns the same answer (and *value when found). */
-static __device__ __forceinline__ int gh_wd_find_group(const gh_wd_geometry *g, void *slots, gh_device_group grp,
-                                                       uint64_t key, uint64_t *value) {
-  if (gh_wd_is_sentinel(key, g->key_bits)) {
-    uint64_t v = 0;
-    int found = 0;
-    if (grp.rank == 0) found = gh_wd_side_find(g, slots, key, &v);
-    found = (int)gh_device_group_broadcast(grp, (uint64_t)found, 0);
-    if (found) *value = gh_device_group_broadcast(grp, v, 0);
-    return found;
-  }
-  gh_probe p = gh_wd_probe_begin(g, key);
-  const uint64_t empty = gh_wd_empty_key(g->key_bits);
-  for (; !gh_probe_done(&p, g->max_probe_windows); gh_probe_next(&p, g->window_count)) {
-    for (unsigned pass = 0; pass < g->window_width; pass += grp.size) {
-      const gh_wd_bits bits = gh_wd_load_bits(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, p.window, pass + grp.rank)));
-      const uint64_t k = gh_wd_bits_key(g, bits);
-      const uint32_t match = gh_device_group_ballot(grp, k == key);
-      if (match) {
-        *value = gh_device_group_broadcast(grp, gh_wd_bits_value(g, bits), gh_lowest_bit(match));
-        return 1;
-      }
-      if (gh_device_group_ballot(grp, k == empty)) return 0;
-    }
-  }
-  return 0;
-}
-
-/* Erases key with the group (bulk erase batches only); returns 1 in every lane if this group
- * removed it. */
-static __device__ __forceinline__ int gh_wd_erase_group(const gh_wd_geometry *g, void *slots, gh_device_group grp,
-                                                        uint64_t key) {
-  if (gh_wd_is_sentinel(key, g->key_bits)) {
-    int erased = 0;
-    if (grp.rank == 0) erased = gh_wd_side_erase(g, slots, key);
-    return (int)gh_device_group_broadcast(grp, (uint64_t)erased, 0);
-  }
-  gh_probe p = gh_wd_probe_begin(g, key);
-  const uint64_t empty = gh_wd_empty_key(g->key_bits);
-  for (; !gh_probe_done(&p, g->max_probe_windows); gh_probe_next(&p, g->window_count)) {
-    for (unsigned pass = 0; pass < g->window_width; pass += grp.size) {
-      const uint64_t slot_index = gh_wd_window_slot(g, p.window, pass + grp.rank);
-      const uint64_t k = gh_wd_bits_key(g, gh_wd_load_bits(g, gh_wd_slot_at(g, slots, slot_index)));
-      const uint32_t match = gh_device_group_ballot(grp, k == key);
-      if (match) {
-        int erased = 0;
-        if (grp.rank == gh_lowest_bit(match))
-          erased = gh_wd_erase_slot(g, gh_wd_slot_at(g, slots, slot_index), key, gh_wd_tombstone_key(g->key_bits));
-        return (int)gh_device_group_broadcast(grp, (uint64_t)erased, gh_lowest_bit(match));
-      }
-      if (gh_device_group_ballot(grp, k == empty)) return 0;
-    }
-  }
-  return 0;
-}
-
-/* ---- The public device API over a gh_device_view -------------------------------------------- */
-
-static __device__ __forceinline__ gh_wd_geometry gh_device_view_geometry(const gh_device_view *v) {
-  gh_wd_geometry g;
-  g.window_count = v->layout[0];
-  g.max_probe_windows = v->layout[1];
-  g.seed = v->seed;
-  g.window_width = (unsigned)v->layout[2];
-  g.key_bits = v->key_bits;
-  g.value_bits = v->value_bits;
-  g.slot_bytes = v->slot_bytes;
-  return g;
-}
+/* ---- Bookkeeping on a view ----------------------------------------------------------------- */
 
 /* Counts a new key and records flags; aggregated over the active lanes of the warp so that a
  * kernel of inserts does not hammer one counter. */
@@ -220,54 +72,6 @@ static __device__ __forceinline__ void gh_device_record(const gh_device_view *v,
     if (new_keys) atomicAdd(v->size, (unsigned long long)new_keys);
     if (all_flags) atomicOr(v->status_word, all_flags);
   }
-}
-
-static __device__ __forceinline__ unsigned gh_device_outcome_flags(gh_wd_outcome outcome) {
-  return outcome == GH_WD_NOT_FITTED ? GH_FLAG_PROBE_LIMIT : (outcome == GH_WD_UPDATED ? GH_FLAG_DUPLICATE : 0u);
-}
-
-/** Inserts (key, value) from one thread; value is ignored for sets. Returns GH_OK, or
- * GH_ERR_TABLE_FULL when no free slot lies within the probe limit. */
-static __device__ __forceinline__ gh_status gh_device_insert(gh_device_view v, uint64_t key, uint64_t value,
-                                                             gh_dup_policy policy) {
-  const gh_wd_geometry g = gh_device_view_geometry(&v);
-  const gh_wd_outcome outcome = gh_wd_insert_serial(&g, v.slots, key, value, (int)policy);
-  gh_device_record(&v, outcome == GH_WD_INSERTED, gh_device_outcome_flags(outcome));
-  return outcome == GH_WD_NOT_FITTED ? GH_ERR_TABLE_FULL : GH_OK;
-}
-
-/** Finds key from one thread: 1 and *value when present, else 0. */
-static __device__ __forceinline__ int gh_device_find(gh_device_view v, uint64_t key, uint64_t *value) {
-  const gh_wd_geometry g = gh_device_view_geometry(&v);
-  return gh_wd_find_serial(&g, v.slots, key, value);
-}
-
-/** Inserts with a group (all its lanes, same key and value). group.size must divide the table's
- * group_size; otherwise GH_ERR_INVALID_ARGUMENT and GH_FLAG_BAD_GROUP. */
-static __device__ __forceinline__ gh_status gh_device_insert_group(gh_device_view v, gh_device_group group,
-                                                                   uint64_t key, uint64_t value,
-                                                                   gh_dup_policy policy) {
-  if (group.size > (unsigned)v.layout[2]) {
-    if (group.rank == 0) atomicOr(v.status_word, GH_FLAG_BAD_GROUP);
-    return GH_ERR_INVALID_ARGUMENT;
-  }
-  const gh_wd_geometry g = gh_device_view_geometry(&v);
-  const gh_wd_outcome outcome = gh_wd_insert_group(&g, v.slots, group, key, value, (int)policy);
-  gh_device_record(&v, group.rank == 0 && outcome == GH_WD_INSERTED,
-                   group.rank == 0 ? gh_device_outcome_flags(outcome) : 0u);
-  return outcome == GH_WD_NOT_FITTED ? GH_ERR_TABLE_FULL : GH_OK;
-}
-
-/** Finds with a group; every lane gets the answer. Returns -1 for a group larger than the table's
- * group_size (GH_FLAG_BAD_GROUP is set). */
-static __device__ __forceinline__ int gh_device_find_group(gh_device_view v, gh_device_group group, uint64_t key,
-                                                           uint64_t *value) {
-  if (group.size > (unsigned)v.layout[2]) {
-    if (group.rank == 0) atomicOr(v.status_word, GH_FLAG_BAD_GROUP);
-    return -1;
-  }
-  const gh_wd_geometry g = gh_device_view_geometry(&v);
-  return gh_wd_find_group(&g, v.slots, group, key, value);
 }
 
 #endif /* GPUHASH_DEVICE_CUH */

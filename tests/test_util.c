@@ -3,6 +3,9 @@
 #include "test_util.h"
 
 #include <signal.h>
+
+#include "gpuhash/detail/hash.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

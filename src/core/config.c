@@ -1,8 +1,14 @@
-/* config.c - every built-in default in one place, and the checks of a config. */
+/* config.c - every built-in default in one place, reading a caller's gh_config of any released
+ * size, and the checks of a config. Which variants, policies and extra fields a design accepts
+ * comes from its descriptor (core/design.h); nothing here names a design. */
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/cuda_runtime.h"
-#include "core/table.h"
+#include "core/design.h"
+#include "registry.h"
 
 #define GH_DEFAULT_CAPACITY (1ull << 20)
 #define GH_DEFAULT_GROUP_SIZE 4u
@@ -10,78 +16,194 @@
 /* Alcantara et al.'s base configuration: 4 hash functions, 1.25 N slots. */
 #define GH_DEFAULT_HASH_FUNCTIONS 4u
 #define GH_DEFAULT_TABLE_FACTOR 1.25
-#define GH_MAX_TABLE_FACTOR 16.0
 /* A table never needs more windows than a 32-bit hash can address. */
 #define GH_MAX_CAPACITY (1ull << 40)
 
+/* gh_config's size in the first release that had struct_size (0.2.0): every caller's struct is at
+ * least this large. Fields appended later start at or after the previous release's size (insert
+ * explicit padding if alignment would put one inside it), so that the first struct_size bytes of
+ * a caller's config hold exactly the fields its header had. */
+#define GH_CONFIG_FIRST_SIZE (offsetof(gh_config, allocator) + sizeof(gh_allocator))
+/* When a field is appended, record the new release's size next to GH_CONFIG_FIRST_SIZE and
+ * assert on that one instead. */
+_Static_assert(sizeof(gh_config) == GH_CONFIG_FIRST_SIZE,
+               "gh_config changed size: append fields after the last release's size and record it");
+
+static void set_defaults(gh_config *c, gh_design design) {
+  memset(c, 0, sizeof *c);
+  c->struct_size = sizeof *c;
+  c->version = GH_VERSION_NUMBER;
+  c->design = design;
+  c->backend = GH_BACKEND_AUTO;
+  c->device = 0;
+  c->key_bits = 32;
+  c->value_bits = 32;
+  c->capacity = GH_DEFAULT_CAPACITY;
+  c->group_size = GH_DEFAULT_GROUP_SIZE;
+  c->max_probe_windows = 0;
+  c->seed = GH_DEFAULT_SEED;
+  c->variant = GH_VARIANT_MAP;
+  c->hash_functions = GH_DEFAULT_HASH_FUNCTIONS;
+  c->hash_family = GH_HASH_MULTIPLY;
+  c->table_factor = GH_DEFAULT_TABLE_FACTOR;
+  c->host_threads = 0;
+  c->allocator.alloc = NULL;
+  c->allocator.free = NULL;
+  c->allocator.ctx = NULL;
+}
+
+int gh__config_size_known(size_t struct_size) {
+  return struct_size >= GH_CONFIG_FIRST_SIZE && struct_size <= sizeof(gh_config);
+}
+
 gh_status gh_config_init(gh_config *out, size_t struct_size, unsigned version, gh_design design) {
   gh_config c;
-  if (out == NULL || struct_size < sizeof(gh_config)) return GH_ERR_INVALID_ARGUMENT;
-  c.struct_size = sizeof c;
+  if (out == NULL || struct_size < GH_CONFIG_FIRST_SIZE) return GH_ERR_INVALID_ARGUMENT;
+  set_defaults(&c, design);
+  c.struct_size = struct_size;
   c.version = version;
-  c.design = design;
-  c.backend = GH_BACKEND_AUTO;
-  c.device = 0;
-  c.key_bits = 32;
-  c.value_bits = 32;
-  c.capacity = GH_DEFAULT_CAPACITY;
-  c.group_size = GH_DEFAULT_GROUP_SIZE;
-  c.max_probe_windows = 0;
-  c.seed = GH_DEFAULT_SEED;
-  c.variant = GH_VARIANT_MAP;
-  c.hash_functions = GH_DEFAULT_HASH_FUNCTIONS;
-  c.hash_family = GH_HASH_MULTIPLY;
-  c.table_factor = GH_DEFAULT_TABLE_FACTOR;
-  c.host_threads = 0;
-  c.allocator.alloc = NULL;
-  c.allocator.free = NULL;
-  c.allocator.ctx = NULL;
-  *out = c;
+  if (struct_size > sizeof c) {
+    /* A newer header than this library: the fields it added have no default here. The struct is
+     * still filled (the rest zeroed) so that gh_create / gh_config_validate can say so. */
+    memcpy(out, &c, sizeof c);
+    memset((char *)out + sizeof c, 0, struct_size - sizeof c);
+    return GH_ERR_INVALID_ARGUMENT;
+  }
+  memcpy(out, &c, struct_size);
   return GH_OK;
 }
 
-static gh_status invalid(char *message, size_t size, const char *format, unsigned long long value) {
-  if (size > 0) snprintf(message, size, format, value);
+/* ---- Names for messages ---------------------------------------------------------------------- */
+
+static const char *const variant_names[] = {"map", "compacting", "multivalue"};
+static const char *const policy_names[] = {"GH_KEEP_FIRST", "GH_OVERWRITE", "GH_ADD",
+                                           "GH_MIN",        "GH_MAX",       "GH_APPEND"};
+#define GH_COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+
+static const char *name_of(unsigned value, const char *const *names, size_t count) {
+  return value < count ? names[value] : "?";
+}
+const char *gh__variant_name(gh_variant variant) {
+  return name_of((unsigned)variant, variant_names, GH_COUNT_OF(variant_names));
+}
+const char *gh__policy_name(gh_dup_policy policy) {
+  return name_of((unsigned)policy, policy_names, GH_COUNT_OF(policy_names));
+}
+
+/* "a, b, c" of the names whose bit is set; "none" when no bit is. */
+static const char *list_names(char *out, size_t size, unsigned bits, const char *const *names, size_t count) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < count && used < size; ++i) {
+    if (!(bits & (1u << i))) continue;
+    const int n = snprintf(out + used, size - used, "%s%s", used ? ", " : "", names[i]);
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+  if (out[0] == '\0') snprintf(out, size, "none");
+  return out;
+}
+const char *gh__variant_list(char *out, size_t size, unsigned bits) {
+  return list_names(out, size, bits, variant_names, GH_COUNT_OF(variant_names));
+}
+const char *gh__policy_list(char *out, size_t size, unsigned bits) {
+  return list_names(out, size, bits, policy_names, GH_COUNT_OF(policy_names));
+}
+
+const char *gh__design_list(char *out, size_t size) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < gh__design_count() && used < size; ++i) {
+    const int n = snprintf(out + used, size - used, "%s%s", i ? ", " : "", gh__design_at(i)->name);
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+  return out;
+}
+
+/* ---- Checks ---------------------------------------------------------------------------------- */
+
+static gh_status invalid(char *message, size_t size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static gh_status invalid(char *message, size_t size, const char *format, ...) {
+  if (size > 0) {
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, size, format, args);
+    va_end(args);
+  }
   return GH_ERR_INVALID_ARGUMENT;
 }
 
-gh_status gh_config_validate(const gh_config *c, char *message, size_t size) {
-  if (size > 0) message[0] = '\0';
-  if (c == NULL) {
-    if (size > 0) snprintf(message, size, "config is NULL");
-    return GH_ERR_INVALID_ARGUMENT;
-  }
-  if (c->design < GH_WARPDRIVE || c->design > GH_HASHGRAPH)
-    return invalid(message, size, "design = %llu is not a gh_design value", (unsigned long long)c->design);
-  if (c->backend < GH_BACKEND_AUTO || c->backend > GH_BACKEND_CUDA)
-    return invalid(message, size, "backend = %llu is not a gh_backend value", (unsigned long long)c->backend);
-  if (c->device < 0)
-    return invalid(message, size, "device = %lld must be >= 0", (unsigned long long)(long long)c->device);
+/* Checks every field of a whole config of this library; the first one out of range is named. */
+static gh_status check_fields(const gh_config *c, char *message, size_t size) {
+  if ((int)c->design < 1 || (int)c->design > GH_DESIGN_VALUE_MAX)
+    return invalid(message, size, "design = %d is not a gh_design value", (int)c->design);
+  if ((int)c->backend < GH_BACKEND_AUTO || (int)c->backend > GH_BACKEND_CUDA)
+    return invalid(message, size, "backend = %d is not a gh_backend value", (int)c->backend);
+  if (c->device < 0) return invalid(message, size, "device = %d must be >= 0", c->device);
   if (c->key_bits != 32 && c->key_bits != 64)
-    return invalid(message, size, "key_bits = %llu must be 32 or 64", c->key_bits);
+    return invalid(message, size, "key_bits = %u must be 32 or 64", c->key_bits);
   if (c->value_bits != 0 && c->value_bits != 32 && c->value_bits != 64)
-    return invalid(message, size, "value_bits = %llu must be 0 (a set), 32 or 64", c->value_bits);
-  if (c->capacity == 0) return invalid(message, size, "capacity = %llu must be at least 1", 0);
+    return invalid(message, size, "value_bits = %u must be 0 (a set), 32 or 64", c->value_bits);
+  if (c->capacity == 0) return invalid(message, size, "capacity = 0 must be at least 1");
   if (c->capacity > GH_MAX_CAPACITY)
     return invalid(message, size, "capacity = %llu exceeds the limit of 2^40 slots",
                    (unsigned long long)c->capacity);
   if (c->group_size == 0 || c->group_size > 32 || (c->group_size & (c->group_size - 1)) != 0)
-    return invalid(message, size, "group_size = %llu must be 1, 2, 4, 8, 16 or 32", c->group_size);
-  if (c->variant < GH_VARIANT_MAP || c->variant > GH_VARIANT_MULTIVALUE)
-    return invalid(message, size, "variant = %llu is not a gh_variant value", (unsigned long long)c->variant);
-  if (c->variant != GH_VARIANT_MAP && c->design != GH_CUCKOO)
-    return invalid(message, size, "variant = %llu (compacting / multivalue) is only available for the cuckoo design",
-                   (unsigned long long)c->variant);
+    return invalid(message, size, "group_size = %u must be 1, 2, 4, 8, 16 or 32", c->group_size);
+  if ((int)c->variant < GH_VARIANT_MAP || (int)c->variant > GH_VARIANT_MULTIVALUE)
+    return invalid(message, size, "variant = %d is not a gh_variant value", (int)c->variant);
+  const gh_design_descriptor *design = gh__design_lookup(c->design);
+  /* A design this build lacks is refused by gh_create (GH_ERR_UNSUPPORTED); its own fields
+   * cannot be checked here. */
+  if (design != NULL && !(design->variants & (1u << c->variant))) {
+    char offered[64];
+    return invalid(message, size, "variant = %s is not offered by the %s design, which offers: %s",
+                   gh__variant_name(c->variant), design->name,
+                   gh__variant_list(offered, sizeof offered, design->variants));
+  }
   if (c->variant != GH_VARIANT_MAP && c->value_bits == 0)
-    return invalid(message, size, "value_bits = %llu: compacting and multivalue tables store 32- or 64-bit values (ids or the values themselves)", 0);
-  if (c->design == GH_CUCKOO) {
-    gh_status status = gh__cuckoo_check_config(c, message, size);
+    return invalid(message, size, "value_bits = 0: compacting and multivalue tables store 32- or 64-bit "
+                   "values (ids or the values themselves)");
+  if (design != NULL && design->check_config != NULL) {
+    const gh_status status = design->check_config(c, message, size);
     if (status != GH_OK) return status;
   }
   if ((c->allocator.alloc == NULL) != (c->allocator.free == NULL))
-    return invalid(message, size, "allocator: alloc and free must both be set or both be NULL (%llu set)",
-                   (unsigned long long)(c->allocator.alloc != NULL) + (c->allocator.free != NULL));
+    return invalid(message, size, "allocator: alloc and free must both be set or both be NULL (%d set)",
+                   (c->allocator.alloc != NULL) + (c->allocator.free != NULL));
   return GH_OK;
+}
+
+gh_status gh__config_read(const gh_config *c, gh_config *full, char *message, size_t size) {
+  if (size > 0) message[0] = '\0';
+  if (c == NULL) return invalid(message, size, "config is NULL");
+  if (c->struct_size < GH_CONFIG_FIRST_SIZE)
+    return invalid(message, size, "config.struct_size = %zu is smaller than any released gh_config (%zu "
+                   "bytes): start from gh_config_default(), which sets it", c->struct_size,
+                   (size_t)GH_CONFIG_FIRST_SIZE);
+  if (c->struct_size > sizeof *full) {
+    const unsigned v = c->version, mine = GH_VERSION_NUMBER;
+    if (v > mine)
+      return invalid(message, size, "config.struct_size = %zu is larger than this library's gh_config (%zu "
+                     "bytes): the program was built with gpuhash.h %u.%u.%u, newer than the linked gpuhash "
+                     "%u.%u.%u; link a gpuhash at least as new as the header", c->struct_size, sizeof *full,
+                     v / 10000, v / 100 % 100, v % 100, mine / 10000, mine / 100 % 100, mine % 100);
+    return invalid(message, size, "config.struct_size = %zu is larger than this library's gh_config (%zu "
+                   "bytes) although config.version = %u is not newer: start from gh_config_default()",
+                   c->struct_size, sizeof *full, v);
+  }
+  /* The fields the caller's header has come from the caller; the ones added since, defaults. */
+  set_defaults(full, c->design);
+  memcpy(full, c, c->struct_size);
+  full->struct_size = sizeof *full;
+  return check_fields(full, message, size);
+}
+
+gh_status gh_config_validate(const gh_config *c, char *message, size_t size) {
+  gh_config full;
+  return gh__config_read(c, &full, message, size);
 }
 
 gh_status gh__config_resolve(gh_config *c, char *message, size_t size) {
@@ -100,4 +222,14 @@ gh_status gh__config_resolve(gh_config *c, char *message, size_t size) {
     return GH_ERR_NO_DEVICE;
   }
   return GH_OK;
+}
+
+gh_status gh_memory_estimate(const gh_config *config, size_t *host_bytes, size_t *device_bytes) {
+  gh_config c;
+  gh_status status = gh__config_read(config, &c, NULL, 0);
+  if (status != GH_OK) return status;
+  if (c.backend == GH_BACKEND_AUTO) c.backend = gh__cuda_device_count() > 0 ? GH_BACKEND_CUDA : GH_BACKEND_HOST;
+  const gh_design_descriptor *design = gh__design_lookup(c.design);
+  if (design == NULL) return GH_ERR_UNSUPPORTED;
+  return design->estimate(&c, host_bytes, device_bytes);
 }

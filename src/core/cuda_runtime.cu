@@ -62,3 +62,14 @@ extern "C" gh_status gh__cuda_sync(void *stream, char *cuda_error, size_t size) 
   const cudaError_t err = cudaStreamSynchronize((cudaStream_t)stream);
   return err == cudaSuccess ? GH_OK : cuda_failure(err, "cudaStreamSynchronize", cuda_error, size);
 }
+
+extern "C" gh_status gh__cuda_fill(void *dst, int byte, size_t bytes, void *stream, char *cuda_error, size_t size) {
+  if (bytes == 0) return GH_OK;
+  const cudaError_t err = cudaMemsetAsync(dst, byte, bytes, (cudaStream_t)stream);
+  return err == cudaSuccess ? GH_OK : cuda_failure(err, "cudaMemsetAsync", cuda_error, size);
+}
+
+extern "C" gh_status gh__cuda_device_sync(char *cuda_error, size_t size) {
+  const cudaError_t err = cudaDeviceSynchronize();
+  return err == cudaSuccess ? GH_OK : cuda_failure(err, "cudaDeviceSynchronize", cuda_error, size);
+}

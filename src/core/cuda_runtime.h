@@ -22,6 +22,10 @@ void gh__cuda_free(void *ptr);
 /* Stream-ordered copy between any two locations (cudaMemcpyDefault). */
 gh_status gh__cuda_copy(void *dst, const void *src, size_t bytes, void *stream, char *cuda_error,
                         size_t size);
+/* Stream-ordered memset of device memory. */
+gh_status gh__cuda_fill(void *dst, int byte, size_t bytes, void *stream, char *cuda_error, size_t size);
+/* Waits for the stream's work, or for all work of the current device. */
 gh_status gh__cuda_sync(void *stream, char *cuda_error, size_t size);
+gh_status gh__cuda_device_sync(char *cuda_error, size_t size);
 
 #endif /* GH_CORE_CUDA_RUNTIME_H */

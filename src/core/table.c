@@ -1,12 +1,14 @@
 /* table.c - the public API: argument checks at the boundary, moving arrays to the side the
- * backend runs on, and dispatch through the table's ops. */
+ * backend runs on, and dispatch through the table's ops. Designs are known only through their
+ * descriptors (core/design.h, listed in src/registry.h): nothing here names one. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/cuda_runtime.h"
-#include "core/table.h"
+#include "core/design.h"
+#include "core/toolkit.h"
 
 /* ---- Errors ---------------------------------------------------------------------------------- */
 
@@ -62,27 +64,33 @@ void gh__free(gh_table *t, void *ptr, size_t bytes, gh_memory_kind kind) {
 
 /* ---- Create / destroy ------------------------------------------------------------------------ */
 
-static const char *design_name(gh_design design) {
-  switch (design) {
-    case GH_WARPDRIVE: return "warpdrive";
-    case GH_CUCKOO: return "cuckoo";
-    case GH_SLAB: return "slab";
-    case GH_DYCUCKOO: return "dycuckoo";
-    case GH_HASHGRAPH: return "hashgraph";
+/* The ops a resolved config runs on, or GH_ERR_UNSUPPORTED with the reason in message. */
+static gh_status design_ops(const gh_config *c, const gh_design_descriptor **design, const gh_table_ops **ops,
+                            char *message, size_t size) {
+  char names[128];
+  const char *backend = c->backend == GH_BACKEND_CUDA ? "CUDA" : "host";
+  *design = gh__design_lookup(c->design);
+  *ops = gh__design_ops(*design, c->backend);
+  if (*design == NULL) {
+    snprintf(message, size, "design %d is not in this gpuhash (it has: %s); the others arrive with "
+             "their issues", (int)c->design, gh__design_list(names, sizeof names));
+    return GH_ERR_UNSUPPORTED;
   }
-  return "unknown";
-}
-
-static const gh_table_ops *design_ops(gh_design design, gh_backend backend) {
-  switch (design) {
-    case GH_WARPDRIVE: return gh__warpdrive_ops(backend);
-    case GH_CUCKOO: return gh__cuckoo_ops(backend);
-    default: return NULL;
+  if (*ops == NULL) {
+    snprintf(message, size, "the %s design has no %s backend in this gpuhash", (*design)->name, backend);
+    return GH_ERR_UNSUPPORTED;
   }
+  if ((*ops)->init == NULL || (*ops)->release == NULL || (*ops)->size == NULL) {
+    snprintf(message, size, "the %s ops lack a required entry (init, release or size)", (*ops)->name);
+    return GH_ERR_INTERNAL;
+  }
+  return GH_OK;
 }
 
 gh_status gh_create(const gh_config *config, gh_table **table) {
   gh_config resolved;
+  const gh_design_descriptor *design;
+  const gh_table_ops *ops;
   gh_table *t;
   gh_status status;
   create_error[0] = '\0';
@@ -91,31 +99,27 @@ gh_status gh_create(const gh_config *config, gh_table **table) {
     return GH_ERR_INVALID_ARGUMENT;
   }
   *table = NULL;
-  status = gh_config_validate(config, create_error, sizeof create_error);
+  status = gh__config_read(config, &resolved, create_error, sizeof create_error);
+  if (status == GH_OK) status = gh__config_resolve(&resolved, create_error, sizeof create_error);
+  if (status == GH_OK) status = design_ops(&resolved, &design, &ops, create_error, sizeof create_error);
   if (status != GH_OK) return status;
-  resolved = *config;
-  status = gh__config_resolve(&resolved, create_error, sizeof create_error);
-  if (status != GH_OK) return status;
-  if (design_ops(resolved.design, resolved.backend) == NULL) {
-    snprintf(create_error, sizeof create_error,
-             "design %s is not available on the %s backend yet (warpdrive and cuckoo are; the "
-             "others arrive with their issues)", design_name(resolved.design),
-             resolved.backend == GH_BACKEND_CUDA ? "CUDA" : "host");
-    return GH_ERR_UNSUPPORTED;
-  }
   t = (gh_table *)calloc(1, sizeof *t);
   if (t == NULL) {
     snprintf(create_error, sizeof create_error, "gh_create: out of host memory for the handle");
     return GH_ERR_OUT_OF_MEMORY;
   }
   t->config = resolved;
-  t->ops = design_ops(resolved.design, resolved.backend);
+  t->design = design;
+  t->ops = ops;
   if (resolved.backend == GH_BACKEND_CUDA) {
     status = gh__cuda_use_device(resolved.device, t->last_error, sizeof t->last_error);
   }
   if (status == GH_OK) status = t->ops->init(t);
+  /* init queues its clearing on the default stream: the table is ready once that has run. */
+  if (status == GH_OK && (status = gh__sync(t, NULL)) != GH_OK) t->ops->release(t);
   if (status != GH_OK) {
     snprintf(create_error, sizeof create_error, "%s", t->last_error);
+    gh__release_all_deferred(t);
     free(t);
     return status;
   }
@@ -123,27 +127,21 @@ gh_status gh_create(const gh_config *config, gh_table **table) {
   return GH_OK;
 }
 
-gh_status gh_memory_estimate(const gh_config *config, size_t *host_bytes, size_t *device_bytes) {
-  gh_config resolved;
-  gh_status status = gh_config_validate(config, NULL, 0);
-  if (status != GH_OK) return status;
-  resolved = *config;
-  if (resolved.backend == GH_BACKEND_AUTO) resolved.backend = gh_cuda_available() ? GH_BACKEND_CUDA : GH_BACKEND_HOST;
-  switch (resolved.design) {
-    case GH_WARPDRIVE: return gh__warpdrive_estimate(&resolved, host_bytes, device_bytes);
-    case GH_CUCKOO: return gh__cuckoo_estimate(&resolved, host_bytes, device_bytes);
-    default: return GH_ERR_UNSUPPORTED;
-  }
-}
-
 void gh_destroy(gh_table *t) {
   if (t == NULL) return;
   if (t->config.backend == GH_BACKEND_CUDA) gh__cuda_use_device(t->config.device, NULL, 0);
+  /* Kernels of any stream (user kernels on a device view too) may still use the table. */
+  gh__device_sync(t);
   t->ops->release(t);
   free(t);
 }
 
 /* ---- Moving arrays to the backend's side ----------------------------------------------------- */
+
+/* A bulk call stages its arrays (copies queued on the call's stream), runs the op (which queues
+ * its work on the same stream), copies outputs back (queued too) and waits for the stream ONCE, at
+ * the end (call_end). The one earlier wait is the host backend's: its CPU threads read staged
+ * inputs directly, so those copies must have landed before the op runs (call_ready). */
 
 /* One array argument of a bulk call, as the backend sees it. */
 typedef struct gh_staged {
@@ -161,7 +159,7 @@ static int backend_can_use(const gh_table *t, gh_pointer_location where) {
 }
 
 /* Makes user (NULL allowed) usable by the backend: directly, or through a temporary copy (inputs
- * are copied in; outputs are copied back by unstage). */
+ * are copied in; outputs are copied back by call_end). */
 static gh_status stage(gh_table *t, gh_staged *s, const void *user, size_t bytes, int is_output,
                        void *stream) {
   memset(s, 0, sizeof *s);
@@ -171,37 +169,14 @@ static gh_status stage(gh_table *t, gh_staged *s, const void *user, size_t bytes
   s->is_output = is_output;
   if (user == NULL || bytes == 0 || backend_can_use(t, gh__cuda_pointer_location(user)))
     return GH_OK;
-  s->kind = t->config.backend == GH_BACKEND_CUDA ? GH_MEMORY_DEVICE : GH_MEMORY_HOST;
+  s->kind = gh__backend_memory(t);
   s->resident = gh__alloc(t, bytes, s->kind);
   if (s->resident == NULL)
     return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "could not allocate %zu bytes to stage an array for "
                     "the %s backend; nothing was changed", bytes,
                     s->kind == GH_MEMORY_DEVICE ? "CUDA" : "host");
   s->owned = 1;
-  if (is_output) return GH_OK;
-  gh_status status = gh__cuda_copy(s->resident, user, bytes, stream, t->last_error, sizeof t->last_error);
-  /* A host-side copy must have landed before host threads read it. */
-  if (status == GH_OK && s->kind == GH_MEMORY_HOST)
-    status = gh__cuda_sync(stream, t->last_error, sizeof t->last_error);
-  return status;
-}
-
-/* Copies an owned output back (when the operation ran) and frees the temporary. */
-static gh_status unstage(gh_table *t, gh_staged *s, int copy_back, void *stream) {
-  gh_status status = GH_OK;
-  if (!s->owned) return GH_OK;
-  if (s->is_output && copy_back) {
-    char cuda_error[GH_ERROR_CAPACITY];
-    status = gh__cuda_copy(s->user, s->resident, s->bytes, stream, cuda_error, sizeof cuda_error);
-    if (status == GH_OK) status = gh__cuda_sync(stream, cuda_error, sizeof cuda_error);
-    if (status != GH_OK) gh__fail(t, status, "copying results back failed: %s", cuda_error);
-  } else {
-    /* The backend may still be reading an input copy on the stream. */
-    gh__cuda_sync(stream, NULL, 0);
-  }
-  gh__free(t, s->resident, s->bytes, s->kind);
-  s->owned = 0;
-  return status;
+  return is_output ? GH_OK : gh__cuda_copy(s->resident, user, bytes, stream, t->last_error, sizeof t->last_error);
 }
 
 #define GH_MAX_STAGED 3
@@ -224,13 +199,50 @@ static void *call_stage(gh_call *c, const void *user, size_t bytes, int is_outpu
   return s->resident;
 }
 
-/* Ends a call: outputs are copied back when the backend ran (ran = 1), even on a partial
- * failure such as GH_ERR_TABLE_FULL, whose failed_out flags the caller needs. */
+/* After staging: status, once the host backend's copied inputs have landed (see above). */
+static gh_status call_ready(gh_call *c, gh_status status) {
+  if (status != GH_OK || c->t->config.backend == GH_BACKEND_CUDA) return status;
+  for (int i = 0; i < c->count; ++i)
+    if (c->arrays[i].owned && !c->arrays[i].is_output)
+      return gh__cuda_sync(c->stream, c->t->last_error, sizeof c->t->last_error);
+  return GH_OK;
+}
+
+/* Ends a call: queues the copies of outputs back when the backend ran (ran = 1), even on a partial
+ * failure such as GH_ERR_TABLE_FULL, whose failed_out flags the caller needs; waits for the stream
+ * (the call's one synchronisation: its kernels, its copies, and the inputs they read); then frees
+ * the temporaries and what the op deferred. */
 static gh_status call_end(gh_call *c, gh_status status, int ran) {
+  gh_table *t = c->t;
+  char copy_error[GH_ERROR_CAPACITY] = "", wait_error[GH_ERROR_CAPACITY] = "";
+  gh_status copied = GH_OK, waited = GH_OK;
+  int staged = 0;
   for (int i = 0; i < c->count; ++i) {
-    const gh_status copied = unstage(c->t, &c->arrays[i], ran, c->stream);
-    if (status == GH_OK || status == GH_ERR_TABLE_FULL) status = copied != GH_OK ? copied : status;
+    gh_staged *s = &c->arrays[i];
+    if (!s->owned) continue;
+    staged = 1;
+    if (ran && s->is_output && copied == GH_OK)
+      copied = gh__cuda_copy(s->user, s->resident, s->bytes, c->stream, copy_error, sizeof copy_error);
   }
+  if (staged || t->config.backend == GH_BACKEND_CUDA)
+    waited = gh__cuda_sync(c->stream, wait_error, sizeof wait_error);
+  gh__release_deferred(t, c->stream);
+  /* Deferred on another stream (the default one, say): wait for the device before freeing. */
+  if (t->deferred != NULL) {
+    gh__cuda_device_sync(NULL, 0);
+    gh__release_all_deferred(t);
+  }
+  for (int i = 0; i < c->count; ++i) {
+    gh_staged *s = &c->arrays[i];
+    if (s->owned) gh__free(t, s->resident, s->bytes, s->kind);
+    s->owned = 0;
+  }
+  if (status == GH_OK || status == GH_ERR_TABLE_FULL) {
+    if (copied != GH_OK) status = gh__fail(t, copied, "copying results back failed: %s", copy_error);
+    else if (waited != GH_OK) status = gh__fail(t, waited, "the operation failed on the device: %s", wait_error);
+  }
+  /* A backend that recovered from a step it first reported leaves no message behind. */
+  if (status == GH_OK) gh__clear_error(t);
   return status;
 }
 
@@ -239,9 +251,9 @@ static gh_status call_end(gh_call *c, gh_status status, int ran) {
 static size_t key_bytes(const gh_table *t) { return t->config.key_bits / 8u; }
 static size_t value_bytes(const gh_table *t) { return t->config.value_bits / 8u; }
 
-/* The checks every bulk call starts with. Returns GH_OK when the call should proceed. */
+/* The checks every bulk call starts with (after GH_ENTER). Returns GH_OK when the call should
+ * proceed. */
 static gh_status begin_bulk(gh_table *t, const char *fn, const void *keys, uint64_t n) {
-  gh__clear_error(t);
   if (n > 0 && keys == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: keys is NULL with n = %llu", fn, (unsigned long long)n);
   if (n > (uint64_t)(SIZE_MAX / 8u))
     return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: n = %llu is larger than any array can be", fn, (unsigned long long)n);
@@ -250,20 +262,34 @@ static gh_status begin_bulk(gh_table *t, const char *fn, const void *keys, uint6
   return GH_OK;
 }
 
-#define GH_CHECK_TABLE(t)                                                                   \
+/* How every public call on a table starts: a NULL table is refused, and the last error is cleared,
+ * so that gh_last_error() is "" after every call that returns GH_OK. */
+#define GH_ENTER(t)                                                                         \
   do {                                                                                      \
     if ((t) == NULL) return GH_ERR_INVALID_ARGUMENT;                                        \
+    gh__clear_error(t);                                                                     \
   } while (0)
 
-static gh_status unsupported(gh_table *t, const char *fn) {
-  return gh__fail(t, GH_ERR_UNSUPPORTED, "%s is not supported by the %s table", fn, t->ops->name);
+static gh_status unsupported(gh_table *t, const char *call, const char *offered_by) {
+  return gh__fail(t, GH_ERR_UNSUPPORTED, "%s is not supported by the %s table: %s; nothing was changed",
+                  call, t->ops->name, offered_by);
 }
+
+/* The one check of an optional op: a NULL entry of the table's ops answers GH_ERR_UNSUPPORTED,
+ * naming the public call and what offers it. Every optional op goes through it. */
+#define GH_REQUIRE_OP(t, op, call, offered_by)                                              \
+  do {                                                                                      \
+    if ((t)->ops->op == NULL) return unsupported((t), (call), (offered_by));                \
+  } while (0)
+
+#define GH_OFFERED_BY_DESIGN "see gh_design_info() for what each design offers"
 
 /* ---- Bulk operations ------------------------------------------------------------------------- */
 
 gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t n,
                     gh_dup_policy policy, uint8_t *failed_out, gh_stream stream) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, insert, "gh_insert", GH_OFFERED_BY_DESIGN);
   gh_status status = begin_bulk(t, "gh_insert", keys, n);
   if (status != GH_OK) return status;
   const gh_variant variant = t->config.variant;
@@ -285,12 +311,19 @@ gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t 
   if (variant == GH_VARIANT_COMPACTING && policy != GH_KEEP_FIRST)
     return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_insert: a compacting table gives each key one id for life, "
                     "so it takes only GH_KEEP_FIRST (policy %d would change ids); nothing was changed", (int)policy);
+  if (variant == GH_VARIANT_MAP && !(t->design->map_policies & (1u << policy))) {
+    char offered[96];
+    return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_insert: %s tables do not take policy %s; they take %s; "
+                    "nothing was changed", t->design->name, gh__policy_name(policy),
+                    gh__policy_list(offered, sizeof offered, t->design->map_policies));
+  }
   if (n == 0) return GH_OK;
 
   gh_call c = {t, stream, {{0}}, 0};
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   const void *v = call_stage(&c, values, values ? n * value_bytes(t) : 0, 0, &status);
   uint8_t *f = (uint8_t *)call_stage(&c, failed_out, failed_out ? n : 0, 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   uint64_t failed = 0;
   status = t->ops->insert(t, k, v, n, policy, f, &failed, stream);
@@ -298,9 +331,9 @@ gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t 
     uint64_t size = 0;
     t->ops->size(t, &size);
     status = gh__fail(t, GH_ERR_TABLE_FULL,
-                      "%llu of %llu keys did not fit: no free slot within the probe limit (table "
-                      "load %.4f); every other key was inserted, nothing else changed%s",
-                      (unsigned long long)failed, (unsigned long long)n,
+                      "%llu of %llu keys did not fit: %s (table load %.4f); every other key was "
+                      "inserted, nothing else changed%s",
+                      (unsigned long long)failed, (unsigned long long)n, t->design->did_not_fit,
                       (double)size / (double)t->config.capacity,
                       failed_out ? "; failed keys are flagged in failed_out" : "");
   }
@@ -309,7 +342,8 @@ gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t 
 
 gh_status gh_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
                   const void *default_value, gh_stream stream) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, find, "gh_find", GH_OFFERED_BY_DESIGN);
   gh_status status = begin_bulk(t, "gh_find", keys, n);
   if (status != GH_OK) return status;
   if (t->config.value_bits == 0 && values_out != NULL)
@@ -325,13 +359,14 @@ gh_status gh_find(gh_table *t, const void *keys, uint64_t n, void *values_out, u
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   void *v = call_stage(&c, values_out, values_out ? n * value_bytes(t) : 0, 1, &status);
   uint8_t *f = (uint8_t *)call_stage(&c, found_out, found_out ? n : 0, 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   status = t->ops->find(t, k, n, v, f, fallback, stream);
   return call_end(&c, status, 1);
 }
 
 gh_status gh_contains(gh_table *t, const void *keys, uint64_t n, uint8_t *found_out, gh_stream stream) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
   if (found_out == NULL && n > 0)
     return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_contains: found_out is NULL");
   if (found_out == NULL) return GH_OK;
@@ -340,13 +375,15 @@ gh_status gh_contains(gh_table *t, const void *keys, uint64_t n, uint8_t *found_
 
 gh_status gh_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out,
                    uint64_t *erased_count, gh_stream stream) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
   if (erased_count) *erased_count = 0;
+  GH_REQUIRE_OP(t, erase, "gh_erase", "the design does not erase keys (GH_CAP_ERASE in gh_design_info())");
   gh_status status = begin_bulk(t, "gh_erase", keys, n);
   if (status != GH_OK || n == 0) return status;
   gh_call c = {t, stream, {{0}}, 0};
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   uint8_t *e = (uint8_t *)call_stage(&c, erased_out, erased_out ? n : 0, 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   uint64_t erased = 0;
   status = t->ops->erase(t, k, n, e, &erased, stream);
@@ -354,15 +391,18 @@ gh_status gh_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_ou
   return call_end(&c, status, 1);
 }
 
+#define GH_OFFERED_BY_MULTIVALUE "only multi-value tables (GH_VARIANT_MULTIVALUE) hold several values per key"
+
 gh_status gh_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out, uint64_t *total,
                    gh_stream stream) {
-  GH_CHECK_TABLE(t);
-  if (t->ops->count == NULL) return unsupported(t, "gh_count (multi-value tables only)");
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, count, "gh_count", GH_OFFERED_BY_MULTIVALUE);
   gh_status status = begin_bulk(t, "gh_count", keys, n);
   if (status != GH_OK || n == 0) return status;
   gh_call c = {t, stream, {{0}}, 0};
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   uint64_t *o = (uint64_t *)call_stage(&c, counts_out, counts_out ? n * sizeof(uint64_t) : 0, 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   status = t->ops->count(t, k, n, o, total, stream);
   return call_end(&c, status, 1);
@@ -370,8 +410,8 @@ gh_status gh_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_o
 
 gh_status gh_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offsets_out,
                       void *values_out, uint64_t values_capacity, gh_stream stream) {
-  GH_CHECK_TABLE(t);
-  if (t->ops->find_all == NULL) return unsupported(t, "gh_find_all (multi-value tables only)");
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, find_all, "gh_find_all", GH_OFFERED_BY_MULTIVALUE);
   gh_status status = begin_bulk(t, "gh_find_all", keys, n);
   if (status != GH_OK || n == 0) return status;
   if (offsets_out == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_find_all: offsets_out is NULL");
@@ -379,6 +419,7 @@ gh_status gh_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offse
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   uint64_t *o = (uint64_t *)call_stage(&c, offsets_out, (n + 1) * sizeof(uint64_t), 1, &status);
   void *v = call_stage(&c, values_out, values_out ? values_capacity * value_bytes(t) : 0, 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   status = t->ops->find_all(t, k, n, o, v, values_capacity, stream);
   return call_end(&c, status, 1);
@@ -386,18 +427,16 @@ gh_status gh_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offse
 
 gh_status gh_export(gh_table *t, void *keys_out, void *values_out, uint64_t out_capacity,
                     uint64_t *count, gh_stream stream) {
-  GH_CHECK_TABLE(t);
-  gh__clear_error(t);
+  GH_ENTER(t);
   if (count == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_export: count is NULL");
   *count = 0;
+  GH_REQUIRE_OP(t, export_all, "gh_export", GH_OFFERED_BY_DESIGN);
   if (t->config.value_bits == 0 && values_out != NULL)
     return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_export: the table is a set: values_out must be NULL");
-  if (t->config.backend == GH_BACKEND_CUDA) {
-    gh_status status = gh__cuda_use_device(t->config.device, t->last_error, sizeof t->last_error);
-    if (status != GH_OK) return status;
-  }
+  gh_status status = begin_bulk(t, "gh_export", NULL, 0);
+  if (status != GH_OK) return status;
   uint64_t size = 0;
-  gh_status status = t->ops->size(t, &size);
+  status = t->ops->size(t, &size);
   if (status != GH_OK) return status;
   if (out_capacity < size)
     return gh__fail(t, GH_ERR_BUFFER_TOO_SMALL, "gh_export: out_capacity = %llu but the table holds %llu keys; nothing was written",
@@ -409,21 +448,24 @@ gh_status gh_export(gh_table *t, void *keys_out, void *values_out, uint64_t out_
   gh_call c = {t, stream, {{0}}, 0};
   void *k = call_stage(&c, keys_out, size * key_bytes(t), 1, &status);
   void *v = call_stage(&c, values_out, values_out ? size * value_bytes(t) : 0, 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   status = t->ops->export_all(t, k, v, count, stream);
   return call_end(&c, status, 1);
 }
 
 gh_status gh_keys_of_ids(gh_table *t, const void *ids, uint64_t n, void *keys_out, gh_stream stream) {
-  GH_CHECK_TABLE(t);
-  if (t->ops->keys_of_ids == NULL || t->config.variant != GH_VARIANT_COMPACTING)
-    return unsupported(t, "gh_keys_of_ids (compacting tables only)");
+  static const char offered_by[] = "only compacting tables (GH_VARIANT_COMPACTING) give keys dense ids";
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, keys_of_ids, "gh_keys_of_ids", offered_by);
+  if (t->config.variant != GH_VARIANT_COMPACTING) return unsupported(t, "gh_keys_of_ids", offered_by);
   gh_status status = begin_bulk(t, "gh_keys_of_ids", ids, n);
   if (status != GH_OK || n == 0) return status;
   if (keys_out == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_keys_of_ids: keys_out is NULL");
   gh_call c = {t, stream, {{0}}, 0};
   const void *i = call_stage(&c, ids, n * value_bytes(t), 0, &status);
   void *k = call_stage(&c, keys_out, n * key_bytes(t), 1, &status);
+  status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   uint64_t bad = 0;
   status = t->ops->keys_of_ids(t, i, n, k, &bad, stream);
@@ -438,101 +480,113 @@ gh_status gh_keys_of_ids(gh_table *t, const void *ids, uint64_t n, void *keys_ou
 }
 
 gh_status gh_clear(gh_table *t, gh_stream stream) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, clear, "gh_clear", "destroy the table and create a new one instead");
   gh_status status = begin_bulk(t, "gh_clear", NULL, 0);
-  return status != GH_OK ? status : t->ops->clear(t, stream);
+  if (status != GH_OK) return status;
+  gh_call c = {t, stream, {{0}}, 0};
+  return call_end(&c, t->ops->clear(t, stream), 1);
 }
 
 /* ---- Introspection --------------------------------------------------------------------------- */
 
 gh_status gh_size(gh_table *t, uint64_t *size) {
-  GH_CHECK_TABLE(t);
-  gh_status status = begin_bulk(t, "gh_size", NULL, 0);
-  if (status != GH_OK) return status;
+  GH_ENTER(t);
   if (size == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_size: size is NULL");
-  return t->ops->size(t, size);
+  gh_status status = begin_bulk(t, "gh_size", NULL, 0);
+  return status != GH_OK ? status : t->ops->size(t, size);
 }
 
 gh_status gh_capacity(gh_table *t, uint64_t *capacity) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
   if (capacity == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_capacity: capacity is NULL");
   *capacity = t->config.capacity;
   return GH_OK;
 }
 
 gh_status gh_memory_usage(gh_table *t, size_t *host_bytes, size_t *device_bytes) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
   if (host_bytes) *host_bytes = t->host_bytes + sizeof *t;
   if (device_bytes) *device_bytes = t->device_bytes;
   return GH_OK;
 }
 
-gh_status gh_get_config(gh_table *t, gh_config *config) {
-  GH_CHECK_TABLE(t);
+gh_status gh_get_config_sized(gh_table *t, gh_config *config, size_t struct_size) {
+  GH_ENTER(t);
   if (config == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_config: config is NULL");
-  gh__clear_error(t);
-  *config = t->config;
+  if (!gh__config_size_known(struct_size))
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_config: struct_size = %zu is not the size of a "
+                    "released gh_config up to this library's (%zu bytes)", struct_size, sizeof t->config);
+  memcpy(config, &t->config, struct_size);
+  config->struct_size = struct_size;
   return GH_OK;
 }
 
 gh_status gh_get_stats(gh_table *t, gh_stats *stats) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
+  if (stats == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_stats: stats is NULL");
   gh_status status = begin_bulk(t, "gh_get_stats", NULL, 0);
   if (status != GH_OK) return status;
-  if (stats == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_stats: stats is NULL");
   memset(stats, 0, sizeof *stats);
   status = t->ops->size(t, &stats->size);
   if (status != GH_OK) return status;
   stats->distinct_keys = stats->size;
   stats->slots = t->config.capacity;
+  /* stats is optional on purpose: without it the generic fields above are the answer. */
   return t->ops->stats ? t->ops->stats(t, stats) : GH_OK;
 }
 
 gh_backend gh_table_backend(const gh_table *t) { return t ? t->config.backend : GH_BACKEND_AUTO; }
 
 gh_status gh_validate(gh_table *t) {
-  GH_CHECK_TABLE(t);
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, validate, "gh_validate", GH_OFFERED_BY_DESIGN);
   gh_status status = begin_bulk(t, "gh_validate", NULL, 0);
   return status != GH_OK ? status : t->ops->validate(t);
-}
-
-gh_status gh_design_info(gh_design design, gh_design_traits *traits) {
-  if (traits == NULL) return GH_ERR_INVALID_ARGUMENT;
-  gh_design_traits d = {design, design_name(design), 1u << GH_BACKEND_HOST, 1u << GH_VARIANT_MAP, 0x1Fu, 0};
-  if (gh__cuda_device_count() >= 0) d.backends |= 1u << GH_BACKEND_CUDA;
-  if (design == GH_WARPDRIVE) d.capabilities = GH_CAP_ERASE | GH_CAP_REPORTS_FULL | GH_CAP_DEVICE_VIEW | GH_CAP_STATUS_FLAGS | GH_CAP_GROUP_SIZE;
-  else if (design == GH_CUCKOO) {
-    d.capabilities = GH_CAP_ERASE | GH_CAP_GROWS | GH_CAP_HASH_FUNCTIONS;
-    d.variants |= (1u << GH_VARIANT_COMPACTING) | (1u << GH_VARIANT_MULTIVALUE);
-  } else return GH_ERR_UNSUPPORTED;
-  *traits = d;
-  return GH_OK;
-}
-
-gh_status gh_design_by_name(const char *name, gh_design *design) {
-  if (name == NULL || design == NULL) return GH_ERR_INVALID_ARGUMENT;
-  for (int d = GH_WARPDRIVE; d <= GH_HASHGRAPH; ++d)
-    if (strcmp(name, design_name((gh_design)d)) == 0 && design_ops((gh_design)d, GH_BACKEND_HOST)) {
-      *design = (gh_design)d;
-      return GH_OK;
-    }
-  return GH_ERR_UNSUPPORTED;
 }
 
 int gh_cuda_available(void) { return gh__cuda_device_count() > 0; }
 
 gh_status gh_get_device_view(gh_table *t, gh_device_view *view) {
-  GH_CHECK_TABLE(t);
-  gh__clear_error(t);
-  if (t->ops->device_view == NULL) return unsupported(t, "gh_get_device_view (CUDA warpdrive tables only)");
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, device_view, "gh_get_device_view",
+                "device views exist for CUDA tables of designs with GH_CAP_DEVICE_VIEW (gh_design_info())");
   if (view == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_device_view: view is NULL");
+  memset(view, 0, sizeof *view);
   return t->ops->device_view(t, view);
 }
 
 gh_status gh_take_status_flags(gh_table *t, unsigned *flags) {
-  GH_CHECK_TABLE(t);
-  gh_status status = begin_bulk(t, "gh_take_status_flags", NULL, 0);
-  if (status != GH_OK) return status;
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, take_flags, "gh_take_status_flags",
+                "the design records no status flags (GH_CAP_STATUS_FLAGS in gh_design_info())");
   if (flags == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_take_status_flags: flags is NULL");
-  return t->ops->take_flags(t, flags);
+  gh_status status = begin_bulk(t, "gh_take_status_flags", NULL, 0);
+  return status != GH_OK ? status : t->ops->take_flags(t, flags);
+}
+
+/* ---- The registry, as the public API shows it ------------------------------------------------ */
+
+gh_status gh_design_info(gh_design id, gh_design_traits *traits) {
+  if (traits == NULL) return GH_ERR_INVALID_ARGUMENT;
+  const gh_design_descriptor *design = gh__design_lookup(id);
+  if (design == NULL) return GH_ERR_UNSUPPORTED;
+  traits->design = design->id;
+  traits->name = design->name;
+  traits->backends = (design->host_ops ? 1u << GH_BACKEND_HOST : 0u) | (design->cuda_ops ? 1u << GH_BACKEND_CUDA : 0u);
+  traits->variants = design->variants;
+  traits->map_policies = design->map_policies;
+  traits->capabilities = design->capabilities;
+  return GH_OK;
+}
+
+gh_status gh_design_by_name(const char *name, gh_design *id) {
+  if (name == NULL || id == NULL) return GH_ERR_INVALID_ARGUMENT;
+  for (size_t i = 0; i < gh__design_count(); ++i) {
+    if (strcmp(name, gh__design_at(i)->name) == 0) {
+      *id = gh__design_at(i)->id;
+      return GH_OK;
+    }
+  }
+  return GH_ERR_UNSUPPORTED;
 }

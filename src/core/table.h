@@ -2,9 +2,12 @@
  * table each (design, backend) pair provides, error reporting and memory accounting.
  *
  * Public functions (core/table.c) check their arguments once, move host/device arrays to where
- * the backend runs, and call t->ops->X. A NULL entry means GH_ERR_UNSUPPORTED. Backend functions
- * receive arrays already resident on their side (device pointers for CUDA, host pointers for the
- * host backend) and a stream, and must leave the table valid whatever happens. */
+ * the backend runs, and call t->ops->X. init, release and size are required; every other entry
+ * may be NULL, and the public call then answers GH_ERR_UNSUPPORTED naming itself (one check in
+ * core/table.c, for every optional entry). Ops tables are written with designated initializers
+ * only, so that adding an entry never shifts the others. Backend functions receive arrays already
+ * resident on their side (device pointers for CUDA, host pointers for the host backend) and a
+ * stream, and must leave the table valid whatever happens. */
 #ifndef GH_CORE_TABLE_H
 #define GH_CORE_TABLE_H
 
@@ -16,7 +19,7 @@
 #define GH_ERROR_CAPACITY 512
 
 typedef struct gh_table_ops {
-  const char *name; /* "warpdrive/host" */
+  const char *name; /* "<design>/<backend>": names the table in messages */
   /* Allocates the table's storage from t->config (already validated and resolved). */
   gh_status (*init)(gh_table *t);
   void (*release)(gh_table *t);
@@ -46,12 +49,16 @@ typedef struct gh_table_ops {
   gh_status (*take_flags)(gh_table *t, unsigned *flags);
 } gh_table_ops;
 
+struct gh_design_descriptor;
+
 struct gh_table {
-  gh_config config;      /* resolved: backend and capacity final */
+  gh_config config;      /* resolved: backend and capacity final; struct_size = the library's */
+  const struct gh_design_descriptor *design; /* its registry entry (core/design.h) */
   const gh_table_ops *ops;
   void *impl;            /* the design's state */
   size_t host_bytes;     /* held now, through gh__alloc */
   size_t device_bytes;
+  struct gh_deferred *deferred; /* frees waiting for the next synchronisation (core/toolkit.h) */
   char last_error[GH_ERROR_CAPACITY];
 };
 
@@ -64,19 +71,15 @@ void gh__clear_error(gh_table *t);
 void *gh__alloc(gh_table *t, size_t bytes, gh_memory_kind kind);
 void gh__free(gh_table *t, void *ptr, size_t bytes, gh_memory_kind kind);
 
-/* The ops of each (design, backend) pair; NULL when that backend is not built. */
-const gh_table_ops *gh__warpdrive_ops(gh_backend backend);
+/* Reads a caller's config (only its first config->struct_size bytes) into *full, a gh_config of
+ * this library with the design's defaults in every field the caller's struct does not have, and
+ * checks every field. Writes a message naming the first field out of range. */
+gh_status gh__config_read(const gh_config *config, gh_config *full, char *message, size_t message_size);
 
-const gh_table_ops *gh__cuckoo_ops(gh_backend backend);
+/* 1 when struct_size is the size of a released gh_config no larger than this library's. */
+int gh__config_size_known(size_t struct_size);
 
-/* Memory a design would take for a config (gh_memory_estimate). */
-gh_status gh__warpdrive_estimate(const gh_config *config, size_t *host_bytes, size_t *device_bytes);
-gh_status gh__cuckoo_estimate(const gh_config *config, size_t *host_bytes, size_t *device_bytes);
-
-/* The cuckoo-only fields of a config (hash functions, family, table factor, slot limit). */
-gh_status gh__cuckoo_check_config(const gh_config *config, char *message, size_t message_size);
-
-/* Resolves defaults (AUTO backend) in a validated config; writes a message on failure. */
+/* Resolves defaults (AUTO backend) in a read config; writes a message on failure. */
 gh_status gh__config_resolve(gh_config *config, char *message, size_t message_size);
 
 #endif /* GH_CORE_TABLE_H */

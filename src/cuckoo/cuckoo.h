@@ -38,8 +38,8 @@
 #ifndef GH_CUCKOO_H
 #define GH_CUCKOO_H
 
-#include "core/hash.h"
-#include "core/slot.h"
+#include "gpuhash/detail/hash.h"
+#include "gpuhash/detail/slot.h"
 
 #define GH_CK_MAX_FUNCTIONS 5u
 #define GH_CK_PRIME32 4294967291ull          /* 2^32 - 5 */

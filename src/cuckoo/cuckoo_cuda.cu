@@ -9,7 +9,7 @@
 #include <cub/cub.cuh>
 #include <stdio.h>
 
-#include "core/cuda_kernels.cuh"
+#include "core/kernels.cuh"
 
 extern "C" {
 #include "cuckoo/cuckoo_table.h"

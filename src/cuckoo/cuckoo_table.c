@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/design.h"
 #include "core/words.h"
 #include "cuckoo/cuckoo_table.h"
 
@@ -981,9 +982,22 @@ static gh_status ck_init_cuda(gh_table *t) { return ck_init_with(t, &gh__cuckoo_
 static const gh_table_ops cuda_ops = GH_CK_OPS("cuda", ck_init_cuda);
 #endif
 
-const gh_table_ops *gh__cuckoo_ops(gh_backend backend) {
+/* The registry's entry for cuckoo (src/registry.h). */
+const gh_design_descriptor gh__design_cuckoo = {
+    .id = GH_CUCKOO,
+    .name = "cuckoo",
+    .host_ops = &host_ops,
 #if defined(GH_HAVE_CUDA)
-  if (backend == GH_BACKEND_CUDA) return &cuda_ops;
+    .cuda_ops = &cuda_ops,
+#else
+    .cuda_ops = NULL,
 #endif
-  return backend == GH_BACKEND_HOST ? &host_ops : NULL;
-}
+    .check_config = gh__cuckoo_check_config,
+    .estimate = gh__cuckoo_estimate,
+    .variants = (1u << GH_VARIANT_MAP) | (1u << GH_VARIANT_COMPACTING) | (1u << GH_VARIANT_MULTIVALUE),
+    .map_policies = GH_MAP_POLICIES_ALL,
+    .capabilities = GH_CAP_ERASE | GH_CAP_GROWS | GH_CAP_HASH_FUNCTIONS,
+    /* Inserts restart and grow until every key is in; only running out of memory stops them, and
+     * that is reported as GH_ERR_OUT_OF_MEMORY. */
+    .did_not_fit = "the table could not grow",
+};

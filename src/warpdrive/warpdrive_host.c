@@ -1,7 +1,5 @@
 /* warpdrive_host.c - the warpdrive design on CPU threads: the same slots, probe sequences and
- * state machine as the GPU (warpdrive.h), one key per thread at a time, C11 atomics for CAS. */
-#include <string.h>
-
+ * state machine as the GPU (gpuhash/detail/warpdrive.h), one key per thread at a time, C11 atomics for CAS. */
 #include "core/parallel.h"
 #include "core/words.h"
 #include "warpdrive/warpdrive_table.h"
@@ -10,21 +8,6 @@ static gh_wd_table *state(gh_table *t) { return (gh_wd_table *)t->impl; }
 
 static void add_flags(gh_wd_table *w, unsigned flags) {
   if (flags) __atomic_fetch_or(&w->counters->status, flags, __ATOMIC_RELAXED);
-}
-
-static gh_status host_clear(gh_table *t, void *stream) {
-  gh_wd_table *w = state(t);
-  (void)stream;
-  memset(w->slots, 0xFF, w->slots_bytes);
-  w->counters->size = 0;
-  return GH_OK;
-}
-
-static gh_status host_init(gh_table *t) {
-  gh_status status = gh__wd_allocate(t, GH_MEMORY_HOST);
-  if (status != GH_OK) return status;
-  memset(state(t)->counters, 0, sizeof(gh_wd_counters));
-  return host_clear(t, NULL);
 }
 
 /* The arguments of one bulk call, shared by its worker threads. */
@@ -136,24 +119,9 @@ static gh_status host_export(gh_table *t, void *keys_out, void *values_out, uint
   return GH_OK;
 }
 
-static gh_status host_size(gh_table *t, uint64_t *size) {
-  *size = state(t)->counters->size;
-  return GH_OK;
-}
-
-static gh_status host_validate(gh_table *t) {
-  gh_wd_table *w = state(t);
-  return gh__wd_validate_snapshot(t, w->slots, w->counters->size);
-}
-
-static gh_status host_take_flags(gh_table *t, unsigned *flags) {
-  *flags = __atomic_exchange_n(&state(t)->counters->status, 0u, __ATOMIC_RELAXED);
-  return GH_OK;
-}
-
 const gh_table_ops gh__warpdrive_host_ops = {
     .name = "warpdrive/host",
-    .init = host_init,
+    .init = gh__wd_init,
     .release = gh__wd_release,
     .insert = host_insert,
     .find = host_find,
@@ -161,11 +129,11 @@ const gh_table_ops gh__warpdrive_host_ops = {
     .count = NULL,
     .find_all = NULL,
     .export_all = host_export,
-    .clear = host_clear,
-    .size = host_size,
-    .validate = host_validate,
+    .clear = gh__wd_clear,
+    .size = gh__wd_size,
+    .validate = gh__wd_validate,
     .keys_of_ids = NULL,
     .stats = NULL,
     .device_view = NULL,
-    .take_flags = host_take_flags,
+    .take_flags = gh__wd_take_flags,
 };

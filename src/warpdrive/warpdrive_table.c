@@ -1,10 +1,12 @@
-/* warpdrive_table.c - warpdrive logic common to both backends: geometry, allocation, memory
- * estimate and validate. */
+/* warpdrive_table.c - warpdrive logic common to both backends: the design's descriptor, geometry,
+ * allocation, memory estimate and validate. */
 #include <stdio.h>
 #include <string.h>
 
+#include "core/design.h"
 #include "core/parallel.h"
 #include "core/prime.h"
+#include "core/toolkit.h"
 #include "warpdrive/warpdrive_table.h"
 
 gh_wd_geometry gh__wd_geometry(const gh_config *c) {
@@ -24,18 +26,11 @@ gh_wd_geometry gh__wd_geometry(const gh_config *c) {
   return g;
 }
 
-const gh_table_ops *gh__warpdrive_ops(gh_backend backend) {
-#if defined(GH_HAVE_CUDA)
-  if (backend == GH_BACKEND_CUDA) return &gh__warpdrive_cuda_ops;
-#endif
-  return backend == GH_BACKEND_HOST ? &gh__warpdrive_host_ops : NULL;
-}
-
 static size_t slots_bytes(const gh_wd_geometry *g) {
   return (size_t)(g->window_count * g->window_width + GH_WD_SIDE_SLOTS) * g->slot_bytes;
 }
 
-gh_status gh__warpdrive_estimate(const gh_config *c, size_t *host_bytes, size_t *device_bytes) {
+static gh_status estimate(const gh_config *c, size_t *host_bytes, size_t *device_bytes) {
   const gh_wd_geometry g = gh__wd_geometry(c);
   const size_t table = slots_bytes(&g) + sizeof(gh_wd_counters);
   const int on_device = c->backend == GH_BACKEND_CUDA;
@@ -44,7 +39,30 @@ gh_status gh__warpdrive_estimate(const gh_config *c, size_t *host_bytes, size_t 
   return GH_OK;
 }
 
-gh_status gh__wd_allocate(gh_table *t, gh_memory_kind kind) {
+/* The registry's entry for warpdrive (src/registry.h). */
+const gh_design_descriptor gh__design_warpdrive = {
+    .id = GH_WARPDRIVE,
+    .name = "warpdrive",
+    .host_ops = &gh__warpdrive_host_ops,
+#if defined(GH_HAVE_CUDA)
+    .cuda_ops = &gh__warpdrive_cuda_ops,
+#else
+    .cuda_ops = NULL,
+#endif
+    .check_config = NULL, /* every field it reads (group_size, max_probe_windows) is common */
+    .estimate = estimate,
+    .variants = 1u << GH_VARIANT_MAP,
+    .map_policies = GH_MAP_POLICIES_ALL,
+    .capabilities = GH_CAP_ERASE | GH_CAP_REPORTS_FULL | GH_CAP_DEVICE_VIEW | GH_CAP_STATUS_FLAGS | GH_CAP_GROUP_SIZE,
+    .did_not_fit = "no free slot within the probe limit",
+};
+
+/* ---- The ops both backends share --------------------------------------------------------------- */
+
+static gh_wd_table *state(gh_table *t) { return (gh_wd_table *)t->impl; }
+
+gh_status gh__wd_init(gh_table *t) {
+  const gh_memory_kind kind = gh__backend_memory(t);
   gh_wd_table *w = (gh_wd_table *)gh__alloc(t, sizeof *w, GH_MEMORY_HOST);
   if (w == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "out of host memory for the table state");
   memset(w, 0, sizeof *w);
@@ -64,16 +82,43 @@ gh_status gh__wd_allocate(gh_table *t, gh_memory_kind kind) {
                     bytes, kind == GH_MEMORY_DEVICE ? "device" : "host",
                     (unsigned long long)t->config.capacity);
   }
-  return GH_OK;
+  /* Queued on the default stream; gh_create waits for it. */
+  gh_status status = gh__fill(t, w->counters, 0, sizeof(gh_wd_counters), NULL);
+  if (status == GH_OK) status = gh__wd_clear(t, NULL);
+  if (status != GH_OK) gh__wd_release(t);
+  return status;
 }
 
 void gh__wd_release(gh_table *t) {
-  gh_wd_table *w = (gh_wd_table *)t->impl;
+  gh_wd_table *w = state(t);
   if (w == NULL) return;
   gh__free(t, w->slots, w->slots_bytes, w->kind);
   gh__free(t, w->counters, sizeof(gh_wd_counters), w->kind);
   gh__free(t, w, sizeof *w, GH_MEMORY_HOST);
   t->impl = NULL;
+}
+
+/* Every slot empty (all ones), size 0; queued on the stream. */
+gh_status gh__wd_clear(gh_table *t, void *stream) {
+  gh_wd_table *w = state(t);
+  const gh_status status = gh__fill(t, w->slots, 0xFF, w->slots_bytes, stream);
+  return status == GH_OK ? gh__fill(t, &w->counters->size, 0, sizeof w->counters->size, stream) : status;
+}
+
+gh_status gh__wd_size(gh_table *t, uint64_t *size) {
+  unsigned long long value = 0;
+  const gh_status status = gh__to_host(t, &value, &state(t)->counters->size, sizeof value, NULL);
+  if (status == GH_OK) *size = value;
+  return status;
+}
+
+gh_status gh__wd_take_flags(gh_table *t, unsigned *flags) {
+  unsigned *word = &state(t)->counters->status;
+  /* Kernels of any stream may still be setting flags (user kernels on a device view). */
+  gh_status status = gh__device_sync(t);
+  if (status == GH_OK) status = gh__to_host(t, flags, word, sizeof *flags, NULL);
+  if (status == GH_OK) status = gh__fill(t, word, 0, sizeof *word, NULL);
+  return status == GH_OK ? gh__sync(t, NULL) : status;
 }
 
 /* ---- Validate -------------------------------------------------------------------------------- */
@@ -147,7 +192,8 @@ static gh_counters validate_chunk(void *context, uint64_t begin, uint64_t end) {
   return counted;
 }
 
-gh_status gh__wd_validate_snapshot(gh_table *t, const void *host_slots, uint64_t recorded_size) {
+/* Checks every invariant on a host copy of the slots; recorded_size is the size counter. */
+static gh_status validate_snapshot(gh_table *t, const void *host_slots, uint64_t recorded_size) {
   const gh_wd_geometry *g = &((gh_wd_table *)t->impl)->geometry;
   const uint64_t main_slots = g->window_count * g->window_width;
   validate_context context = {g, host_slots, ~0ull};
@@ -174,4 +220,19 @@ gh_status gh__wd_validate_snapshot(gh_table *t, const void *host_slots, uint64_t
     return gh__fail(t, GH_ERR_CORRUPT, "validate: the size counter says %llu keys but %llu are stored",
                     (unsigned long long)recorded_size, (unsigned long long)keys);
   return GH_OK;
+}
+
+gh_status gh__wd_validate(gh_table *t) {
+  gh_wd_table *w = state(t);
+  uint64_t size = 0;
+  gh_status status = gh__wd_size(t, &size);
+  if (status != GH_OK) return status;
+  if (w->kind == GH_MEMORY_HOST) return validate_snapshot(t, w->slots, size);
+  void *snapshot = gh__alloc(t, w->slots_bytes, GH_MEMORY_HOST);
+  if (snapshot == NULL)
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: no host memory for a %zu-byte copy of the table", w->slots_bytes);
+  status = gh__to_host(t, snapshot, w->slots, w->slots_bytes, NULL);
+  if (status == GH_OK) status = validate_snapshot(t, snapshot, size);
+  gh__free(t, snapshot, w->slots_bytes, GH_MEMORY_HOST);
+  return status;
 }

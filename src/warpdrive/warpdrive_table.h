@@ -1,18 +1,24 @@
 /* warpdrive_table.h - the warpdrive state both backends share: geometry, where the slots and
- * counters live, and the checks that run on a host copy (validate). */
+ * counters live, the ops that are the same on both backends (written once over core/toolkit.h),
+ * and the checks that run on a host copy (validate). */
 #ifndef GH_WARPDRIVE_TABLE_H
 #define GH_WARPDRIVE_TABLE_H
 
 #include "core/table.h"
-#include "warpdrive/warpdrive.h"
+#include "gpuhash/detail/warpdrive.h"
 
-/* Counters a bulk operation accumulates, kept beside the slots (device memory for CUDA). */
+/* What one bulk call counts; zeroed before the call's kernel, read back after it. */
+typedef struct gh_wd_call_counters {
+  unsigned long long failed; /* keys that did not fit (insert) */
+  unsigned long long erased; /* keys erased (erase) */
+  unsigned long long cursor; /* output position (export) */
+} gh_wd_call_counters;
+
+/* Counters kept beside the slots (device memory for CUDA). */
 typedef struct gh_wd_counters {
-  unsigned long long size;   /* distinct keys stored */
-  unsigned long long failed; /* keys of the current call that did not fit */
-  unsigned long long erased; /* keys the current call erased */
-  unsigned long long cursor; /* output position of the current call (export) */
-  unsigned status;           /* GH_FLAG_* bits, until taken */
+  unsigned long long size;  /* distinct keys stored */
+  gh_wd_call_counters call; /* of the current call */
+  unsigned status;          /* GH_FLAG_* bits, until taken */
   unsigned reserved;
 } gh_wd_counters;
 
@@ -27,13 +33,14 @@ typedef struct gh_wd_table {
 /* The geometry a config gives: prime window count, probe limit, slot size. */
 gh_wd_geometry gh__wd_geometry(const gh_config *config);
 
-/* Allocates slots and counters on the given side and rounds t->config.capacity. The caller
- * clears them (a backend-specific fill). */
-gh_status gh__wd_allocate(gh_table *t, gh_memory_kind kind);
+/* The ops both backends share (warpdrive_table.c): allocation on the backend's side and clearing
+ * (queued on the default stream), release, the size counter, validate, the status word. */
+gh_status gh__wd_init(gh_table *t);
 void gh__wd_release(gh_table *t);
-
-/* Checks every invariant on a host copy of the slots; recorded_size is the size counter. */
-gh_status gh__wd_validate_snapshot(gh_table *t, const void *host_slots, uint64_t recorded_size);
+gh_status gh__wd_clear(gh_table *t, void *stream);
+gh_status gh__wd_size(gh_table *t, uint64_t *size);
+gh_status gh__wd_validate(gh_table *t);
+gh_status gh__wd_take_flags(gh_table *t, unsigned *flags);
 
 /* The ops of each backend (warpdrive_host.c, warpdrive_cuda.cu). */
 extern const gh_table_ops gh__warpdrive_host_ops;

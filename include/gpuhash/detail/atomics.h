@@ -2,10 +2,10 @@
  * atomics in device code, GCC/Clang __atomic builtins (the C11 memory model) on the host.
  * Loads that may race with CAS from other threads read through L2 on the device (__ldcg), so a
  * reloaded window never shows a stale L1 copy. */
-#ifndef GH_CORE_ATOMICS_H
-#define GH_CORE_ATOMICS_H
+#ifndef GH_DETAIL_ATOMICS_H
+#define GH_DETAIL_ATOMICS_H
 
-#include "core/hd.h"
+#include "gpuhash/detail/hd.h"
 
 #if defined(__CUDA_ARCH__)
 
@@ -91,4 +91,4 @@ GH_HD void gh_max_u64(void *p, uint64_t v) {
 
 #endif
 
-#endif /* GH_CORE_ATOMICS_H */
+#endif /* GH_DETAIL_ATOMICS_H */

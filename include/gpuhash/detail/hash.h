@@ -1,8 +1,8 @@
 /* hash.h - the integer hash functions shared by every design and both backends. */
-#ifndef GH_CORE_HASH_H
-#define GH_CORE_HASH_H
+#ifndef GH_DETAIL_HASH_H
+#define GH_DETAIL_HASH_H
 
-#include "core/hd.h"
+#include "gpuhash/detail/hd.h"
 
 /* MurmurHash3's 32-bit finaliser: a bijection on 32-bit integers with full avalanche (the hash
  * the WarpDrive paper uses). Being a bijection, it also turns distinct indices into distinct
@@ -26,4 +26,4 @@ GH_HD uint64_t gh_fmix64(uint64_t x) {
   return x;
 }
 
-#endif /* GH_CORE_HASH_H */
+#endif /* GH_DETAIL_HASH_H */

@@ -4,10 +4,10 @@
  * visits every window before repeating. The iterator holds only what changes along a sequence;
  * the window count and the cap are the table's, passed in, which keeps kernels' register use
  * (and so the number of resident threads hiding memory latency) in check. */
-#ifndef GH_CORE_PROBE_H
-#define GH_CORE_PROBE_H
+#ifndef GH_DETAIL_PROBE_H
+#define GH_DETAIL_PROBE_H
 
-#include "core/hd.h"
+#include "gpuhash/detail/hd.h"
 
 typedef struct gh_probe {
   uint64_t window;  /* current window index in [0, window_count) */
@@ -33,4 +33,4 @@ GH_HD void gh_probe_next(gh_probe *p, uint64_t window_count) {
   p->attempt += 1;
 }
 
-#endif /* GH_CORE_PROBE_H */
+#endif /* GH_DETAIL_PROBE_H */

@@ -1,8 +1,8 @@
 /* hd.h - portability macros for logic compiled both by the C compiler (host backend) and by nvcc
  * (device code): GH_HD marks such functions, and the small bit helpers below have one meaning on
  * both sides. */
-#ifndef GH_CORE_HD_H
-#define GH_CORE_HD_H
+#ifndef GH_DETAIL_HD_H
+#define GH_DETAIL_HD_H
 
 #include <stdint.h>
 
@@ -36,4 +36,4 @@ GH_HD uint64_t gh_range32(uint32_t hash, uint64_t n) {
   return ((uint64_t)hash * n) >> 32;
 }
 
-#endif /* GH_CORE_HD_H */
+#endif /* GH_DETAIL_HD_H */

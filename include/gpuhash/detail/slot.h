@@ -11,11 +11,11 @@
  * The key always sits in the first key_bits of the slot; padding bits are all ones. An empty slot
  * is all ones, so clearing a table is one memset to 0xFF and the all-ones key is stored out of
  * band by each design. Logic here compiles for the host backend and for device code alike. */
-#ifndef GH_CORE_SLOT_H
-#define GH_CORE_SLOT_H
+#ifndef GH_DETAIL_SLOT_H
+#define GH_DETAIL_SLOT_H
 
 #include "gpuhash.h"
-#include "core/atomics.h"
+#include "gpuhash/detail/atomics.h"
 
 /* The widths of a table's slots. Kernels build it from compile-time constants so the layout
  * branches below fold away. */
@@ -268,4 +268,4 @@ GH_HD int gh_side_erase(gh_slot_format f, void *slot) {
   return gh_slot_erase(f, slot, GH_SIDE_PRESENT, gh_slot_empty_key(f.key_bits));
 }
 
-#endif /* GH_CORE_SLOT_H */
+#endif /* GH_DETAIL_SLOT_H */

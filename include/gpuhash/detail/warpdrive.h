@@ -1,16 +1,17 @@
-/* warpdrive.h - slot layout and probing logic of the warpdrive design, shared by the host backend,
- * the CUDA kernels and the device-side API (include/gpuhash_device.cuh).
+/* gpuhash/detail/warpdrive.h - slot layout and probing logic of the warpdrive design, shared by
+ * the host backend, the CUDA kernels and the device-side API (include/gpuhash/warpdrive.cuh).
+ * Internal: not part of the stable API, it may change with any release.
  *
  * Layout. The table is an array of window_count * window_width slots followed by two side slots,
- * in the shared slot format of core/slot.h (one CAS publishes a whole pair; empty = all ones). A
- * tombstone has the key field all ones minus one and the rest all ones. Those two key values are stored out of band in the side slots
- * (side slot 0 for the all-ones key, 1 for all-ones minus one), whose key field is 0 when the
- * key is present and all ones when it is absent.
+ * in the shared slot format of gpuhash/detail/slot.h (one CAS publishes a whole pair; empty = all
+ * ones). A tombstone has the key field all ones minus one and the rest all ones. Those two key
+ * values are stored out of band in the side slots (side slot 0 for the all-ones key, 1 for
+ * all-ones minus one), whose key field is 0 when the key is present and all ones when it is absent.
  *
  * Probing. A key's probe sequence is a chain of windows of window_width consecutive slots,
- * chained by double hashing over a prime number of windows (core/probe.h). A cooperative group
- * whose size equals the window width reads a window in one coalesced load; smaller groups, a
- * single thread, or the host walk the window in pieces and see the same sequence.
+ * chained by double hashing over a prime number of windows (gpuhash/detail/probe.h). A
+ * cooperative group whose size equals the window width reads a window in one coalesced load;
+ * smaller groups, a single thread, or the host walk the window in pieces and see the same sequence.
  *
  * Invariant (checked by validate): every key lies on its probe sequence within the probe limit,
  * with no empty slot before it, and appears once. Inserts keep it under concurrency because all
@@ -20,14 +21,14 @@
  * cannot happen while slots only go from free to occupied during an insert batch (erase is a
  * separate batch). This is what prevents the insert -> erase -> insert duplicate of
  * cuCollections #606 and SlabHash #17. */
-#ifndef GH_WARPDRIVE_H
-#define GH_WARPDRIVE_H
+#ifndef GH_DETAIL_WARPDRIVE_H
+#define GH_DETAIL_WARPDRIVE_H
 
 #include "gpuhash.h"
-#include "core/atomics.h"
-#include "core/hash.h"
-#include "core/probe.h"
-#include "core/slot.h"
+#include "gpuhash/detail/atomics.h"
+#include "gpuhash/detail/hash.h"
+#include "gpuhash/detail/probe.h"
+#include "gpuhash/detail/slot.h"
 
 /* Default probe limit in slots: at load 0.99 a key needs ~100 slots on average and the chance
  * of needing 2^17 is below 1e-500, so this cap only ever trips on a genuinely full table. */
@@ -45,7 +46,7 @@ typedef struct gh_wd_geometry {
   unsigned slot_bytes;
 } gh_wd_geometry;
 
-/* The slot format (core/slot.h) under warpdrive's names. */
+/* The slot format (gpuhash/detail/slot.h) under warpdrive's names. */
 typedef gh_slot_bits gh_wd_bits;
 
 GH_HD gh_slot_format gh_wd_format(const gh_wd_geometry *g) {
@@ -65,7 +66,7 @@ GH_HD int gh_wd_is_sentinel(uint64_t key, unsigned key_bits) {
   return key >= gh_wd_tombstone_key(key_bits);
 }
 
-/* Side-slot marker held in the key field (core/slot.h). */
+/* Side-slot marker held in the key field (gpuhash/detail/slot.h). */
 #define GH_WD_SIDE_PRESENT GH_SIDE_PRESENT
 
 GH_HD gh_wd_bits gh_wd_pack(const gh_wd_geometry *g, uint64_t key, uint64_t value) {
@@ -297,4 +298,4 @@ GH_HD int gh_wd_erase_serial(const gh_wd_geometry *g, void *slots, uint64_t key)
   return gh_wd_erase_slot(g, gh_wd_slot_at(g, slots, at), key, gh_wd_tombstone_key(g->key_bits));
 }
 
-#endif /* GH_WARPDRIVE_H */
+#endif /* GH_DETAIL_WARPDRIVE_H */

@@ -1,0 +1,117 @@
+/* kernels.cuh - what the CUDA backends of all designs share in device code and around launches:
+ * the list of (key, value) widths kernels are instantiated for, the grid-stride loops (per
+ * thread, and per cooperative group of run-time size), warp-aggregated counters and output
+ * reservation, and launching a kernel, with or without reading its counters back. Word access by
+ * width is core/words.h (GH_HD: give the width as a template constant and the branch folds away).
+ * The host-side half (fill, copy, scan, sort, ...) is core/toolkit.h. */
+#ifndef GH_CORE_KERNELS_CUH
+#define GH_CORE_KERNELS_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "gpuhash_device.cuh"
+
+extern "C" {
+#include "core/table.h"
+}
+#include "core/words.h"
+
+/* Every (key_bits, value_bits) pair the designs support (value_bits 0 = a set): the hot kernels
+ * of a design are instantiated once per entry, e.g.
+ *   #define CASE(kb, vb) if (key_bits == kb && value_bits == vb) kernel = my_kernel<kb, vb>;
+ *   GH_WIDTHS(CASE) */
+#define GH_WIDTHS(X) X(32, 0) X(32, 32) X(32, 64) X(64, 0) X(64, 32) X(64, 64)
+
+/* Returns from the enclosing function when call fails; an allocation failure maps to
+ * GH_ERR_OUT_OF_MEMORY, everything else to GH_ERR_CUDA. */
+#define GH_CUDA_TRY(t, call, what)                                                                       \
+  do {                                                                                                   \
+    const cudaError_t gh_err_ = (call);                                                                  \
+    if (gh_err_ != cudaSuccess)                                                                          \
+      return gh__fail((t), gh_err_ == cudaErrorMemoryAllocation ? GH_ERR_OUT_OF_MEMORY : GH_ERR_CUDA,   \
+                      "%s failed: %s (%s)", (what), cudaGetErrorName(gh_err_), cudaGetErrorString(gh_err_)); \
+  } while (0)
+
+/* Blocks for a grid-stride kernel over threads_wanted threads: no more than fit on the device at
+ * once (so every block stays resident and loops), at least one. */
+static inline int gh_cuda_resident_grid(uint64_t threads_wanted, const void *kernel, int block_threads) {
+  int device = 0, sms = 0, per_sm = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, 0);
+  const uint64_t resident = (uint64_t)(sms > 0 ? sms : 1) * (uint64_t)(per_sm > 0 ? per_sm : 1);
+  const uint64_t blocks = (threads_wanted + block_threads - 1) / block_threads;
+  return (int)(blocks < resident ? (blocks ? blocks : 1) : resident);
+}
+
+/* ---- Grid-stride loops ------------------------------------------------------------------------ */
+
+static __device__ __forceinline__ uint64_t gh_thread_index(void) {
+  return (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+}
+static __device__ __forceinline__ uint64_t gh_grid_threads(void) { return (uint64_t)gridDim.x * blockDim.x; }
+
+/* A loop bound rounded up to whole warps, so that warp-collective helpers (gh_warp_reserve) see
+ * every lane of the warp in every iteration: `for (i = gh_thread_index(); i < gh_warp_rounded(n);
+ * i += gh_grid_threads()) { keep = i < n && ...; }`. */
+static __device__ __forceinline__ uint64_t gh_warp_rounded(uint64_t n) { return (n + 31u) / 32u * 32u; }
+
+/* The cooperative group this thread belongs to and the grid-stride loop in units of groups:
+ * `for (i = l.first; i < n; i += l.stride)` hands item i to the group, whose lanes all call the
+ * group operation; rank 0 writes the item's output. */
+typedef struct gh_group_loop {
+  gh_device_group group;
+  uint64_t first, stride;
+} gh_group_loop;
+
+static __device__ __forceinline__ gh_group_loop gh_group_loop_make(unsigned group_size) {
+  gh_group_loop l;
+  l.group = gh_device_group_make(group_size);
+  l.first = gh_thread_index() / group_size;
+  l.stride = gh_grid_threads() / group_size;
+  return l;
+}
+
+/* ---- Warp aggregation (every lane of the warp calls these) ----------------------------------- */
+
+/* Adds each lane's count to *counter with one atomic per warp. Counts add modulo 2^64, so a
+ * counter is decremented by adding 0 - count. */
+static __device__ __forceinline__ void gh_warp_add(unsigned long long *counter, unsigned long long count) {
+  for (int offset = 16; offset > 0; offset >>= 1) count += __shfl_down_sync(0xFFFFFFFFu, count, offset);
+  if ((threadIdx.x & 31u) == 0 && count) atomicAdd(counter, count);
+}
+
+/* ORs each lane's flags into *word with one atomic per warp. */
+static __device__ __forceinline__ void gh_warp_or(unsigned *word, unsigned flags) {
+  flags = __reduce_or_sync(0xFFFFFFFFu, flags);
+  if ((threadIdx.x & 31u) == 0 && flags) atomicOr(word, flags);
+}
+
+/* Reserves an output position for each lane with keep set (consecutive within the warp) with one
+ * atomic per warp on *cursor; returns this lane's position (meaningless where keep is 0). */
+static __device__ __forceinline__ uint64_t gh_warp_reserve(unsigned long long *cursor, int keep) {
+  const unsigned keepers = __ballot_sync(0xFFFFFFFFu, keep);
+  const unsigned lane = threadIdx.x & 31u;
+  unsigned long long base = 0;
+  if (lane == 0 && keepers) base = atomicAdd(cursor, (unsigned long long)__popc(keepers));
+  base = __shfl_sync(0xFFFFFFFFu, base, 0);
+  return base + __popc(keepers & ((1u << lane) - 1u));
+}
+
+/* ---- Launching (core/toolkit_cuda.cu) ------------------------------------------------------------ */
+
+/* Queues kernel(args) on stream over a resident grid of blocks of block_threads, enough for
+ * `threads` threads (grid-stride kernels). A NULL kernel (no instantiation for the table's widths)
+ * is GH_ERR_INTERNAL. */
+gh_status gh__cuda_launch(gh_table *t, const void *kernel, uint64_t threads, int block_threads, void **args,
+                          void *stream);
+
+/* A kernel that accumulates into counters: zeroes counter_bytes at `counters` (device), launches,
+ * copies them into counters_host and waits. The one synchronisation of an operation that needs a
+ * count on the host. */
+gh_status gh__cuda_launch_counted(gh_table *t, const void *kernel, uint64_t threads, int block_threads,
+                                  void **args, void *counters, void *counters_host, size_t counter_bytes,
+                                  void *stream);
+
+#endif /* GH_CORE_KERNELS_CUH */

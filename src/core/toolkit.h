@@ -1,0 +1,105 @@
+/* toolkit.h - the bulk building blocks every design's backends share, one C call each for both
+ * backends: memory (fill, copy, read back, scratch, growth) and the parallel primitives the
+ * papers' builds are made of (exclusive scan, stable radix sort of pairs, run-length encode).
+ * Device code has its own half in core/kernels.cuh; the host backend's loop is core/parallel.h.
+ *
+ * Every function takes the table (its backend, allocator and error message) and dispatches on
+ * t->config.backend: the host backend runs the work at once on the calling thread (or CPU
+ * threads); the CUDA backend QUEUES it on `stream` (CUB for the algorithms) and returns without
+ * waiting. Only gh__to_host and gh__sync wait, so an operation built from these queues all of its
+ * work and synchronises once, where it needs a result on the host. Arrays live on the backend's
+ * side (gh__backend_memory) unless said otherwise. Failures return a status with the message in
+ * gh_last_error(t); nothing is left allocated. */
+#ifndef GH_CORE_TOOLKIT_H
+#define GH_CORE_TOOLKIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/table.h"
+
+/* Where the table's backend keeps its arrays: GH_MEMORY_DEVICE for CUDA, GH_MEMORY_HOST else. */
+gh_memory_kind gh__backend_memory(const gh_table *t);
+
+/* ---- Memory ------------------------------------------------------------------------------------ */
+
+/* memset / memcpy on the backend's side; copy also takes arrays of any location (a host array to
+ * the device, say). Stream-ordered on CUDA. */
+gh_status gh__fill(gh_table *t, void *dst, int byte, size_t bytes, void *stream);
+gh_status gh__copy(gh_table *t, void *dst, const void *src, size_t bytes, void *stream);
+/* Copies backend memory into host memory and waits for it (and for the stream's earlier work):
+ * how an operation reads a counter or a size it needs to decide on the host. */
+gh_status gh__to_host(gh_table *t, void *host_dst, const void *src, size_t bytes, void *stream);
+/* Waits for the stream's work (CUDA; nothing to wait for on the host), then releases what
+ * gh__free_after deferred on that stream. */
+gh_status gh__sync(gh_table *t, void *stream);
+/* Waits for all work on the table's device, whatever its stream (kernels of user code that use a
+ * device view, say), then releases everything gh__free_after deferred. */
+gh_status gh__device_sync(gh_table *t);
+
+/* A temporary array on the backend's side, counted in the table's memory like every allocation. */
+typedef struct gh_scratch {
+  void *ptr;
+  size_t bytes;
+  gh_memory_kind kind;
+} gh_scratch;
+
+/* Allocates bytes (at least 1) on the backend's side; on failure s->ptr is NULL and the message
+ * says how much was wanted. */
+gh_status gh__scratch_alloc(gh_table *t, gh_scratch *s, size_t bytes);
+/* Releases a scratch array once the work queued on stream has run (gh__free_after); NULL ptr is
+ * fine. */
+void gh__scratch_free(gh_table *t, gh_scratch *s, void *stream);
+/* Frees ptr once the work queued on stream so far has run - at the next gh__sync / gh__to_host of
+ * that stream, or the end of the public call - not now: a queued kernel may still read it, and a
+ * user allocator may hand the memory out again at once. The host backend frees at once. */
+void gh__free_after(gh_table *t, void *ptr, size_t bytes, gh_memory_kind kind, void *stream);
+/* Frees what gh__free_after deferred on stream (call once that stream's work has run), or all of
+ * it (once the whole device's work has run). */
+void gh__release_deferred(gh_table *t, void *stream);
+void gh__release_all_deferred(gh_table *t);
+
+/* Growth, all or nothing: replaces the array *ptr of *bytes by one of new_bytes of the same kind:
+ * allocates it first, copies the first keep_bytes of the old array into it, fills the rest with
+ * the byte `fill` (when fill >= 0), and only then releases the old array (gh__free_after). On
+ * failure *ptr and *bytes are untouched, so the table keeps its state. *ptr may be NULL (bytes 0). */
+gh_status gh__realloc_array(gh_table *t, void **ptr, size_t *bytes, size_t new_bytes, size_t keep_bytes,
+                            int fill, gh_memory_kind kind, void *stream);
+
+/* ---- Parallel primitives (CUB on CUDA) --------------------------------------------------------- */
+
+/* out[i] = in[0] + ... + in[i - 1] for i < count (out[0] = 0); in == out is allowed. Give one
+ * extra 0 element at the end to get the total in out[count - 1]. */
+gh_status gh__exclusive_sum_u64(gh_table *t, const uint64_t *in, uint64_t *out, uint64_t count, void *stream);
+
+/* Stable sort of n (key, value) pairs by key, ascending, keys and values key_bits / value_bits
+ * wide (32 or 64). value_bits 0 (values_in / values_out NULL) sorts keys only. Inputs and outputs
+ * are distinct arrays. */
+gh_status gh__sort_pairs(gh_table *t, const void *keys_in, void *keys_out, const void *values_in, void *values_out,
+                         uint64_t n, unsigned key_bits, unsigned value_bits, void *stream);
+
+/* Runs of equal keys in n sorted keys (key_bits wide): unique_out[r] = the key of run r,
+ * counts_out[r] = its length, *runs_out = the number of runs. runs_out is backend memory (one
+ * uint64_t) so that the work stays queued: read it with gh__to_host when the host needs it. */
+gh_status gh__run_length_encode(gh_table *t, const void *keys_in, uint64_t n, unsigned key_bits, void *unique_out,
+                                uint64_t *counts_out, uint64_t *runs_out, void *stream);
+
+/* ---- The backends' implementations (called through the functions above) ------------------------ */
+
+/* core/toolkit_host.c */
+gh_status gh__host_exclusive_sum_u64(gh_table *t, const uint64_t *in, uint64_t *out, uint64_t count);
+gh_status gh__host_sort_pairs(gh_table *t, const void *keys_in, void *keys_out, const void *values_in,
+                              void *values_out, uint64_t n, unsigned key_bits, unsigned value_bits);
+gh_status gh__host_run_length_encode(gh_table *t, const void *keys_in, uint64_t n, unsigned key_bits,
+                                     void *unique_out, uint64_t *counts_out, uint64_t *runs_out);
+
+#if defined(GH_HAVE_CUDA)
+/* core/toolkit_cuda.cu: CUB, temporary storage from gh__scratch_alloc. */
+gh_status gh__cuda_exclusive_sum_u64(gh_table *t, const uint64_t *in, uint64_t *out, uint64_t count, void *stream);
+gh_status gh__cuda_sort_pairs(gh_table *t, const void *keys_in, void *keys_out, const void *values_in,
+                              void *values_out, uint64_t n, unsigned key_bits, unsigned value_bits, void *stream);
+gh_status gh__cuda_run_length_encode(gh_table *t, const void *keys_in, uint64_t n, unsigned key_bits,
+                                     void *unique_out, uint64_t *counts_out, uint64_t *runs_out, void *stream);
+#endif
+
+#endif /* GH_CORE_TOOLKIT_H */

@@ -1,0 +1,113 @@
+/* toolkit_cuda.cu - the CUDA half of core/toolkit.h (CUB's scan, radix sort and run-length
+ * encode, queued on the caller's stream) and the launch helpers of core/kernels.cuh. */
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cuda_runtime.h>
+
+#include "core/kernels.cuh"
+
+extern "C" {
+#include "core/toolkit.h"
+}
+
+/* ---- Launching ---------------------------------------------------------------------------------- */
+
+gh_status gh__cuda_launch(gh_table *t, const void *kernel, uint64_t threads, int block_threads, void **args,
+                          void *stream) {
+  if (kernel == NULL)
+    return gh__fail(t, GH_ERR_INTERNAL, "%s: no kernel for key_bits %u, value_bits %u", t->ops->name,
+                    t->config.key_bits, t->config.value_bits);
+  const dim3 grid(gh_cuda_resident_grid(threads, kernel, block_threads));
+  GH_CUDA_TRY(t, cudaLaunchKernel(kernel, grid, dim3(block_threads), args, 0, (cudaStream_t)stream),
+              "kernel launch");
+  return GH_OK;
+}
+
+gh_status gh__cuda_launch_counted(gh_table *t, const void *kernel, uint64_t threads, int block_threads,
+                                  void **args, void *counters, void *counters_host, size_t counter_bytes,
+                                  void *stream) {
+  gh_status status = gh__fill(t, counters, 0, counter_bytes, stream);
+  if (status == GH_OK) status = gh__cuda_launch(t, kernel, threads, block_threads, args, stream);
+  return status == GH_OK ? gh__to_host(t, counters_host, counters, counter_bytes, stream) : status;
+}
+
+/* ---- CUB ----------------------------------------------------------------------------------------- */
+
+/* CUB's two-phase call: ask for the temporary storage, take it as scratch, run. The scratch is
+ * released at the table's next synchronisation point, after the queued algorithm has run. */
+template <typename Call>
+static gh_status cub_run(gh_table *t, const char *what, void *stream, Call call) {
+  size_t bytes = 0;
+  cudaError_t err = call(NULL, bytes);
+  if (err == cudaSuccess) {
+    gh_scratch temp;
+    const gh_status status = gh__scratch_alloc(t, &temp, bytes);
+    if (status != GH_OK) return status;
+    err = call(temp.ptr, bytes);
+    gh__scratch_free(t, &temp, stream);
+  }
+  GH_CUDA_TRY(t, err, what);
+  return GH_OK;
+}
+
+/* The element type of a width. */
+template <unsigned BITS>
+struct gh_word_of {
+  typedef uint32_t type;
+};
+template <>
+struct gh_word_of<64> {
+  typedef uint64_t type;
+};
+
+extern "C" gh_status gh__cuda_exclusive_sum_u64(gh_table *t, const uint64_t *in, uint64_t *out, uint64_t count,
+                                                void *stream) {
+  return cub_run(t, "CUB exclusive scan", stream, [&](void *temp, size_t &bytes) {
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, in, out, (int64_t)count, (cudaStream_t)stream);
+  });
+}
+
+template <unsigned KB, unsigned VB>
+static gh_status sort_typed(gh_table *t, const void *keys_in, void *keys_out, const void *values_in,
+                            void *values_out, uint64_t n, cudaStream_t stream) {
+  typedef typename gh_word_of<KB>::type K;
+  typedef typename gh_word_of<VB>::type V;
+  const int end_bit = (int)KB;
+  return cub_run(t, "CUB radix sort", stream, [&](void *temp, size_t &bytes) {
+    if (VB == 0)
+      return cub::DeviceRadixSort::SortKeys(temp, bytes, (const K *)keys_in, (K *)keys_out, (int64_t)n, 0, end_bit,
+                                            stream);
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, (const K *)keys_in, (K *)keys_out, (const V *)values_in,
+                                           (V *)values_out, (int64_t)n, 0, end_bit, stream);
+  });
+}
+
+extern "C" gh_status gh__cuda_sort_pairs(gh_table *t, const void *keys_in, void *keys_out, const void *values_in,
+                                         void *values_out, uint64_t n, unsigned key_bits, unsigned value_bits,
+                                         void *stream) {
+#define GH_SORT_CASE(kb, vb)                                                                                 \
+  if (key_bits == kb && value_bits == vb)                                                                    \
+    return sort_typed<kb, vb>(t, keys_in, keys_out, values_in, values_out, n, (cudaStream_t)stream);
+  GH_WIDTHS(GH_SORT_CASE)
+#undef GH_SORT_CASE
+  return gh__fail(t, GH_ERR_INTERNAL, "sort: no instantiation for key_bits %u, value_bits %u", key_bits, value_bits);
+}
+
+template <unsigned KB>
+static gh_status encode_typed(gh_table *t, const void *keys_in, uint64_t n, void *unique_out, uint64_t *counts_out,
+                              uint64_t *runs_out, cudaStream_t stream) {
+  typedef typename gh_word_of<KB>::type K;
+  return cub_run(t, "CUB run-length encode", stream, [&](void *temp, size_t &bytes) {
+    return cub::DeviceRunLengthEncode::Encode(temp, bytes, (const K *)keys_in, (K *)unique_out, counts_out, runs_out,
+                                              (int64_t)n, stream);
+  });
+}
+
+extern "C" gh_status gh__cuda_run_length_encode(gh_table *t, const void *keys_in, uint64_t n, unsigned key_bits,
+                                                void *unique_out, uint64_t *counts_out, uint64_t *runs_out,
+                                                void *stream) {
+  if (key_bits == 64)
+    return encode_typed<64>(t, keys_in, n, unique_out, counts_out, runs_out, (cudaStream_t)stream);
+  return encode_typed<32>(t, keys_in, n, unique_out, counts_out, runs_out, (cudaStream_t)stream);
+}
