@@ -3,9 +3,6 @@
 #include "test_util.h"
 
 #include <signal.h>
-
-#include "gpuhash/detail/hash.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/hash.h"
+#include "gpuhash/detail/hash.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Failure reporting                                                                          */

@@ -1,7 +1,7 @@
 /* cuckoo.h - hash functions, eviction chains, lookups and duplicate clean-up of the cuckoo design
  * (Alcantara et al., GPU Computing Gems ch. 4), shared by the host backend and the CUDA kernels.
  *
- * Layout. slot_count slots in the shared slot format (core/slot.h: one atomic exchange moves a
+ * Layout. slot_count slots in the shared slot format (gpuhash/detail/slot.h: one atomic exchange moves a
  * whole (key, value) pair), then one side slot for the all-ones key, which marks empty slots.
  *
  * Hashing. Key k may live in the d slots h_i(k) = (a_i k + b_i) mod p mod slot_count (or
