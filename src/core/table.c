@@ -143,6 +143,12 @@ void gh_destroy(gh_table *t) {
  * the end (call_end). The one earlier wait is the host backend's: its CPU threads read staged
  * inputs directly, so those copies must have landed before the op runs (call_ready). */
 
+/* How a staged array travels. IN is copied in. OUT goes back to the caller after success only (a
+ * failed call writes no output), or also after the one partial result its call names (failed_out
+ * on GH_ERR_TABLE_FULL, say). INOUT is an output the backend writes only in part: it is copied in
+ * first, so that the positions the backend leaves alone keep the caller's bytes. */
+typedef enum gh_stage_role { GH_STAGE_IN = 0, GH_STAGE_OUT = 1, GH_STAGE_INOUT = 2 } gh_stage_role;
+
 /* One array argument of a bulk call, as the backend sees it. */
 typedef struct gh_staged {
   void *resident;      /* what the backend gets */
@@ -150,7 +156,8 @@ typedef struct gh_staged {
   size_t bytes;
   gh_memory_kind kind; /* of the copy, when owned */
   int owned;           /* resident is a temporary copy */
-  int is_output;
+  gh_stage_role role;
+  gh_status partial;   /* an output also goes back after this status (GH_OK: none) */
 } gh_staged;
 
 static int backend_can_use(const gh_table *t, gh_pointer_location where) {
@@ -160,13 +167,14 @@ static int backend_can_use(const gh_table *t, gh_pointer_location where) {
 
 /* Makes user (NULL allowed) usable by the backend: directly, or through a temporary copy (inputs
  * are copied in; outputs are copied back by call_end). */
-static gh_status stage(gh_table *t, gh_staged *s, const void *user, size_t bytes, int is_output,
-                       void *stream) {
+static gh_status stage(gh_table *t, gh_staged *s, const void *user, size_t bytes, gh_stage_role role,
+                       gh_status partial, void *stream) {
   memset(s, 0, sizeof *s);
   s->user = (void *)user;
   s->resident = (void *)user;
   s->bytes = bytes;
-  s->is_output = is_output;
+  s->role = role;
+  s->partial = partial;
   if (user == NULL || bytes == 0 || backend_can_use(t, gh__cuda_pointer_location(user)))
     return GH_OK;
   s->kind = gh__backend_memory(t);
@@ -176,7 +184,8 @@ static gh_status stage(gh_table *t, gh_staged *s, const void *user, size_t bytes
                     "the %s backend; nothing was changed", bytes,
                     s->kind == GH_MEMORY_DEVICE ? "CUDA" : "host");
   s->owned = 1;
-  return is_output ? GH_OK : gh__cuda_copy(s->resident, user, bytes, stream, t->last_error, sizeof t->last_error);
+  return role == GH_STAGE_OUT ? GH_OK
+                              : gh__cuda_copy(s->resident, user, bytes, stream, t->last_error, sizeof t->last_error);
 }
 
 #define GH_MAX_STAGED 3
@@ -189,27 +198,33 @@ typedef struct gh_call {
   int count;
 } gh_call;
 
-static void *call_stage(gh_call *c, const void *user, size_t bytes, int is_output, gh_status *status) {
+static void *call_stage_as(gh_call *c, const void *user, size_t bytes, gh_stage_role role, gh_status partial,
+                           gh_status *status) {
   gh_staged *s = &c->arrays[c->count++];
   if (*status != GH_OK) {
     memset(s, 0, sizeof *s);
     return NULL;
   }
-  *status = stage(c->t, s, user, bytes, is_output, c->stream);
+  *status = stage(c->t, s, user, bytes, role, partial, c->stream);
   return s->resident;
+}
+
+/* An input (is_output 0) or an output written in full on success (is_output 1). */
+static void *call_stage(gh_call *c, const void *user, size_t bytes, int is_output, gh_status *status) {
+  return call_stage_as(c, user, bytes, is_output ? GH_STAGE_OUT : GH_STAGE_IN, GH_OK, status);
 }
 
 /* After staging: status, once the host backend's copied inputs have landed (see above). */
 static gh_status call_ready(gh_call *c, gh_status status) {
   if (status != GH_OK || c->t->config.backend == GH_BACKEND_CUDA) return status;
   for (int i = 0; i < c->count; ++i)
-    if (c->arrays[i].owned && !c->arrays[i].is_output)
+    if (c->arrays[i].owned && c->arrays[i].role != GH_STAGE_OUT)
       return gh__cuda_sync(c->stream, c->t->last_error, sizeof c->t->last_error);
   return GH_OK;
 }
 
-/* Ends a call: queues the copies of outputs back when the backend ran (ran = 1), even on a partial
- * failure such as GH_ERR_TABLE_FULL, whose failed_out flags the caller needs; waits for the stream
+/* Ends a call: queues the copies of outputs back when the backend ran (ran = 1) and succeeded, or
+ * ended in the partial result an output names (GH_ERR_TABLE_FULL: failed_out); waits for the stream
  * (the call's one synchronisation: its kernels, its copies, and the inputs they read); then frees
  * the temporaries and what the op deferred. */
 static gh_status call_end(gh_call *c, gh_status status, int ran) {
@@ -221,7 +236,8 @@ static gh_status call_end(gh_call *c, gh_status status, int ran) {
     gh_staged *s = &c->arrays[i];
     if (!s->owned) continue;
     staged = 1;
-    if (ran && s->is_output && copied == GH_OK)
+    const int returned = status == GH_OK || (s->partial != GH_OK && status == s->partial);
+    if (ran && s->role != GH_STAGE_IN && returned && copied == GH_OK)
       copied = gh__cuda_copy(s->user, s->resident, s->bytes, c->stream, copy_error, sizeof copy_error);
   }
   if (staged || t->config.backend == GH_BACKEND_CUDA)
@@ -322,7 +338,7 @@ gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t 
   gh_call c = {t, stream, {{0}}, 0};
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   const void *v = call_stage(&c, values, values ? n * value_bytes(t) : 0, 0, &status);
-  uint8_t *f = (uint8_t *)call_stage(&c, failed_out, failed_out ? n : 0, 1, &status);
+  uint8_t *f = (uint8_t *)call_stage_as(&c, failed_out, failed_out ? n : 0, GH_STAGE_OUT, GH_ERR_TABLE_FULL, &status);
   status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   uint64_t failed = 0;
@@ -417,7 +433,8 @@ gh_status gh_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offse
   if (offsets_out == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_find_all: offsets_out is NULL");
   gh_call c = {t, stream, {{0}}, 0};
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
-  uint64_t *o = (uint64_t *)call_stage(&c, offsets_out, (n + 1) * sizeof(uint64_t), 1, &status);
+  uint64_t *o = (uint64_t *)call_stage_as(&c, offsets_out, (n + 1) * sizeof(uint64_t), GH_STAGE_OUT,
+                                          GH_ERR_BUFFER_TOO_SMALL, &status);
   void *v = call_stage(&c, values_out, values_out ? values_capacity * value_bytes(t) : 0, 1, &status);
   status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
@@ -464,7 +481,8 @@ gh_status gh_keys_of_ids(gh_table *t, const void *ids, uint64_t n, void *keys_ou
   if (keys_out == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_keys_of_ids: keys_out is NULL");
   gh_call c = {t, stream, {{0}}, 0};
   const void *i = call_stage(&c, ids, n * value_bytes(t), 0, &status);
-  void *k = call_stage(&c, keys_out, n * key_bytes(t), 1, &status);
+  /* Ids out of range leave their keys_out untouched; the others are written (partial result). */
+  void *k = call_stage_as(&c, keys_out, n * key_bytes(t), GH_STAGE_INOUT, GH_ERR_INVALID_ARGUMENT, &status);
   status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   uint64_t bad = 0;
