@@ -8,23 +8,6 @@
 #include "core/words.h"
 #include "cuckoo/cuckoo_table.h"
 
-static gh_status host_fill(gh_table *t, void *dst, int byte, size_t bytes, void *stream) {
-  (void)t, (void)stream;
-  memset(dst, byte, bytes);
-  return GH_OK;
-}
-
-static gh_status host_copy(gh_table *t, void *dst, const void *src, size_t bytes, void *stream) {
-  (void)t, (void)stream;
-  if (bytes) memmove(dst, src, bytes);
-  return GH_OK;
-}
-
-static gh_status host_sync(gh_table *t, void *stream) {
-  (void)t, (void)stream;
-  return GH_OK;
-}
-
 /* The arguments of one parallel pass. */
 typedef struct pass {
   const gh_ck_geometry *g;
@@ -297,57 +280,21 @@ static gh_status host_keys_of_ids(gh_table *t, const void *keys_by_id, uint64_t 
   return GH_OK;
 }
 
-/* A pair's sort key: the key, then its input position (a stable sort, as CUB's radix sort). */
-typedef struct sort_item {
-  uint64_t key;
-  uint64_t position;
-} sort_item;
-
-static int compare_items(const void *a, const void *b) {
-  const sort_item *x = (const sort_item *)a, *y = (const sort_item *)b;
-  if (x->key != y->key) return x->key < y->key ? -1 : 1;
-  return x->position < y->position ? -1 : (x->position > y->position);
-}
-
-static gh_status host_group_pairs(gh_table *t, const void *keys, const void *values, uint64_t n, void *sorted_values,
-                                  void *unique_keys, gh_ck_key_info *info, uint64_t *unique, void *stream) {
-  const unsigned kb = t->config.key_bits, vb = t->config.value_bits;
-  sort_item *items = (sort_item *)malloc((size_t)(n ? n : 1) * sizeof *items);
-  (void)stream;
-  if (items == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no host memory to sort %llu pairs", (unsigned long long)n);
-  for (uint64_t i = 0; i < n; ++i) {
-    items[i].key = gh__read_word(keys, i, kb);
-    items[i].position = i;
+static gh_status host_key_info(gh_table *t, const uint64_t *firsts, const uint64_t *counts, uint64_t unique,
+                               gh_ck_key_info *info, void *stream) {
+  (void)t, (void)stream;
+  for (uint64_t r = 0; r < unique; ++r) {
+    info[r].first = firsts[r];
+    info[r].count = counts[r];
   }
-  qsort(items, (size_t)n, sizeof *items, compare_items);
-  uint64_t distinct = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    gh__write_word(sorted_values, i, vb, gh__read_word(values, items[i].position, vb));
-    if (i == 0 || items[i].key != items[i - 1].key) {
-      gh__write_word(unique_keys, distinct, kb, items[i].key);
-      info[distinct].first = i;
-      info[distinct].count = 0;
-      distinct += 1;
-    }
-    info[distinct - 1].count += 1;
-  }
-  free(items);
-  *unique = distinct;
   return GH_OK;
 }
 
-static gh_status host_count_values(gh_table *t, const gh_ck_key_info *info, const uint32_t *ids, const uint8_t *found,
-                                   uint64_t n, uint64_t *counts, uint64_t *offsets, uint64_t *total, void *stream) {
-  uint64_t sum = 0;
+static gh_status host_value_counts(gh_table *t, const gh_ck_key_info *info, const uint32_t *ids, const uint8_t *found,
+                                   uint64_t n, uint64_t *counts, void *stream) {
   (void)t, (void)stream;
-  for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t count = found == NULL || found[i] ? info[ids[i]].count : 0;
-    if (counts) counts[i] = count;
-    if (offsets) offsets[i] = sum;
-    sum += count;
-  }
-  if (offsets) offsets[n] = sum;
-  *total = sum;
+  for (uint64_t i = 0; i < n; ++i) counts[i] = found == NULL || found[i] ? info[ids[i]].count : 0;
+  counts[n] = 0;
   return GH_OK;
 }
 
@@ -374,16 +321,7 @@ static gh_status host_gather_values(gh_table *t, const gh_ck_key_info *info, con
   return GH_OK;
 }
 
-static gh_status host_to_host(gh_table *t, void *host_dst, const void *src, size_t bytes, void *stream) {
-  return host_copy(t, host_dst, src, bytes, stream);
-}
-
 const gh_ck_backend gh__cuckoo_host_backend = {
-    .kind = GH_MEMORY_HOST,
-    .fill = host_fill,
-    .copy = host_copy,
-    .to_host = host_to_host,
-    .sync = host_sync,
     .prepare = host_prepare,
     .place = host_place,
     .absorb = host_absorb,
@@ -396,7 +334,7 @@ const gh_ck_backend gh__cuckoo_host_backend = {
     .export_pairs = host_export,
     .assign_ids = host_assign_ids,
     .keys_of_ids = host_keys_of_ids,
-    .group_pairs = host_group_pairs,
-    .count_values = host_count_values,
+    .key_info = host_key_info,
+    .value_counts = host_value_counts,
     .gather_values = host_gather_values,
 };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/design.h"
+#include "core/toolkit.h"
 #include "core/words.h"
 #include "cuckoo/cuckoo_table.h"
 
@@ -133,23 +134,29 @@ static gh_status out_of_memory(gh_table *t, const char *what, size_t bytes) {
   return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "could not allocate %zu bytes for %s; nothing was changed", bytes, what);
 }
 
+/* Frees backend memory once the work queued on stream so far has run (it may still be read). */
+static void discard(gh_table *t, void *ptr, size_t bytes, void *stream) {
+  gh__free_after(t, ptr, bytes, gh__backend_memory(t), stream);
+}
+
 /* A slot array for `capacity` keys, every slot empty; NULL (and nothing held) on failure. */
 static void *new_slots(gh_table *t, uint64_t capacity, uint64_t *slot_count, size_t *bytes, void *stream) {
   gh_ck_table *w = state(t);
   *slot_count = slots_for(capacity, t->config.table_factor);
   *bytes = (size_t)(*slot_count + 1) * entry_bytes(w);
-  void *slots = gh__alloc(t, *bytes, w->backend->kind);
-  if (slots != NULL && w->backend->fill(t, slots, 0xFF, *bytes, stream) != GH_OK) {
-    gh__free(t, slots, *bytes, w->backend->kind);
+  void *slots = gh__alloc(t, *bytes, gh__backend_memory(t));
+  if (slots != NULL && gh__fill(t, slots, 0xFF, *bytes, stream) != GH_OK) {
+    discard(t, slots, *bytes, stream);
     return NULL;
   }
   return slots;
 }
 
 /* Makes `slots` (from new_slots) the table's, sized for `capacity` keys, and frees the old ones. */
-static void install_slots(gh_table *t, void *slots, uint64_t slot_count, size_t bytes, uint64_t capacity) {
+static void install_slots(gh_table *t, void *slots, uint64_t slot_count, size_t bytes, uint64_t capacity,
+                          void *stream) {
   gh_ck_table *w = state(t);
-  gh__free(t, w->slots, w->slots_bytes, w->backend->kind);
+  discard(t, w->slots, w->slots_bytes, stream);
   w->slots = slots;
   w->slots_bytes = bytes;
   w->geometry.slot_count = slot_count;
@@ -157,9 +164,9 @@ static void install_slots(gh_table *t, void *slots, uint64_t slot_count, size_t 
   w->capacity = t->config.capacity = capacity;
 }
 
-static void release_stash(gh_table *t) {
+static void release_stash(gh_table *t, void *stream) {
   gh_ck_table *w = state(t);
-  gh__free(t, w->geometry.stash, w->stash_bytes, w->backend->kind);
+  discard(t, w->geometry.stash, w->stash_bytes, stream);
   w->geometry.stash = NULL;
   w->geometry.stash_slots = 0;
   w->stash_bytes = 0;
@@ -169,15 +176,15 @@ static void release_stash(gh_table *t) {
 static gh_status clear_main_slots(gh_table *t, void *stream) {
   gh_ck_table *w = state(t);
   w->main_keys = 0;
-  return w->backend->fill(t, w->slots, 0xFF, (size_t)w->geometry.slot_count * entry_bytes(w), stream);
+  return gh__fill(t, w->slots, 0xFF, (size_t)w->geometry.slot_count * entry_bytes(w), stream);
 }
 
 /* Empties the main slots, the side slot and the stash. */
 static gh_status clear_all_slots(gh_table *t, void *stream) {
   gh_ck_table *w = state(t);
-  release_stash(t);
+  release_stash(t, stream);
   w->main_keys = w->side_keys = 0;
-  return w->backend->fill(t, w->slots, 0xFF, w->slots_bytes, stream);
+  return gh__fill(t, w->slots, 0xFF, w->slots_bytes, stream);
 }
 
 /* ---- Building: placement with restarts, growth and the stash --------------------------------- */
@@ -192,23 +199,22 @@ typedef struct gh_ck_batch {
 
 static size_t batch_entry_bytes(gh_table *t, const gh_ck_batch *b) { return (size_t)(b->room ? b->room : 1) * entry_bytes(state(t)); }
 
-static void batch_free(gh_table *t, gh_ck_batch *b) {
-  const gh_memory_kind kind = state(t)->backend->kind;
-  gh__free(t, b->entries, batch_entry_bytes(t, b), kind);
-  gh__free(t, b->flags, (size_t)(b->room ? b->room : 1), kind);
+static void batch_free(gh_table *t, gh_ck_batch *b, void *stream) {
+  discard(t, b->entries, batch_entry_bytes(t, b), stream);
+  discard(t, b->flags, (size_t)(b->room ? b->room : 1), stream);
   b->entries = NULL;
   b->flags = NULL;
 }
 
 /* Allocates room for `room` entries and flags; on failure holds nothing. */
 static gh_status batch_alloc(gh_table *t, gh_ck_batch *b, uint64_t room) {
-  const gh_memory_kind kind = state(t)->backend->kind;
+  const gh_memory_kind kind = gh__backend_memory(t);
   b->room = room;
   b->count = 0;
   b->entries = gh__alloc(t, batch_entry_bytes(t, b), kind);
   b->flags = (uint8_t *)gh__alloc(t, (size_t)(room ? room : 1), kind);
   if (b->entries != NULL && b->flags != NULL) return GH_OK;
-  batch_free(t, b);
+  batch_free(t, b, NULL); /* nothing was queued on them */
   return GH_ERR_OUT_OF_MEMORY;
 }
 
@@ -225,17 +231,17 @@ static gh_status rebuild(gh_table *t, gh_ck_batch *batch, int use_flags, uint64_
   uint64_t slot_count = 0;
   size_t bytes = 0;
   if (capacity > w->capacity && (grown = new_slots(t, capacity, &slot_count, &bytes, stream)) == NULL) {
-    batch_free(t, &next);
+    batch_free(t, &next, stream);
     return GH_ERR_OUT_OF_MEMORY;
   }
   gh_status status = w->backend->gather(t, &w->geometry, 1, batch->entries, use_flags ? batch->flags : NULL,
                                         batch->count, next.entries, &next.count, stream);
   if (status == GH_OK && grown != NULL) {
     /* The side slot moves with the slots. */
-    status = w->backend->copy(t, (char *)grown + slot_count * entry_bytes(w),
+    status = gh__copy(t, (char *)grown + slot_count * entry_bytes(w),
                               (char *)w->slots + w->geometry.slot_count * entry_bytes(w), entry_bytes(w), stream);
     if (status == GH_OK) {
-      install_slots(t, grown, slot_count, bytes, capacity);
+      install_slots(t, grown, slot_count, bytes, capacity, stream);
       grown = NULL;
       w->grows += 1;
     }
@@ -243,13 +249,13 @@ static gh_status rebuild(gh_table *t, gh_ck_batch *batch, int use_flags, uint64_
     status = clear_main_slots(t, stream);
   }
   if (status != GH_OK) {
-    gh__free(t, grown, bytes, w->backend->kind);
-    batch_free(t, &next);
+    discard(t, grown, bytes, stream);
+    batch_free(t, &next, stream);
     return status;
   }
   w->main_keys = 0;
   draw_constants(t);
-  batch_free(t, batch);
+  batch_free(t, batch, stream);
   *batch = next;
   return GH_OK;
 }
@@ -261,7 +267,7 @@ static gh_status stash_leftovers(gh_table *t, gh_ck_batch *batch, uint64_t lefto
   gh_ck_table *w = state(t);
   const gh_ck_backend *b = w->backend;
   const size_t bytes = (size_t)leftovers * entry_bytes(w);
-  void *stash = gh__alloc(t, bytes, b->kind);
+  void *stash = gh__alloc(t, bytes, gh__backend_memory(t));
   uint64_t slots = 0;
   gh_status status;
   if (stash != NULL) {
@@ -273,7 +279,7 @@ static gh_status stash_leftovers(gh_table *t, gh_ck_batch *batch, uint64_t lefto
     slots = batch->count;
     w->stash_bytes = batch_entry_bytes(t, batch);
     batch->entries = NULL; /* the stash owns it now */
-    gh__free(t, batch->flags, (size_t)(batch->room ? batch->room : 1), b->kind);
+    discard(t, batch->flags, (size_t)(batch->room ? batch->room : 1), stream);
     batch->flags = NULL;
   }
   w->geometry.stash = stash;
@@ -344,7 +350,7 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
     status = stash_leftovers(t, batch, left, policy, stream);
     break;
   }
-  batch_free(t, batch);
+  batch_free(t, batch, stream);
   if (status == GH_OK && may_repeat) {
     uint64_t removed = 0;
     status = b->dedupe(t, &w->geometry, policy, &removed, stream);
@@ -378,7 +384,7 @@ static gh_status map_insert(gh_table *t, const void *keys, const void *values, g
     status = b->gather(t, &w->geometry, 0, w->geometry.stash, NULL, w->geometry.stash_slots,
                        (char *)batch.entries + batch.count * entry_bytes(w), &taken, stream);
     batch.count += taken;
-    if (status == GH_OK) release_stash(t);
+    if (status == GH_OK) release_stash(t, stream);
   }
   const uint64_t keys_after = stored_keys(w) + batch.count;
   const int overflow = keys_after > w->capacity;
@@ -401,7 +407,7 @@ static gh_status map_insert(gh_table *t, const void *keys, const void *values, g
     may_repeat = 1;
   }
   if (status != GH_OK) {
-    batch_free(t, &batch);
+    batch_free(t, &batch, stream);
     return status;
   }
   return place_all(t, &batch, policy, may_repeat, overflow_limit, stream);
@@ -413,7 +419,7 @@ static gh_status map_insert(gh_table *t, const void *keys, const void *values, g
  * first, for the most keys the batch can add, so that no key is ever left without an id. */
 static gh_status compacting_insert(gh_table *t, const void *keys, uint64_t n, void *stream) {
   gh_ck_table *w = state(t);
-  const gh_memory_kind kind = w->backend->kind;
+  const gh_memory_kind kind = gh__backend_memory(t);
   const uint64_t before = stored_keys(w);
   uint64_t room = w->keys_by_id_capacity;
   void *grown = NULL;
@@ -424,13 +430,13 @@ static gh_status compacting_insert(gh_table *t, const void *keys, uint64_t n, vo
   }
   gh_status status = map_insert(t, keys, NULL, GH_CK_VALUE_NO_ID, n, GH_KEEP_FIRST, 1, stream);
   if (status != GH_OK) {
-    gh__free(t, grown, (size_t)(room * key_bytes(t)), kind);
+    discard(t, grown, (size_t)(room * key_bytes(t)), stream);
     return status;
   }
   const uint64_t after = stored_keys(w);
   if (grown != NULL) {
-    status = w->backend->copy(t, grown, w->keys_by_id, (size_t)(before * key_bytes(t)), stream);
-    gh__free(t, w->keys_by_id, (size_t)(w->keys_by_id_capacity * key_bytes(t)), kind);
+    status = gh__copy(t, grown, w->keys_by_id, (size_t)(before * key_bytes(t)), stream);
+    discard(t, w->keys_by_id, (size_t)(w->keys_by_id_capacity * key_bytes(t)), stream);
     w->keys_by_id = grown;
     w->keys_by_id_capacity = room;
   }
@@ -450,54 +456,87 @@ typedef struct gh_ck_groups {
   uint64_t id_count;
 } gh_ck_groups;
 
-static void groups_free(gh_table *t, gh_ck_groups *g) {
-  const gh_memory_kind kind = state(t)->backend->kind;
-  gh__free(t, g->sorted_values, (size_t)((g->value_count ? g->value_count : 1) * value_bytes(t)), kind);
-  gh__free(t, g->info, (size_t)(g->id_count ? g->id_count : 1) * sizeof(gh_ck_key_info), kind);
+static void groups_free(gh_table *t, gh_ck_groups *g, void *stream) {
+  discard(t, g->sorted_values, (size_t)((g->value_count ? g->value_count : 1) * value_bytes(t)), stream);
+  discard(t, g->info, (size_t)(g->id_count ? g->id_count : 1) * sizeof(gh_ck_key_info), stream);
   g->sorted_values = NULL;
   g->info = NULL;
 }
 
-static void multivalue_release_arrays(gh_table *t) {
+static void multivalue_release_arrays(gh_table *t, void *stream) {
   gh_ck_table *w = state(t);
   gh_ck_groups held = {w->sorted_values, w->value_count, w->info, w->id_count};
-  groups_free(t, &held);
+  groups_free(t, &held, stream);
   w->sorted_values = NULL;
   w->info = NULL;
   w->value_count = w->id_count = w->id_used = w->pairs = 0;
 }
 
-/* Device or host scratch of one call, freed with the size it was allocated with. */
-typedef struct gh_ck_scratch {
-  void *ptr;
-  size_t bytes;
-} gh_ck_scratch;
-
-/* Allocates every buffer of the list or none (a NULL-terminated list of scratch pointers). */
-static int scratch_all(gh_table *t, gh_ck_scratch *const *list) {
-  const gh_memory_kind kind = state(t)->backend->kind;
+/* Every scratch array of a NULL-terminated list (bytes set, ptr NULL), or none: an operation
+ * allocates all it needs before it changes anything. */
+static int scratch_all(gh_table *t, gh_scratch *const *list) {
   for (size_t i = 0; list[i] != NULL; ++i) {
-    if (list[i]->bytes == 0) list[i]->bytes = 1;
-    list[i]->ptr = gh__alloc(t, list[i]->bytes, kind);
-    if (list[i]->ptr == NULL) {
-      while (i-- > 0) gh__free(t, list[i]->ptr, list[i]->bytes, kind);
+    if (gh__scratch_alloc(t, list[i], list[i]->bytes) != GH_OK) {
+      while (i-- > 0) gh__scratch_free(t, list[i], NULL);
       return 0;
     }
   }
   return 1;
 }
 
-static void scratch_release(gh_table *t, gh_ck_scratch *const *list) {
-  for (size_t i = 0; list[i] != NULL; ++i) {
-    gh__free(t, list[i]->ptr, list[i]->bytes, state(t)->backend->kind);
-    list[i]->ptr = NULL;
-  }
+/* Releases the list once the work queued on stream has run. */
+static void scratch_release(gh_table *t, gh_scratch *const *list, void *stream) {
+  for (size_t i = 0; list[i] != NULL; ++i) gh__scratch_free(t, list[i], stream);
 }
 
-static size_t scratch_total(gh_ck_scratch *const *list) {
+static size_t scratch_total(gh_scratch *const *list) {
   size_t total = 0;
   for (size_t i = 0; list[i] != NULL; ++i) total += list[i]->bytes;
   return total;
+}
+
+/* A scratch array of `bytes` still to be allocated (scratch_all). */
+static gh_scratch want(size_t bytes) {
+  gh_scratch s = {NULL, bytes, GH_MEMORY_HOST};
+  return s;
+}
+
+/* Algorithm 1 of the chapter on the toolkit: a stable radix sort of the pairs, the runs of equal
+ * keys (the distinct keys, in order) and their starts by an exclusive scan; info[r] = the values
+ * of the r-th distinct key. Allocates first (nothing changes on failure). */
+static gh_status group_pairs(gh_table *t, const void *keys, const void *values, uint64_t n, void *sorted_values,
+                             void *unique_keys, gh_ck_key_info *info, uint64_t *unique, void *stream) {
+  const unsigned kb = t->config.key_bits, vb = t->config.value_bits;
+  gh_scratch sorted_keys = want((size_t)n * (kb / 8u)), counts = want((size_t)(n + 1) * 8u),
+             firsts = want((size_t)(n + 1) * 8u), runs = want(8u);
+  gh_scratch *const scratch[] = {&sorted_keys, &counts, &firsts, &runs, NULL};
+  if (!scratch_all(t, scratch)) return out_of_memory(t, "grouping the pairs", scratch_total(scratch));
+  uint64_t run_count = 0;
+  gh_status status = gh__sort_pairs(t, keys, sorted_keys.ptr, values, sorted_values, n, kb, vb, stream);
+  if (status == GH_OK)
+    status = gh__run_length_encode(t, sorted_keys.ptr, n, kb, unique_keys, (uint64_t *)counts.ptr, (uint64_t *)runs.ptr,
+                                   stream);
+  if (status == GH_OK) status = gh__to_host(t, &run_count, runs.ptr, sizeof run_count, stream);
+  if (status == GH_OK) status = gh__fill(t, (uint64_t *)counts.ptr + run_count, 0, sizeof(uint64_t), stream);
+  if (status == GH_OK)
+    status = gh__exclusive_sum_u64(t, (const uint64_t *)counts.ptr, (uint64_t *)firsts.ptr, run_count + 1, stream);
+  if (status == GH_OK)
+    status = state(t)->backend->key_info(t, (const uint64_t *)firsts.ptr, (const uint64_t *)counts.ptr, run_count, info,
+                                         stream);
+  if (status == GH_OK) *unique = run_count;
+  scratch_release(t, scratch, stream);
+  return status;
+}
+
+/* counts_out[i] (optional) = the number of values of ids[i] where found[i]; offsets[0..n] (n + 1)
+ * = their exclusive prefix sum; *total = offsets[n] (read back: the operation waits here). */
+static gh_status count_values(gh_table *t, const uint32_t *ids, const uint8_t *found, uint64_t n,
+                              uint64_t *counts_out, uint64_t *offsets, uint64_t *total, void *stream) {
+  gh_status status = state(t)->backend->value_counts(t, state(t)->info, ids, found, n, offsets, stream);
+  if (status == GH_OK && counts_out) status = gh__copy(t, counts_out, offsets, (size_t)n * sizeof(uint64_t), stream);
+  if (status == GH_OK) status = gh__exclusive_sum_u64(t, offsets, offsets, n + 1, stream);
+  if (status == GH_OK) status = gh__to_host(t, total, offsets + n, sizeof *total, stream);
+  return status;
 }
 
 static gh_status export_multivalue(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream);
@@ -508,27 +547,26 @@ static gh_status export_multivalue(gh_table *t, void *keys_out, void *values_out
  * a failure on the way frees the new one and leaves the table as it was. */
 static gh_status multivalue_insert(gh_table *t, const void *keys, const void *values, uint64_t n, void *stream) {
   gh_ck_table *w = state(t);
-  const gh_ck_backend *b = w->backend;
   const uint64_t total = w->pairs + n;
   const size_t kb = (size_t)key_bytes(t), vb = (size_t)value_bytes(t);
-  gh_ck_scratch all_keys = {NULL, (size_t)total * kb}, all_values = {NULL, (size_t)total * vb},
-                unique_keys = {NULL, (size_t)total * kb};
-  gh_ck_scratch *const scratch[] = {&all_keys, &all_values, &unique_keys, NULL};
+  gh_scratch all_keys = want((size_t)total * kb), all_values = want((size_t)total * vb),
+                unique_keys = want((size_t)total * kb);
+  gh_scratch *const scratch[] = {&all_keys, &all_values, &unique_keys, NULL};
   gh_ck_groups groups = {NULL, total, NULL, total};
   uint64_t slot_count = 0, exported = 0, unique = 0;
   size_t slot_bytes = 0;
   if (!scratch_all(t, scratch)) return out_of_memory(t, "rebuilding the multivalue table", scratch_total(scratch));
-  groups.sorted_values = gh__alloc(t, (size_t)total * vb, b->kind);
-  groups.info = (gh_ck_key_info *)gh__alloc(t, (size_t)total * sizeof(gh_ck_key_info), b->kind);
+  groups.sorted_values = gh__alloc(t, (size_t)total * vb, gh__backend_memory(t));
+  groups.info = (gh_ck_key_info *)gh__alloc(t, (size_t)total * sizeof(gh_ck_key_info), gh__backend_memory(t));
   void *slots = new_slots(t, w->capacity, &slot_count, &slot_bytes, stream);
   gh_status status = GH_OK;
   if (groups.sorted_values == NULL || groups.info == NULL || slots == NULL)
     status = out_of_memory(t, "rebuilding the multivalue table", (size_t)total * (vb + sizeof(gh_ck_key_info)) + slot_bytes);
   if (status == GH_OK && w->pairs > 0) status = export_multivalue(t, all_keys.ptr, all_values.ptr, &exported, stream);
-  if (status == GH_OK) status = b->copy(t, (char *)all_keys.ptr + exported * kb, keys, (size_t)n * kb, stream);
-  if (status == GH_OK) status = b->copy(t, (char *)all_values.ptr + exported * vb, values, (size_t)n * vb, stream);
+  if (status == GH_OK) status = gh__copy(t, (char *)all_keys.ptr + exported * kb, keys, (size_t)n * kb, stream);
+  if (status == GH_OK) status = gh__copy(t, (char *)all_values.ptr + exported * vb, values, (size_t)n * vb, stream);
   if (status == GH_OK)
-    status = b->group_pairs(t, all_keys.ptr, all_values.ptr, total, groups.sorted_values, unique_keys.ptr, groups.info,
+    status = group_pairs(t, all_keys.ptr, all_values.ptr, total, groups.sorted_values, unique_keys.ptr, groups.info,
                             &unique, stream);
   if (status == GH_OK) {
     /* Build the new map on the new slots; the old state waits in `before` until it succeeds. */
@@ -551,7 +589,7 @@ static gh_status multivalue_insert(gh_table *t, const void *keys, const void *va
     gh_ck_table retired = before;
     if (status == GH_OK) {
       gh_ck_groups previous = {before.sorted_values, before.value_count, before.info, before.id_count};
-      groups_free(t, &previous);
+      groups_free(t, &previous, stream);
       groups.sorted_values = NULL; /* now the table's */
       groups.info = NULL;
     } else {
@@ -559,18 +597,18 @@ static gh_status multivalue_insert(gh_table *t, const void *keys, const void *va
       *w = before;
       t->config.capacity = w->capacity;
     }
-    gh__free(t, retired.slots, retired.slots_bytes, b->kind);
-    gh__free(t, retired.geometry.stash, retired.stash_bytes, b->kind);
+    discard(t, retired.slots, retired.slots_bytes, stream);
+    discard(t, retired.geometry.stash, retired.stash_bytes, stream);
   }
-  gh__free(t, slots, slot_bytes, b->kind);
-  groups_free(t, &groups);
-  scratch_release(t, scratch);
+  discard(t, slots, slot_bytes, stream);
+  groups_free(t, &groups, stream);
+  scratch_release(t, scratch, stream);
   return status;
 }
 
 /* The ids of n keys in the multivalue map (32-bit) and whether each was found. */
 typedef struct id_lookup {
-  gh_ck_scratch ids, found;
+  gh_scratch ids, found;
 } id_lookup;
 
 /* Looks up the keys' ids into buffers allocated with the rest of the call's scratch (list). */
@@ -583,20 +621,20 @@ static gh_status export_multivalue(gh_table *t, void *keys_out, void *values_out
   gh_ck_table *w = state(t);
   const gh_ck_backend *b = w->backend;
   const uint64_t keys = stored_keys(w);
-  gh_ck_scratch map_keys = {NULL, (size_t)keys * key_bytes(t)}, ids = {NULL, (size_t)keys * sizeof(uint32_t)},
-                offsets = {NULL, (size_t)(keys + 1) * sizeof(uint64_t)};
-  gh_ck_scratch *const scratch[] = {&map_keys, &ids, &offsets, NULL};
+  gh_scratch map_keys = want((size_t)keys * key_bytes(t)), ids = want((size_t)keys * sizeof(uint32_t)),
+                offsets = want((size_t)(keys + 1) * sizeof(uint64_t));
+  gh_scratch *const scratch[] = {&map_keys, &ids, &offsets, NULL};
   if (!scratch_all(t, scratch)) return out_of_memory(t, "exporting the multivalue table", scratch_total(scratch));
   uint64_t exported = 0, total = 0;
   gh_status status = b->export_pairs(t, &w->geometry, map_keys.ptr, ids.ptr, &exported, stream);
   if (status == GH_OK)
-    status = b->count_values(t, w->info, (const uint32_t *)ids.ptr, NULL, exported, NULL, (uint64_t *)offsets.ptr, &total,
+    status = count_values(t, (const uint32_t *)ids.ptr, NULL, exported, NULL, (uint64_t *)offsets.ptr, &total,
                              stream);
   if (status == GH_OK)
     status = b->gather_values(t, w->info, w->sorted_values, (const uint32_t *)ids.ptr, NULL, (const uint64_t *)offsets.ptr,
                               exported, 0, map_keys.ptr, keys_out, values_out, stream);
   if (status == GH_OK) *count = total;
-  scratch_release(t, scratch);
+  scratch_release(t, scratch, stream);
   return status;
 }
 
@@ -605,9 +643,11 @@ static gh_status export_multivalue(gh_table *t, void *keys_out, void *values_out
 static void ck_release(gh_table *t) {
   gh_ck_table *w = state(t);
   if (w == NULL) return;
-  const gh_memory_kind kind = w->backend->kind;
-  multivalue_release_arrays(t);
-  release_stash(t);
+  const gh_memory_kind kind = gh__backend_memory(t);
+  multivalue_release_arrays(t, NULL);
+  release_stash(t, NULL);
+  /* Nothing may still run on the table's memory: this also frees what was deferred above. */
+  gh__device_sync(t);
   gh__free(t, w->keys_by_id, (size_t)(w->keys_by_id_capacity * key_bytes(t)), kind);
   gh__free(t, w->slots, w->slots_bytes, kind);
   gh__free(t, w->counters, sizeof(gh_ck_counters), kind);
@@ -625,25 +665,25 @@ static gh_status ck_init_with(gh_table *t, const gh_ck_backend *backend) {
   w->geometry.functions = t->config.hash_functions;
   w->geometry.family = (unsigned)t->config.hash_family;
   w->geometry.format = map_format(&t->config);
-  w->counters = (gh_ck_counters *)gh__alloc(t, sizeof(gh_ck_counters), backend->kind);
-  gh_status status = w->counters ? backend->fill(t, w->counters, 0, sizeof(gh_ck_counters), NULL)
+  w->counters = (gh_ck_counters *)gh__alloc(t, sizeof(gh_ck_counters), gh__backend_memory(t));
+  gh_status status = w->counters ? gh__fill(t, w->counters, 0, sizeof(gh_ck_counters), NULL)
                                  : out_of_memory(t, "the table counters", sizeof(gh_ck_counters));
   if (status == GH_OK) {
     uint64_t slot_count = 0;
     size_t bytes = 0;
     void *slots = new_slots(t, t->config.capacity, &slot_count, &bytes, NULL);
     if (slots == NULL) status = out_of_memory(t, "the cuckoo slots", bytes);
-    else install_slots(t, slots, slot_count, bytes, t->config.capacity);
+    else install_slots(t, slots, slot_count, bytes, t->config.capacity, NULL);
   }
   if (status == GH_OK && t->config.variant == GH_VARIANT_COMPACTING) {
     w->keys_by_id_capacity = t->config.capacity;
-    w->keys_by_id = gh__alloc(t, (size_t)(w->keys_by_id_capacity * key_bytes(t)), backend->kind);
+    w->keys_by_id = gh__alloc(t, (size_t)(w->keys_by_id_capacity * key_bytes(t)), gh__backend_memory(t));
     if (w->keys_by_id == NULL) {
       status = out_of_memory(t, "the compacted key list", (size_t)(w->keys_by_id_capacity * key_bytes(t)));
       w->keys_by_id_capacity = 0;
     }
   }
-  if (status == GH_OK) status = backend->sync(t, NULL);
+  if (status == GH_OK) status = gh__sync(t, NULL);
   if (status != GH_OK) {
     ck_release(t);
     return status;
@@ -655,7 +695,6 @@ static gh_status ck_init_with(gh_table *t, const gh_ck_backend *backend) {
 
 static gh_status ck_insert(gh_table *t, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
                            uint8_t *failed_out, uint64_t *failed, void *stream) {
-  gh_ck_table *w = state(t);
   gh_status status;
   *failed = 0;
   switch (t->config.variant) {
@@ -664,7 +703,7 @@ static gh_status ck_insert(gh_table *t, const void *keys, const void *values, ui
     default: status = map_insert(t, keys, values, GH_CK_VALUE_GIVEN, n, (int)policy, 1, stream); break;
   }
   /* A cuckoo insert never leaves a key out: the flags say so (written only on success). */
-  if (status == GH_OK && failed_out) status = w->backend->fill(t, failed_out, 0, (size_t)n, stream);
+  if (status == GH_OK && failed_out) status = gh__fill(t, failed_out, 0, (size_t)n, stream);
   return status;
 }
 
@@ -673,19 +712,19 @@ static gh_status ck_find(gh_table *t, const void *keys, uint64_t n, void *values
   gh_ck_table *w = state(t);
   if (t->config.variant != GH_VARIANT_MULTIVALUE)
     return w->backend->find(t, &w->geometry, keys, n, values_out, found_out, default_value, stream);
-  id_lookup l = {{NULL, (size_t)n * sizeof(uint32_t)}, {NULL, (size_t)n}};
-  gh_ck_scratch *const scratch[] = {&l.ids, &l.found, NULL};
+  id_lookup l = {want((size_t)n * sizeof(uint32_t)), want((size_t)n)};
+  gh_scratch *const scratch[] = {&l.ids, &l.found, NULL};
   if (!scratch_all(t, scratch)) return out_of_memory(t, "looking up the keys", scratch_total(scratch));
   gh_status status = id_lookup_run(t, keys, n, &l, stream);
-  if (status == GH_OK && found_out) status = w->backend->copy(t, found_out, l.found.ptr, (size_t)n, stream);
+  if (status == GH_OK && found_out) status = gh__copy(t, found_out, l.found.ptr, (size_t)n, stream);
   if (status == GH_OK && values_out) {
     /* The first value of each key; default_value for the others. */
     status = w->backend->gather_values(t, w->info, w->sorted_values, (const uint32_t *)l.ids.ptr,
                                        (const uint8_t *)l.found.ptr, NULL, n, default_value, NULL, NULL, values_out,
                                        stream);
   }
-  if (status == GH_OK) status = w->backend->sync(t, stream);
-  scratch_release(t, scratch);
+  if (status == GH_OK) status = gh__sync(t, stream);
+  scratch_release(t, scratch, stream);
   return status;
 }
 
@@ -711,9 +750,9 @@ static gh_status ck_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *er
     return GH_OK;
   }
   /* Multivalue: the keys' ids are read before the keys leave the map, to count their values. */
-  id_lookup before = {{NULL, (size_t)n * sizeof(uint32_t)}, {NULL, (size_t)n}};
-  gh_ck_scratch removed = {NULL, (size_t)n}, offsets = {NULL, (size_t)(n + 1) * sizeof(uint64_t)};
-  gh_ck_scratch *const scratch[] = {&before.ids, &before.found, &removed, &offsets, NULL};
+  id_lookup before = {want((size_t)n * sizeof(uint32_t)), want((size_t)n)};
+  gh_scratch removed = want((size_t)n), offsets = want((size_t)(n + 1) * sizeof(uint64_t));
+  gh_scratch *const scratch[] = {&before.ids, &before.found, &removed, &offsets, NULL};
   if (!scratch_all(t, scratch)) return out_of_memory(t, "erasing", scratch_total(scratch));
   uint64_t pairs = 0;
   gh_status status = id_lookup_run(t, keys, n, &before, stream);
@@ -721,13 +760,13 @@ static gh_status ck_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *er
   if (status == GH_OK) {
     count_erased(w, &counts);
     *erased = counts.main + counts.side + counts.stash;
-    status = b->count_values(t, w->info, (const uint32_t *)before.ids.ptr, (const uint8_t *)removed.ptr, n, NULL,
+    status = count_values(t, (const uint32_t *)before.ids.ptr, (const uint8_t *)removed.ptr, n, NULL,
                              (uint64_t *)offsets.ptr, &pairs, stream);
   }
   if (status == GH_OK) w->pairs -= pairs;
-  if (status == GH_OK && erased_out) status = b->copy(t, erased_out, removed.ptr, (size_t)n, stream);
-  if (status == GH_OK) status = b->sync(t, stream);
-  scratch_release(t, scratch);
+  if (status == GH_OK && erased_out) status = gh__copy(t, erased_out, removed.ptr, (size_t)n, stream);
+  if (status == GH_OK) status = gh__sync(t, stream);
+  scratch_release(t, scratch, stream);
   return status;
 }
 
@@ -739,8 +778,8 @@ static gh_status ck_export(gh_table *t, void *keys_out, void *values_out, uint64
 
 static gh_status ck_clear(gh_table *t, void *stream) {
   gh_status status = clear_all_slots(t, stream);
-  if (t->config.variant == GH_VARIANT_MULTIVALUE) multivalue_release_arrays(t);
-  return status == GH_OK ? state(t)->backend->sync(t, stream) : status;
+  if (t->config.variant == GH_VARIANT_MULTIVALUE) multivalue_release_arrays(t, stream);
+  return status == GH_OK ? gh__sync(t, stream) : status;
 }
 
 static gh_status ck_size(gh_table *t, uint64_t *size) {
@@ -754,16 +793,16 @@ static gh_status ck_size(gh_table *t, uint64_t *size) {
 static gh_status multivalue_read(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out, uint64_t *offsets,
                                  uint64_t *total, void *values_out, uint64_t values_capacity, void *stream) {
   gh_ck_table *w = state(t);
-  id_lookup l = {{NULL, (size_t)n * sizeof(uint32_t)}, {NULL, (size_t)n}};
-  gh_ck_scratch own_offsets = {NULL, offsets ? 0 : (size_t)(n + 1) * sizeof(uint64_t)};
-  gh_ck_scratch *const with_offsets[] = {&l.ids, &l.found, &own_offsets, NULL};
-  gh_ck_scratch *const without[] = {&l.ids, &l.found, NULL};
-  gh_ck_scratch *const *scratch = offsets ? without : with_offsets;
+  id_lookup l = {want((size_t)n * sizeof(uint32_t)), want((size_t)n)};
+  gh_scratch own_offsets = want(offsets ? 0 : (size_t)(n + 1) * sizeof(uint64_t));
+  gh_scratch *const with_offsets[] = {&l.ids, &l.found, &own_offsets, NULL};
+  gh_scratch *const without[] = {&l.ids, &l.found, NULL};
+  gh_scratch *const *scratch = offsets ? without : with_offsets;
   if (!scratch_all(t, scratch)) return out_of_memory(t, "reading the values", scratch_total(scratch));
   if (offsets == NULL) offsets = (uint64_t *)own_offsets.ptr;
   gh_status status = id_lookup_run(t, keys, n, &l, stream);
   if (status == GH_OK)
-    status = w->backend->count_values(t, w->info, (const uint32_t *)l.ids.ptr, (const uint8_t *)l.found.ptr, n, counts_out,
+    status = count_values(t, (const uint32_t *)l.ids.ptr, (const uint8_t *)l.found.ptr, n, counts_out,
                                       offsets, total, stream);
   if (status == GH_OK && values_out != NULL && *total > values_capacity)
     status = gh__fail(t, GH_ERR_BUFFER_TOO_SMALL, "gh_find_all: the keys have %llu values but values_capacity is %llu; "
@@ -772,7 +811,7 @@ static gh_status multivalue_read(gh_table *t, const void *keys, uint64_t n, uint
   if (status == GH_OK && values_out != NULL && *total > 0)
     status = w->backend->gather_values(t, w->info, w->sorted_values, (const uint32_t *)l.ids.ptr,
                                        (const uint8_t *)l.found.ptr, offsets, n, 0, NULL, NULL, values_out, stream);
-  scratch_release(t, scratch);
+  scratch_release(t, scratch, stream);
   return status;
 }
 
@@ -886,7 +925,7 @@ static gh_status validate_map(gh_table *t, const gh_ck_geometry *g, const void *
 static gh_status snapshot(gh_table *t, const void *src, size_t bytes, void **out) {
   *out = malloc(bytes ? bytes : 1);
   if (*out == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: no host memory for a %zu-byte copy", bytes);
-  gh_status status = bytes ? state(t)->backend->to_host(t, *out, src, bytes, NULL) : GH_OK;
+  gh_status status = bytes ? gh__to_host(t, *out, src, bytes, NULL) : GH_OK;
   if (status != GH_OK) {
     free(*out);
     *out = NULL;

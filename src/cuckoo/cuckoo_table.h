@@ -37,15 +37,9 @@ typedef struct gh_ck_erase_counts {
   uint64_t main, side, stash;
 } gh_ck_erase_counts;
 
+/* Memory, sorting and scans come from the core toolkit (core/toolkit.h); these are the cuckoo
+ * design's own passes. Counting passes read their counters back (the operation waits there). */
 typedef struct gh_ck_backend {
-  gh_memory_kind kind;
-  /* memset / memcpy on the backend's side (stream-ordered for CUDA). */
-  gh_status (*fill)(gh_table *t, void *dst, int byte, size_t bytes, void *stream);
-  gh_status (*copy)(gh_table *t, void *dst, const void *src, size_t bytes, void *stream);
-  /* Copies backend memory to the host and waits for it. */
-  gh_status (*to_host)(gh_table *t, void *host_dst, const void *src, size_t bytes, void *stream);
-  /* Waits for the stream's work. */
-  gh_status (*sync)(gh_table *t, void *stream);
   /* Phase 1 of an insert: the all-ones key goes to the side slot (policy applies; counters->
    * side_new); when check_present, keys already in the table get the policy; every other key is
    * packed with its value into entries. *entry_count = how many. */
@@ -87,14 +81,13 @@ typedef struct gh_ck_backend {
   /* Compacting: keys_out[i] = keys_by_id[ids[i]] for ids below id_count; *bad = the others. */
   gh_status (*keys_of_ids)(gh_table *t, const void *keys_by_id, uint64_t id_count, const void *ids,
                            uint64_t n, void *keys_out, uint64_t *bad, void *stream);
-  /* Multivalue build: sorts the pairs by key (stable), writes the values in that order, the
-   * distinct keys in increasing order and their key_info; *unique = how many distinct keys. */
-  gh_status (*group_pairs)(gh_table *t, const void *keys, const void *values, uint64_t n, void *sorted_values,
-                           void *unique_keys, gh_ck_key_info *info, uint64_t *unique, void *stream);
-  /* counts[i] = key_info[ids[i]].count where found[i] (0 otherwise; found NULL = all found);
-   * then offsets[0..n] = their exclusive prefix sum, *total = offsets[n]. */
-  gh_status (*count_values)(gh_table *t, const gh_ck_key_info *info, const uint32_t *ids, const uint8_t *found,
-                            uint64_t n, uint64_t *counts, uint64_t *offsets, uint64_t *total, void *stream);
+  /* Multivalue build: info[r] = {firsts[r], counts[r]} for r < unique. */
+  gh_status (*key_info)(gh_table *t, const uint64_t *firsts, const uint64_t *counts, uint64_t unique,
+                        gh_ck_key_info *info, void *stream);
+  /* counts[i] = info[ids[i]].count where found[i] (0 otherwise; found NULL = all found) for i < n,
+   * and counts[n] = 0 (so that one exclusive scan of n + 1 gives offsets and the total). */
+  gh_status (*value_counts)(gh_table *t, const gh_ck_key_info *info, const uint32_t *ids, const uint8_t *found,
+                            uint64_t n, uint64_t *counts, void *stream);
   /* values_out[offsets[i] + j] = j-th value of ids[i] (found ones only); when keys_out is given,
    * keys_out[offsets[i] + j] = keys[i] too. With offsets NULL instead: values_out[i] = the first
    * value of ids[i], or default_value where not found. */
