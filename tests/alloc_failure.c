@@ -380,21 +380,9 @@ int main(int argc, char **argv) {
   gh_variant variant = GH_VARIANT_MAP;
   gh_backend backend;
   uint64_t seed = AF_BASE_SEED;
-  int i, have_variant = 0;
   size_t w;
   af_program = argv[0];
-  if (argc < 2 || !tu_parse_backend(argv[1], &backend)) goto usage;
-  for (i = 2; i < argc; i += 2) {
-    if (i + 1 >= argc) goto usage;
-    if (strcmp(argv[i], "--design") == 0 && (design = tu_design_by_name(argv[i + 1])) != NULL) {
-    } else if (strcmp(argv[i], "--variant") == 0 && tu_parse_variant(argv[i + 1], &variant)) {
-      have_variant = 1;
-    } else if (strcmp(argv[i], "--seed") == 0 && tu_parse_u64(argv[i + 1], &seed)) {
-    } else {
-      goto usage;
-    }
-  }
-  if (design == NULL || !have_variant) goto usage;
+  if (!tu_parse_case_args(argc, argv, &backend, &design, &variant, &seed)) goto usage;
   af_base_seed = seed;
   tu_skip_unless_backend_usable(backend);
   tu_install_crash_handler();

@@ -286,16 +286,7 @@ int main(int argc, char **argv) {
   unsigned d;
   int i, family;
   hk_program = argv[0];
-  if (argc < 2 || !tu_parse_backend(argv[1], &backend)) goto usage;
-  for (i = 2; i < argc; i += 2) {
-    if (i + 1 >= argc) goto usage;
-    if (strcmp(argv[i], "--design") == 0 && (design = tu_design_by_name(argv[i + 1])) != NULL) {
-    } else if (strcmp(argv[i], "--seed") == 0 && tu_parse_u64(argv[i + 1], &seed)) {
-    } else {
-      goto usage;
-    }
-  }
-  if (design == NULL) goto usage;
+  if (!tu_parse_case_args(argc, argv, &backend, &design, NULL, &seed)) goto usage;
   hk_base_seed = seed;
   tu_skip_unless_backend_usable(backend);
   if (!tu_design_has(design, GH_CAP_HASH_FUNCTIONS)) {

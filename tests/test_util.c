@@ -311,6 +311,24 @@ const char *tu_variant_name(gh_variant variant, unsigned value_bits) {
   return "invalid";
 }
 
+int tu_parse_case_args(int argc, char **argv, gh_backend *backend, const tu_design **design,
+                       gh_variant *variant, uint64_t *seed) {
+  int have_variant = 0;
+  *design = NULL;
+  if (argc < 2 || !tu_parse_backend(argv[1], backend)) return 0;
+  for (int i = 2; i < argc; i += 2) {
+    if (i + 1 >= argc) return 0;
+    if (strcmp(argv[i], "--design") == 0 && (*design = tu_design_by_name(argv[i + 1])) != NULL) continue;
+    if (variant != NULL && strcmp(argv[i], "--variant") == 0 && tu_parse_variant(argv[i + 1], variant)) {
+      have_variant = 1;
+      continue;
+    }
+    if (strcmp(argv[i], "--seed") == 0 && tu_parse_u64(argv[i + 1], seed)) continue;
+    return 0;
+  }
+  return *design != NULL && (variant == NULL || have_variant);
+}
+
 int tu_parse_variant(const char *word, gh_variant *variant) {
   if (word == NULL) return 0;
   if (strcmp(word, "map") == 0)

@@ -113,6 +113,11 @@ int tu_design_accepts_variant(const tu_design *design, gh_variant variant);
 const char *tu_variant_name(gh_variant variant, unsigned value_bits);
 /* "map" / "compacting" / "multivalue" -> variant; 0 on anything else. */
 int tu_parse_variant(const char *word, gh_variant *variant);
+/* The command line of the per-design tests: "host|cuda --design NAME [--variant V] [--seed S]"
+ * (--variant required when variant is not NULL, refused otherwise). *seed keeps its value unless
+ * given. Returns 0 on a malformed line. */
+int tu_parse_case_args(int argc, char **argv, gh_backend *backend, const struct tu_design **design,
+                       gh_variant *variant, uint64_t *seed);
 
 /* The smallest cuckoo table factor the API accepts for d = 2..5 hash functions (index d - 2). */
 extern const double tu_cuckoo_min_factor[4];
