@@ -271,49 +271,61 @@ void gh_destroy(gh_table *table);
  * policy: what happens to keys already present, or repeated within the batch.
  * failed_out: optional out (host or device), n bytes: 1 where the key did not fit, else 0.
  * Returns GH_ERR_TABLE_FULL when some keys did not fit; every other key was inserted, the
- * message says how many did not, and the table stays valid. n == 0 is a no-op. */
+ * message says how many did not, and the table stays valid. n == 0 is a no-op.
+ * On failure: GH_ERR_TABLE_FULL writes failed_out; any other failure (GH_ERR_OUT_OF_MEMORY, ...)
+ * writes nothing and changes nothing. Designs that grow (GH_CAP_GROWS) never report full; when
+ * memory for growing runs out mid-way they finish with GH_OK, parking what they could not place in
+ * a stash that lookups also scan (gh_stats.stash_keys). */
 gh_status gh_insert(gh_table *table, const void *keys, const void *values, uint64_t n,
                     gh_dup_policy policy, uint8_t *failed_out, gh_stream stream);
 
 /** Looks up n keys. values_out (out, optional for maps, must be NULL for sets): the stored value,
  * or *default_value (host pointer; NULL means 0) for absent keys. found_out (out, optional): 1 or
- * 0 per key. At least one of values_out and found_out must be given. */
+ * 0 per key. At least one of values_out and found_out must be given.
+ * On failure: writes neither output. */
 gh_status gh_find(gh_table *table, const void *keys, uint64_t n, void *values_out,
                   uint8_t *found_out, const void *default_value, gh_stream stream);
 
-/** found_out[i] = 1 when keys[i] is present (out, required). */
+/** found_out[i] = 1 when keys[i] is present (out, required). On failure: writes nothing. */
 gh_status gh_contains(gh_table *table, const void *keys, uint64_t n, uint8_t *found_out,
                       gh_stream stream);
 
 /** Erases n keys; absent keys are ignored. erased_out (optional out): 1 where this call removed
  * the key (for a key repeated in the batch exactly one of its positions gets the 1).
- * *erased_count (optional, host): how many keys were removed. */
+ * *erased_count (optional, host): how many keys were removed.
+ * On failure: *erased_count is 0, erased_out is not written, and no key was erased. */
 gh_status gh_erase(gh_table *table, const void *keys, uint64_t n, uint8_t *erased_out,
                    uint64_t *erased_count, gh_stream stream);
 
 /** Multi-value tables: counts_out[i] = number of values of keys[i]; *total = their sum. Tables
- * holding one value per key return GH_ERR_UNSUPPORTED. */
+ * holding one value per key return GH_ERR_UNSUPPORTED. On failure: writes neither output. */
 gh_status gh_count(gh_table *table, const void *keys, uint64_t n, uint64_t *counts_out,
                    uint64_t *total, gh_stream stream);
 
 /** Multi-value tables, fill pass after gh_count: offsets_out (n + 1 entries, CSR) and values_out
- * (capacity values_capacity). Tables holding one value per key return GH_ERR_UNSUPPORTED. */
+ * (capacity values_capacity). Tables holding one value per key return GH_ERR_UNSUPPORTED.
+ * On failure: GH_ERR_BUFFER_TOO_SMALL (the keys have more values than values_capacity) writes
+ * offsets_out, so offsets_out[n] says how many are needed, and no value; any other failure writes
+ * nothing. */
 gh_status gh_find_all(gh_table *table, const void *keys, uint64_t n, uint64_t *offsets_out,
                       void *values_out, uint64_t values_capacity, gh_stream stream);
 
 /** Writes every (key, value) into keys_out / values_out (values_out NULL for sets; host or
  * device), in unspecified order. *count (host, required) receives the number written. Fails
- * with GH_ERR_BUFFER_TOO_SMALL, writing nothing, if out_capacity < gh_size(). */
+ * with GH_ERR_BUFFER_TOO_SMALL, writing nothing, if out_capacity < gh_size().
+ * On any failure: *count is 0 and neither array is written. */
 gh_status gh_export(gh_table *table, void *keys_out, void *values_out, uint64_t out_capacity,
                     uint64_t *count, gh_stream stream);
 
 /** Compacting tables: keys_out[i] (key_bits wide) = the key whose dense id is ids[i] (value_bits
- * wide). Ids at or above gh_size() give GH_ERR_INVALID_ARGUMENT with their count; every other
- * position is written. Other tables return GH_ERR_UNSUPPORTED. */
+ * wide). Ids at or above gh_size() give GH_ERR_INVALID_ARGUMENT with their count: their
+ * positions of keys_out keep what the caller had there, every other position is written. Other
+ * tables return GH_ERR_UNSUPPORTED; any other failure writes nothing. */
 gh_status gh_keys_of_ids(gh_table *table, const void *ids, uint64_t n, void *keys_out,
                          gh_stream stream);
 
-/** Removes every key; keeps the memory. */
+/** Removes every key; keeps the memory (a cuckoo table's stash is released). On failure: the
+ * table is unchanged. */
 gh_status gh_clear(gh_table *table, gh_stream stream);
 
 /* ---------------------------------------------------------------------------------------- */
