@@ -1,290 +1,312 @@
-/*
- * bench.h - the parts of gpuhash-bench shared between its C files.
- *
- *   bench_options.c   command line, defaults of each mode
- *   bench_backend.c   the two backends behind one ops struct, the timing helper
- *   bench_report.c    the stdout table, the JSON lines, the acceptance summary
- *   bench_limits.c    the ceilings (--limits)
- *   bench_warpdrive.c the WarpDrive scenario (paper section V-B)
- *   bench_cuckoo.c    the cuckoo scenarios (Alcantara et al., section 4.5), a to d
- *   bench_sorted_host.c  the cuckoo scenarios' sorted-array baseline on the host (bench_sorted.h)
- *   bench_main.c      glue
- */
+/* bench.h - shared by bench_scenarios.c (the scenarios as data, the designs' steps), bench_driver.c
+ * and the backends bench_host.c and bench_cuda.cu (bench_cuda_stub.c). Plain C, also for nvcc: the
+ * inline streams and searches run in host loops and kernels alike (same keys for a seed). */
 #ifndef GPUHASH_BENCH_H
 #define GPUHASH_BENCH_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "bench_cuda.h"
-#include "bench_gen.h"
 #include "gpuhash.h"
-
-/* ---- Exit codes and step results ---------------------------------------------------------- */
-
-enum {
-  BENCH_EXIT_OK = 0,
-  BENCH_EXIT_FAILED = 1, /* a measurement could not run or a table failed verification */
-  BENCH_EXIT_USAGE = 2   /* bad command line */
-};
-
-/* What a step of a measurement returns. BROKEN skips the rest of one configuration (the table
- * gave a wrong answer: its timings would be worthless); FATAL ends the run (the device or the
- * library is unusable). */
-enum { BENCH_STEP_OK = 0, BENCH_STEP_BROKEN = 1, BENCH_STEP_FATAL = -1 };
-
-/* Prints "gpuhash-bench: error: ..." on stderr; returns BENCH_STEP_FATAL for convenience. */
-int bench_error(const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
+#ifdef __CUDACC__
+#define BENCH_HD __host__ __device__
+#else
+#define BENCH_HD
 #endif
-    ;
 
-/* A gh_* call of a scenario failed: prints "<design> <description>: <call> returned ..." with the
- * table's (or gh_create's) last error. Returns BENCH_STEP_FATAL when the device is unusable
- * (GH_ERR_CUDA, GH_ERR_NO_DEVICE), BENCH_STEP_BROKEN otherwise (the configuration is skipped). */
-int bench_call_failed(const char *design, const char *description, const gh_table *table,
-                      const char *call, gh_status status);
-/* A table gave a wrong answer: prints it; returns BENCH_STEP_BROKEN. */
-int bench_wrong(const char *design, const char *description, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
+/* Salts that make the value, Zipf and ceiling streams independent of the keys under one seed. */
+#define BENCH_SALT_VALUES 0x9e3779b97f4a7c15ull
+#define BENCH_SALT_ZIPF 0xd1b54a32d192ed03ull
+#define BENCH_SALT_LIMITS 0x8cb92ba72f3d8dd7ull
+/* Streams: key(offset + i), distinct for distinct i; key(rank(i)), rank Zipf distributed over
+ * [0, zipf_n); a hash of i; key(offset + i mod period), each key n / period times (+-1); key(i),
+ * or key(offset + i) for absent_percent % of the i, spread evenly. A spec is plain data, passed
+ * to kernels by value, without padding (the driver compares specs bytewise). */
+enum { GEN_UNIQUE_KEYS, GEN_ZIPF_KEYS, GEN_VALUES, GEN_CYCLIC_KEYS, GEN_MIXED_KEYS };
+typedef struct bench_gen_spec {
+  unsigned kind, bits; /* bits: 32 or 64 */
+  uint64_t seed, index_offset, zipf_n, period;
+  unsigned absent_percent, unused;
+} bench_gen_spec;
+
+/* Mueller's 32-bit hash and the splitmix64 finalizer: bijections, and deliberately not murmur's
+ * fmix, which the tables hash keys with. */
+static inline BENCH_HD uint32_t bench_mix32(uint32_t x) {
+  x = (x ^ (x >> 16)) * 0x45d9f3bu;
+  x = (x ^ (x >> 16)) * 0x45d9f3bu;
+  return x ^ (x >> 16);
+}
+static inline BENCH_HD uint64_t bench_mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+/* Indices below 2^bits give distinct keys: present keys use [0, n), absent ones [n, 2n). */
+static inline BENCH_HD uint64_t bench_key(uint64_t index, unsigned bits, uint64_t seed) {
+  return bits == 32 ? (uint64_t)bench_mix32((uint32_t)(index ^ seed)) : bench_mix64(index ^ seed);
+}
+/* Zipf rank of sample i in [0, N - 1), s = 1 + 1e-6: the exact inverse CDF of a power law cut
+ * at N differs from its s -> 1 limit N^u by a relative 1e-6 u (1 - u) ln(N)^2 / 2 (< 5e-5 at
+ * N = 2^27), far below one rank where ranks repeat: P(rank >= r) = 1 - ln r / ln N. */
+static inline BENCH_HD uint64_t bench_zipf_rank(uint64_t i, uint64_t zipf_n, uint64_t seed) {
+  double u = (double)(bench_mix64(i ^ seed ^ BENCH_SALT_ZIPF) >> 11) * 0x1p-53; /* [0, 1) */
+  double x = exp(u * log((double)zipf_n)); /* N^u in [1, N) */
+  uint64_t rank = (uint64_t)x;             /* floor, >= 1 */
+  if (rank >= zipf_n) rank = zipf_n - 1;   /* rounding of exp() near u -> 1 */
+  if (rank < 1) rank = 1;
+  return rank - 1;
+}
+/* Element i of a stream; for Zipf keys *rank receives the rank. */
+static inline BENCH_HD uint64_t bench_gen_element(const bench_gen_spec *s, uint64_t i,
+                                                  uint64_t *rank) {
+  const uint64_t p = s->absent_percent, value = bench_mix64(i ^ s->seed ^ BENCH_SALT_VALUES);
+  switch (s->kind) {
+    case GEN_UNIQUE_KEYS: return bench_key(s->index_offset + i, s->bits, s->seed);
+    case GEN_ZIPF_KEYS:
+      return bench_key(*rank = bench_zipf_rank(i, s->zipf_n, s->seed), s->bits, s->seed);
+    case GEN_CYCLIC_KEYS: return bench_key(s->index_offset + i % s->period, s->bits, s->seed);
+    case GEN_MIXED_KEYS: /* i absent when floor((i + 1) p / 100) > floor(i p / 100) */
+      return bench_key((i + 1) * p / 100 != i * p / 100 ? s->index_offset + i : i, s->bits,
+                       s->seed);
+    default: return s->bits == 32 ? (value & 0xffffffffull) : value;
+  }
+}
+
+/* A bijection of [0, 2^bits) (xor, odd multiply, xorshift: each invertible modulo 2^bits), so
+ * that every CAS of the random-CAS ceiling hits a slot of its own. */
+static inline BENCH_HD uint64_t bench_permute(uint64_t x, unsigned bits, uint64_t seed) {
+  const uint64_t mask = (1ull << bits) - 1;
+  const unsigned shift = (bits + 1) / 2;
+  x = (x ^ seed) & mask;
+  x = (x * 0x9e3779b97f4a7c15ull) & mask;
+  x ^= x >> shift;
+  x = (x * 0xbf58476d1ce4e5b9ull) & mask;
+  return x ^ (x >> shift);
+}
+/* Element i of an array of 1-, 4- or 8-byte elements; a store into 4 or 8. */
+static inline BENCH_HD uint64_t bench_load(const void *base, uint64_t i, unsigned bytes) {
+  if (bytes == 1) return ((const uint8_t *)base)[i];
+  return bytes == 4 ? ((const uint32_t *)base)[i] : ((const uint64_t *)base)[i];
+}
+static inline BENCH_HD void bench_store(void *base, uint64_t i, unsigned bytes, uint64_t v) {
+  if (bytes == 4) ((uint32_t *)base)[i] = (uint32_t)v;
+  if (bytes == 8) ((uint64_t *)base)[i] = v;
+}
+/* Element i of a stream into out, and a 1 at its Zipf rank in rank_map if given (every writer
+ * of a rank stores the same 1, so concurrent duplicates are benign). */
+static inline BENCH_HD void bench_gen_store(void *out, uint64_t i, const bench_gen_spec *spec,
+                                            uint8_t *rank_map) {
+  uint64_t rank = 0;
+  bench_store(out, i, spec->bits / 8, bench_gen_element(spec, i, &rank));
+  if (rank_map != NULL) rank_map[rank] = 1;
+}
+
+/* The sorted baseline (Alcantara et al., section 4.5): the pairs sorted by key, searched by
+ * binary search; for compacting / multivalue inputs also the run-length encoding of the keys
+ * (distinct keys, counts, where each run starts). Plain data, passed to kernels by value. */
+typedef struct bench_sorted {
+  unsigned key_bytes, value_bytes; /* value_bytes 0: keys only (compacting) */
+  uint64_t n, unique;              /* pairs sorted; distinct keys (after the encoding) */
+  void *keys, *values, *unique_keys, *temp; /* temp: the sort's and scans' scratch (CUB's) */
+  uint64_t *run_counts, *run_offsets;
+  size_t temp_bytes;
+} bench_sorted;
+
+/* Where key lies in sorted keys[0, m) (the lower bound), or all ones when it is absent. */
+static inline BENCH_HD uint64_t bench_sorted_position(const void *keys, uint64_t m, uint64_t key,
+                                                      unsigned key_bytes) {
+  uint64_t first = 0, count = m;
+  while (count > 0) {
+    const uint64_t half = count / 2;
+    if (bench_load(keys, first + half, key_bytes) < key) first += half + 1, count -= half + 1;
+    else count = half;
+  }
+  return first < m && bench_load(keys, first, key_bytes) == key ? first : ~0ull;
+}
+/* Query i: a hit writes values[pos] (values NULL: pos, a distinct key's id) and found 1; a miss
+ * writes 0 and 0. */
+static inline BENCH_HD void bench_sorted_find_one(const void *keys, const void *values, uint64_t m,
+                                                  unsigned key_bytes, unsigned out_bytes,
+                                                  const void *queries, uint64_t i,
+                                                  void *values_out, uint8_t *found_out) {
+  const uint64_t pos = bench_sorted_position(keys, m, bench_load(queries, i, key_bytes), key_bytes);
+  const int found = pos != ~0ull;
+  const uint64_t value = !found ? 0 : values ? bench_load(values, pos, out_bytes) : pos;
+  bench_store(values_out, i, out_bytes, value);
+  found_out[i] = (uint8_t)found;
+}
+/* Query i of a multivalue lookup's count pass: its values' count (0 if absent) and start. */
+static inline BENCH_HD void bench_sorted_count_one(const bench_sorted *s, const void *queries,
+                                                   uint64_t i, uint64_t *counts,
+                                                   uint64_t *positions) {
+  const uint64_t run = bench_sorted_position(s->unique_keys, s->unique,
+                                             bench_load(queries, i, s->key_bytes), s->key_bytes);
+  counts[i] = run != ~0ull ? s->run_counts[run] : 0;
+  positions[i] = run != ~0ull ? s->run_offsets[run] : 0;
+}
+#ifdef __cplusplus
+extern "C" {
 #endif
-    ;
 
-/* ---- Options ------------------------------------------------------------------------------ */
-
-enum {
-  BENCH_MAX_LIST = 16,  /* most items of a list option (--loads ...) */
-  BENCH_MAX_REPS = 101, /* most timed repetitions of one measurement */
-  BENCH_MAX_WARMUP = 10
-};
-
-typedef enum bench_op {
-  BENCH_OP_INSERT = 0,
-  BENCH_OP_FIND = 1,        /* the n present keys */
-  BENCH_OP_FIND_ABSENT = 2, /* n keys never inserted */
-  BENCH_OP_ERASE = 3
-} bench_op;
-#define BENCH_OP_COUNT 4
-
-typedef enum bench_dist { BENCH_DIST_UNIQUE = 0, BENCH_DIST_ZIPF = 1 } bench_dist;
-
-/* The scenarios (--scenario): bits of bench_options.scenarios. */
-typedef enum bench_scenario {
-  BENCH_SCENARIO_WARPDRIVE = 1u << 0,
-  BENCH_SCENARIO_CUCKOO_A = 1u << 1, /* build / find vs n, against the sorted array */
-  BENCH_SCENARIO_CUCKOO_B = 1u << 2, /* find vs the fraction of absent queries, d = 3, 4 */
-  BENCH_SCENARIO_CUCKOO_C = 1u << 3, /* build / find vs table factor x d, restarts */
-  BENCH_SCENARIO_CUCKOO_D = 1u << 4  /* compacting and multivalue vs key multiplicity */
-} bench_scenario;
-#define BENCH_SCENARIO_CUCKOO                                                    \
-  (BENCH_SCENARIO_CUCKOO_A | BENCH_SCENARIO_CUCKOO_B | BENCH_SCENARIO_CUCKOO_C | \
-   BENCH_SCENARIO_CUCKOO_D)
-#define BENCH_SCENARIO_ALL (BENCH_SCENARIO_WARPDRIVE | BENCH_SCENARIO_CUCKOO)
-
-/* What the cuckoo scenarios run (bench_options_finish() fills it from the mode unless --n
- * says otherwise; bench_cuckoo.c reads it). */
-typedef struct bench_cuckoo_grid {
-  uint64_t a_min_n, a_max_n;      /* scenario a: n = a_min_n, 2 a_min_n, ... up to a_max_n */
-  uint64_t bc_n;                  /* scenarios b and c */
-  uint64_t d_n;                   /* scenario d: pairs */
-  unsigned sweep_reps;            /* repetitions of b, c and d (a uses --reps) */
-  double factors[BENCH_MAX_LIST]; /* scenario c: table factors */
-  unsigned factor_count;
-  unsigned absent_percents[BENCH_MAX_LIST]; /* scenario b */
-  unsigned absent_count;
-  unsigned multiplicities[BENCH_MAX_LIST]; /* scenario d: average key multiplicity */
-  unsigned multiplicity_count;
-} bench_cuckoo_grid;
-#define BENCH_DIST_COUNT 2
-
-extern const char *const bench_op_names[BENCH_OP_COUNT];
-extern const char *const bench_dist_names[BENCH_DIST_COUNT];
-
-typedef struct bench_options {
-  int quick;          /* --quick: the small grid that finishes in under a minute */
-  int limits_only;    /* --limits: the ceilings and nothing else */
-  int validate;       /* --validate: gh_validate() once per table after its first insert */
-  gh_backend backend; /* as asked: AUTO, HOST or CUDA */
-  int device;
-  uint64_t n;
-  unsigned reps, warmup;
-  unsigned key_bits, value_bits;
-  unsigned group_sizes[BENCH_MAX_LIST];
-  unsigned group_size_count;
-  double loads[BENCH_MAX_LIST];
-  unsigned load_count;
-  bench_dist dists[BENCH_DIST_COUNT];
-  unsigned dist_count;
-  int ops[BENCH_OP_COUNT]; /* non-zero: measure it */
-  unsigned scenarios;      /* bench_scenario bits; default BENCH_SCENARIO_ALL */
-  bench_cuckoo_grid cuckoo;
-  const char *json_path;
-  uint64_t seed;
-  unsigned given;        /* bench_options.c: bit per option present on the command line */
-  const char *mode_name; /* "full", "quick" or "limits", set by bench_options_finish() */
-} bench_options;
-
-/* Parses argv into *opts (defaults not yet applied). Returns BENCH_EXIT_OK to go on, -1 after
- * printing --help (exit 0), BENCH_EXIT_USAGE after printing why. */
-int bench_options_parse(int argc, char **argv, bench_options *opts);
-/* Fills what the command line left out with the defaults of the mode (full or --quick) on the
- * backend that will run, then checks the combination. Returns BENCH_EXIT_OK or
- * BENCH_EXIT_USAGE (after printing why). */
-int bench_options_finish(bench_options *opts, gh_backend resolved);
-
-/* ---- Backends ----------------------------------------------------------------------------- */
-
-/* One struct of functions per backend, so the scenarios never ask which one runs. Every int
- * function returns 0 on success, -1 on failure with error() saying why. */
+/* Step results: BROKEN skips the rest of a table's states (a wrong answer or a failed call:
+ * their timings would be worthless), FATAL ends the run (the device is unusable). */
+enum { BENCH_OK = 0, BENCH_BROKEN = 1, BENCH_FATAL = -1 };
+enum { BENCH_PREPARE, BENCH_RESET, BENCH_LAUNCH, BENCH_VERIFY }; /* steps of a ceiling */
+enum { BENCH_MAX_LIST = 16, BENCH_MAX_VALUES = 48, BENCH_MAX_REPS = 101, BENCH_MAX_RUNS = 111 };
+/* A backend, filled by bench_host_open() or bench_cuda_open() (about: "NAME (device 0, sm_90,
+ * ...)", or why CUDA did not start). Its int functions return 0, or -1 with error() saying why. */
 typedef struct bench_backend {
-  const char *name;   /* "cuda" or "host": the JSON's backend field */
-  gh_backend gh_kind; /* what the tables are created with */
-  gh_stream stream;   /* passed to every gh_* call (NULL on the host) */
-  char device[256];   /* the GPU's name, or "host" */
+  const char *name; /* "cuda" or "host" */
+  gh_backend kind;
+  gh_stream stream; /* passed to every gh_* call; NULL on the host */
+  char device[256]; /* the GPU's name, or "host" */
+  int sm_version, sm_count;
+  size_t memory_bytes, l2_bytes;
   int (*memory)(size_t *free_bytes);
   int (*alloc)(void **ptr, size_t bytes);
-  int (*release)(void *ptr);
-  int (*fill)(void *ptr, int byte, size_t bytes);
+  int (*release)(void *ptr); /* accepts NULL */
+  /* out[i] = element i of spec's stream; rank_map (zipf_n bytes, cleared first): 1 per rank. */
   int (*generate)(void *out, uint64_t n, bench_gen_spec spec, uint8_t *rank_map);
-  int (*count_differ)(const void *a, const void *b, uint64_t value, uint64_t n, unsigned elem_bytes,
+  /* *count = elements i < n (1, 4 or 8 bytes) with a[i] != (b ? b[i] : value). */
+  int (*count_differ)(const void *a, const void *b, uint64_t value, uint64_t n, unsigned bytes,
                       uint64_t *count);
-  /* The sorted-array baseline of the cuckoo scenarios: see bcu_sorted_* in bench_cuda.h. */
-  bench_sorted_temp_bytes_fn *sorted_temp_bytes;
-  bench_sorted_build_fn *sorted_build;
-  bench_sorted_runs_fn *sorted_runs;
-  bench_sorted_find_fn *sorted_find;
-  bench_sorted_find_all_fn *sorted_find_all;
   int (*timer_start)(void);
-  int (*timer_stop)(double *ms);
+  int (*timer_stop)(double *ms); /* waits for the work since timer_start */
+  /* The sorted baseline: scratch for n pairs; sort; run-length encode (with_offsets: scan the
+   * counts too); per-query binary search; gh_count + gh_find_all's shape (count, scan, copy). */
+  int (*sorted_temp_bytes)(uint64_t n, unsigned key_bytes, unsigned value_bytes, size_t *bytes);
+  int (*sorted_build)(bench_sorted *s, const void *keys_in, const void *values_in);
+  int (*sorted_runs)(bench_sorted *s, int with_offsets);
+  int (*sorted_find)(const void *keys, const void *values, uint64_t m, unsigned key_bytes,
+                     unsigned out_bytes, const void *queries, uint64_t n, void *values_out,
+                     uint8_t *found_out);
+  int (*sorted_find_all)(const bench_sorted *s, const void *queries, uint64_t n,
+                         uint64_t *offsets_out, uint64_t *positions, void *values_out,
+                         uint64_t values_capacity, uint64_t *total);
+  /* A step of ceiling `which` (bench_op - OP_LIMIT_COPY; NULL on the host): PREPARE fills the
+   * buffer, *ops = what a launch does (the copy: bytes moved); RESET restores what a launch
+   * consumes; LAUNCH; VERIFY checks that the launch did what was counted. */
+  int (*limit)(int step, int which, void *buffer, size_t bytes, uint64_t seed, uint64_t *ops);
   const char *(*error)(void);
 } bench_backend;
+int bench_cuda_open(int device, bench_backend *b, char *about, size_t about_size);
+void bench_cuda_close(void);
+void bench_host_open(bench_backend *b);
 
-/* Picks the backend the options ask for and starts it. *announce receives the first line the
- * tool prints ("CUDA backend on ...", "host backend: no GPU here"). */
-int bench_backend_open(const bench_options *opts, bench_backend *backend, char *announce,
-                       size_t announce_size);
-void bench_backend_close(bench_backend *backend);
-/* The host backend's sorted-array baseline (bench_sorted_host.c); contracts as bcu_sorted_*. */
-bench_sorted_temp_bytes_fn bench_host_sorted_temp_bytes;
-bench_sorted_build_fn bench_host_sorted_build;
-bench_sorted_runs_fn bench_host_sorted_runs;
-bench_sorted_find_fn bench_host_sorted_find;
-bench_sorted_find_all_fn bench_host_sorted_find_all;
-/* Sets the host backend's error() text; returns -1. */
-int bench_host_fail(const char *message);
-/* Releases count buffers (NULL ones are skipped by the backend); reports the first failure
- * through bench_error() naming what, and returns BENCH_STEP_FATAL then, else BENCH_STEP_OK. */
-int bench_release_all(const bench_backend *backend, void *const *buffers, size_t count,
-                      const char *what);
-/* Allocates on the backend and reports a failure through bench_error(); *ptr NULL on failure. */
-int bench_alloc(const bench_backend *backend, void **ptr, size_t bytes, const char *what);
+/* ---- The scenarios' vocabulary (bench_scenarios.c) ---------------------------------------- */
+typedef enum { D_LIMITS, D_WARPDRIVE, D_CUCKOO, D_SORTED, D_COUNT } bench_design;
+typedef enum {
+  OP_INSERT, OP_BUILD, OP_FIND, OP_FIND_ABSENT, OP_ERASE, OP_FIND_ALL,
+  OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD, OP_COUNT
+} bench_op;
+enum { DIST_UNIQUE, DIST_ZIPF, DIST_CYCLIC };
+/* Every parameter of a state is an axis; consecutive states that agree on the axes before
+ * AX_ABSENT share one table. */
+typedef enum {
+  AX_DESIGN, AX_VARIANT, AX_N, AX_DIST, AX_MULT, AX_G, AX_LOAD, AX_D, AX_FACTOR, AX_ABSENT,
+  AX_OP, AX_COUNT
+} bench_axis_id;
+typedef struct bench_axis_def {
+  const char *name, *const *names; /* names: a string axis's values index this list */
+  char type;                       /* 's' string, 'i' integer, 'f' real */
+  double min, max;                 /* of a numeric axis */
+} bench_axis_def;
 
-/* ---- Timing ------------------------------------------------------------------------------- */
+/* A row of the scenario table: the values of one axis of one scenario in some modes (M_* bits).
+ * An axis takes the values of its first row that names the mode; axes nest in the order of
+ * their first rows, the last innermost. count: of v, or SWEEP or PER_MODE (bench_rows). */
+typedef struct bench_row {
+  const char *scenario;
+  int axis;
+  unsigned modes, count;
+  double v[BENCH_MAX_LIST];
+} bench_row;
+enum { M_FULL_GPU = 1, M_QUICK_GPU = 2, M_FULL_HOST = 4, M_QUICK_HOST = 8, ALL = 15 };
+enum { SWEEP = 0, PER_MODE = 99 };
+typedef struct bench_scenario {
+  const char *name, *title;
+  unsigned reps;        /* unless --reps; 0: the mode's (5, --quick 3) */
+  int show_inputs;      /* print each key stream's distinct keys */
+  const char *rejected; /* configs gh_config_validate rejects are skipped, for this reason */
+} bench_scenario;
 
-/* A step of a measurement; returns a BENCH_STEP_* value. */
-typedef int (*bench_step_fn)(void *context);
+typedef struct bench_design_def {
+  gh_design gh; /* 0: not a gpuhash table */
+  gh_dup_policy policy;
+  int fresh_per_insert; /* each insert gets a new table, seeded by the run (else gh_clear) */
+  unsigned min_warmup;  /* warm-up runs even with --warmup 0 */
+  unsigned axes;        /* bits of the axes that apply (the JSON lists those) */
+} bench_design_def;
 
-typedef struct bench_steps {
-  bench_step_fn setup; /* untimed, before each run (NULL: none), e.g. gh_clear before insert */
-  bench_step_fn op;    /* the timed call */
-  bench_step_fn check; /* untimed, after each run (NULL: none): verification */
-} bench_steps;
+/* The ceilings (bench_op - OP_LIMIT_COPY) a gpuhash table's result is held against; -1 none. */
+typedef struct bench_op_def { int ceiling, ceiling_alt; } bench_op_def;
 
-typedef struct bench_stats {
-  double ms_median, ms_min, ms_max;
-  unsigned reps;
-} bench_stats;
+extern const bench_axis_def bench_axes[AX_COUNT];
+extern const double bench_defaults[AX_COUNT];
+extern const bench_row bench_rows[];
+extern const bench_scenario bench_scenarios[];
+extern const size_t bench_row_count, bench_scenario_count;
+extern const bench_design_def bench_designs[D_COUNT];
+extern const bench_op_def bench_ops[OP_COUNT];
 
-/* The one timing loop of the tool: `warmup` untimed runs, then `reps` runs each timed by the
- * backend's timer (CUDA events on the stream, or CLOCK_MONOTONIC), every run preceded by setup
- * and followed by check. Returns the first non-OK step result. */
-int bench_measure(const bench_backend *backend, const bench_steps *steps, void *context,
-                  unsigned warmup, unsigned reps, bench_stats *stats);
+/* ---- A run -------------------------------------------------------------------------------- */
+typedef struct bench_options {
+  int quick, limits_only, validate, reps_given;
+  unsigned device, mode, reps, warmup, key_bits, value_bits; /* mode: the M_* bit that runs */
+  gh_backend backend;
+  uint64_t n, seed; /* n: 0 unless --n */
+  const char *scenarios, *json_path, *mode_name;
+  bench_row overrides[BENCH_MAX_LIST]; /* --axis and its aliases: before bench_rows */
+  unsigned override_count;
+} bench_options;
 
-/* ---- Ceilings ----------------------------------------------------------------------------- */
-
-extern const char *const bench_limit_names[BCU_LIMIT_COUNT]; /* "limit_copy", ... */
-
-typedef struct bench_ceilings {
-  int measured;
-  double value[BCU_LIMIT_COUNT]; /* G ops/s; the copy in GB/s */
-} bench_ceilings;
-
-/* ---- Report ------------------------------------------------------------------------------- */
-
-typedef struct bench_record {
-  const char *design;       /* "warpdrive", or "limits" */
-  const char *op;           /* bench_op_names[...] or bench_limit_names[...] */
-  const char *dist;         /* NULL: not applicable */
-  uint64_t n;               /* operations per repetition (the copy: bytes moved) */
-  int key_bits, value_bits; /* -1: not applicable */
-  double load_factor;       /* target load; NAN: not applicable */
-  unsigned group_size;      /* 0: not applicable */
-  bench_stats stats;
-  double rate;      /* n / median seconds / 1e9 */
-  const char *unit; /* "Gops/s" or "GB/s" */
-  int ceiling;      /* bcu_limit the result is compared with; -1: none */
-  int ceiling_alt;  /* a second one (insert: atomicAdd); -1: none */
-  /* Scenario details (zero for the ceilings). */
-  uint64_t distinct;    /* distinct keys among the n */
-  uint64_t capacity;    /* the table's slots (gh_capacity) */
-  uint64_t stored;      /* keys in the table after the insert (gh_size) */
-  uint64_t failed;      /* input elements whose key did not fit (0 unless the table filled) */
-  unsigned full_runs;   /* insert runs (warm-up included) that returned GH_ERR_TABLE_FULL */
-  uint64_t table_bytes; /* memory the table (or the ceiling's buffer) occupies */
-  const char *policy;   /* insert duplicate policy; NULL: not applicable */
-  /* Cuckoo scenarios (zero / NULL / NAN elsewhere). */
-  const char *scenario;              /* "cuckoo-a" .. "cuckoo-d" */
-  const char *variant;               /* "map", "compacting", "multivalue" */
-  const char *hash_family;           /* "multiply" or "xor" */
-  unsigned hash_functions;           /* d */
-  double table_factor;               /* slots per key asked for */
-  double absent_fraction;            /* of the queries (scenario b) */
-  double multiplicity;               /* average key multiplicity (scenario d) */
-  uint64_t pairs;                    /* pairs (keys) the structure holds; n counts the lookups */
-  uint64_t slots;                    /* gh_stats.slots after the last build */
-  uint64_t eviction_limit;           /* gh_stats.eviction_limit */
-  uint64_t grows;                    /* gh_stats.grows summed over the timed builds */
-  unsigned build_runs;               /* timed builds whose restarts are listed below */
-  uint32_t restarts[BENCH_MAX_REPS]; /* gh_stats.restarts of each timed build */
-  const char *skipped;               /* not measured, and why; every timing is then NAN */
-} bench_record;
-
-typedef struct bench_run {
+/* What the steps of a state work on: its inputs, its table and its lookup. */
+typedef struct bench_ctx {
   const bench_options *opts;
-  const bench_backend *backend;
-  bench_ceilings ceilings;
-  char commit[64];
-  char run_id[64];
-  FILE *json;
-  const char *json_path;
-  bench_record *records; /* kept for the summary */
-  size_t record_count, record_capacity;
-  unsigned broken; /* configurations that failed verification */
-} bench_run;
+  const bench_backend *be;
+  double ax[AX_COUNT];
+  const char *desc; /* the state, for messages */
+  unsigned kb, vb;  /* key and value bytes */
+  uint64_t n, distinct;
+  void *keys, *queries, *keys_out, *values, *values_out, *limit_buffer;
+  uint8_t *flags;
+  uint64_t *counts, *offsets;
+  size_t limit_bytes;
+  bench_sorted sorted;
+  bench_gen_spec have[3]; /* what keys, queries and values hold */
+  uint64_t have_n[3], have_distinct;
+  gh_config config;
+  gh_table *table;
+  int filled, validated;
+  gh_status insert_status;
+  gh_stats stats; /* after the last insert */
+  uint64_t stored, failed;
+  unsigned full_runs, runs; /* runs: inserts so far in this measurement, warm-up included */
+  uint32_t restarts[BENCH_MAX_RUNS];
+  uint64_t grows[BENCH_MAX_RUNS];
+  const void *q; /* the lookup: nq queries, `absent` of them never inserted */
+  uint64_t nq, absent, total;
+} bench_ctx;
 
-int bench_report_begin(bench_run *run, const bench_options *opts, const bench_backend *backend);
-/* Prints the row, appends the JSON line, keeps the record. */
-int bench_report_add(bench_run *run, const bench_record *record);
-/* "2^27" for powers of two, the decimal number otherwise; returns buffer. */
-const char *bench_format_count(uint64_t n, char *buffer, size_t size);
-/* Prints the header of the table of results (before the first row of a section). */
-void bench_report_header(const char *title);
-/* The acceptance criteria of the issues (warpdrive ceilings, cuckoo vs binary search),
- * information only. */
-void bench_report_summary(const bench_run *run);
-void bench_report_end(bench_run *run);
+/* prepare: once per state; then per run setup (untimed), op (timed), check (untimed). */
+typedef struct bench_steps {
+  int (*prepare)(bench_ctx *), (*setup)(bench_ctx *), (*op)(bench_ctx *), (*check)(bench_ctx *);
+} bench_steps;
+const bench_steps *bench_steps_for(int design, int op);
+gh_config bench_table_config(const bench_ctx *c);
 
-/* ---- Scenarios ---------------------------------------------------------------------------- */
+int bench_error(const char *format, ...) __attribute__((format(printf, 1, 2))); /* FATAL */
+int bench_wrong(const bench_ctx *c, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* A gh_* call's status: BENCH_OK, or reported: BENCH_BROKEN (FATAL when the device is gone). */
+int bench_call_failed(const bench_ctx *c, const char *call, gh_status status);
+#define GH_CALL(c, call) bench_call_failed(c, #call, call)
+int bench_backend_failed(const bench_ctx *c, int failed, const char *what); /* OK if !failed */
+int bench_count(const bench_ctx *c, const void *a, const void *b, uint64_t value, uint64_t n,
+                unsigned bytes, uint64_t *count);
 
-/* Measures the ceilings, reports them and stores them in run->ceilings. */
-int bench_limits_run(bench_run *run, const bench_backend *backend, const bench_options *opts);
-/* The WarpDrive experiment; BENCH_STEP_FATAL ends the run, broken tables are counted in run. */
-int bench_warpdrive_run(bench_run *run, const bench_backend *backend, const bench_options *opts);
-/* The cuckoo scenarios opts->scenarios selects; same contract. */
-int bench_cuckoo_run(bench_run *run, const bench_backend *backend, const bench_options *opts);
-
+#ifdef __cplusplus
+}
+#endif
 #endif /* GPUHASH_BENCH_H */

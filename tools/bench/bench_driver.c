@@ -1,0 +1,851 @@
+/*
+ * bench_driver.c - gpuhash-bench's one driver. For each scenario it runs the product of its axes:
+ * per state it makes the inputs, opens the table (states that agree on the axes before AX_ABSENT
+ * share one), times the design's steps (warm-up runs, then timed ones, each setup -> timed call
+ * -> check, the median reported), and writes a row on stdout and a state of the nvbench-shaped
+ * JSON document, flushed at once: an interrupted run keeps what it measured.
+ */
+#define _POSIX_C_SOURCE 200809L /* gmtime_r, getpid, sysconf, clock_gettime */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#ifndef GH_GIT_COMMIT
+#define GH_GIT_COMMIT "unknown"
+#endif
+#define RESERVE_BYTES ((size_t)256 << 20) /* left free for the CUDA context, the library */
+/* The ceilings' buffer: 40x the 50 MB L2 of an H100, so random accesses miss the cache, and the
+ * copy moves enough bytes (1 GiB each way) that launch overhead is noise. */
+#define LIMIT_BYTES ((size_t)1 << 31)
+enum { SKIPPED = 2 }; /* a state not measured by design: the rest of its table goes too */
+
+/* A scenario's axes for the mode and the command line: the states are their product. */
+typedef struct bench_plan {
+  const bench_scenario *sc;
+  unsigned naxes, reps, warmup, count[AX_COUNT];
+  int axis[AX_COUNT];
+  double v[AX_COUNT][BENCH_MAX_VALUES];
+  size_t states;
+} bench_plan;
+
+typedef struct bench_result {
+  const bench_scenario *scenario;
+  double ax[AX_COUNT]; /* the state; -1 where an axis does not apply */
+  unsigned key_bits, value_bits, reps, warmup, full_runs, builds;
+  double ms_median, ms_min, ms_max, rate; /* rate: n / median seconds / 1e9 */
+  const char *skipped, *family; /* family: the cuckoo hash family */
+  uint64_t n, pairs; /* operations per run (the copy: bytes moved); pairs inserted */
+  uint64_t distinct, capacity, stored, failed, slots, eviction_limit, table_bytes, grows;
+  uint32_t restarts[BENCH_MAX_REPS]; /* of each timed build (`builds` of them) */
+} bench_result;
+
+typedef struct bench_run {
+  const bench_options *opts;
+  const bench_backend *be;
+  double ceiling[4]; /* measured in this run; 0: not measured */
+  FILE *json;
+  unsigned benchmarks, states, broken; /* states: of the benchmark being written */
+  size_t count;
+  struct bench_best { uint64_t n; double rate, g, base; } best[4]; /* for the issues' targets */
+} bench_run;
+
+int bench_error(const char *format, ...) {
+  va_list args;
+  fflush(stdout); /* keep the order of the table and the error on a shared terminal */
+  fprintf(stderr, "gpuhash-bench: error: ");
+  va_start(args, format);
+  vfprintf(stderr, format, args);
+  va_end(args);
+  fputc('\n', stderr);
+  return BENCH_FATAL;
+}
+int bench_wrong(const bench_ctx *c, const char *format, ...) {
+  char message[512];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  bench_error("%s gave a WRONG ANSWER: %s; configuration skipped", c->desc, message);
+  return BENCH_BROKEN;
+}
+int bench_call_failed(const bench_ctx *c, const char *call, gh_status status) {
+  if (status == GH_OK) return BENCH_OK;
+  bench_error("%s: %.*s returned %s (%s): %s", c->desc, (int)strcspn(call, "("), call,
+              gh_status_name(status), gh_status_str(status),
+              c->table ? gh_last_error(c->table) : gh_last_create_error());
+  return status == GH_ERR_CUDA || status == GH_ERR_NO_DEVICE ? BENCH_FATAL : BENCH_BROKEN;
+}
+int bench_backend_failed(const bench_ctx *c, int failed, const char *what) {
+  return failed ? bench_error("%s: %s: %s", c->desc, what, c->be->error()) : BENCH_OK;
+}
+int bench_count(const bench_ctx *c, const void *a, const void *b, uint64_t value, uint64_t n,
+                unsigned bytes, uint64_t *count) {
+  return bench_backend_failed(c, c->be->count_differ(a, b, value, n, bytes, count), "verifying");
+}
+
+/* ---- Axes and states ---------------------------------------------------------------------- */
+/* The row that gives an axis its values in this mode: the command line's before bench_rows. */
+static const bench_row *row_for(const bench_options *o, const char *sc, int axis, int *given) {
+  for (size_t i = 0; i < o->override_count + bench_row_count; ++i) {
+    const bench_row *r = (*given = i < o->override_count) ? &o->overrides[i]
+                                                          : &bench_rows[i - o->override_count];
+    if (r->axis == axis && (r->modes & o->mode) && strcmp(r->scenario, sc) == 0) return r;
+  }
+  return NULL;
+}
+static void resolve(const bench_options *o, const bench_scenario *sc, bench_plan *p) {
+  const unsigned mode = (unsigned)log2(o->mode); /* where a PER_MODE or SWEEP value is */
+  memset(p, 0, sizeof *p);
+  p->sc = sc;
+  p->reps = o->reps_given || sc->reps == 0 ? o->reps : sc->reps;
+  p->warmup = o->warmup;
+  p->states = 1;
+  for (size_t i = 0; i < bench_row_count; ++i) {
+    const int id = bench_rows[i].axis;
+    unsigned a = 0, k = 0;
+    int given = 0;
+    while (a < p->naxes && p->axis[a] != id) ++a;
+    const bench_row *r = row_for(o, sc->name, id, &given);
+    if (strcmp(bench_rows[i].scenario, sc->name) != 0 || a < p->naxes || r == NULL) continue;
+    double lo = r->v[r->count == 1 ? 0 : mode], hi = r->count == SWEEP ? r->v[4 + mode] : lo;
+    if (id == AX_N && o->n != 0 && !given) { /* --n: the value, or where the sweep ends */
+      lo = r->count == SWEEP ? fmin(lo, (double)o->n) : (double)o->n;
+      hi = (double)o->n;
+    }
+    if (r->count > 1 && r->count != PER_MODE) /* a list */
+      for (k = 0; k < r->count; ++k) p->v[a][k] = r->v[k];
+    else /* one value, or a doubling sweep whose last value is exactly hi */
+      for (double x = lo; k == 0 || (p->v[a][k - 1] < hi && k < BENCH_MAX_VALUES); x *= 2)
+        p->v[a][k++] = fmin(x, hi);
+    p->axis[p->naxes] = id;
+    p->count[p->naxes++] = k;
+    p->states *= k;
+  }
+}
+
+/* State k of the product, the last axis fastest; then the defaults of the design's other axes. */
+static void state_at(const bench_plan *p, size_t k, bench_ctx *c) {
+  for (int i = 0; i < AX_COUNT; ++i) c->ax[i] = -1;
+  for (unsigned a = p->naxes; a-- > 0; k /= p->count[a])
+    c->ax[p->axis[a]] = p->v[a][k % p->count[a]];
+  for (int a = 0; a < AX_COUNT; ++a)
+    if (c->ax[a] < 0 && (bench_designs[(int)c->ax[AX_DESIGN]].axes & (1u << a)))
+      c->ax[a] = isnan(bench_defaults[a]) ? -1 : bench_defaults[a];
+  /* The lookup of a multivalue structure returns every value of each key. */
+  if (c->ax[AX_OP] == OP_FIND && c->ax[AX_VARIANT] == GH_VARIANT_MULTIVALUE)
+    c->ax[AX_OP] = OP_FIND_ALL;
+  c->kb = c->opts->key_bits / 8;
+  c->vb = c->opts->value_bits / 8;
+  /* Only warpdrive can be a set: the cuckoo maps and the sorted pairs take 0 bits as 32. */
+  if (c->vb == 0 && c->ax[AX_DESIGN] != D_WARPDRIVE) c->vb = 4;
+  c->n = c->ax[AX_N] > 0 ? (uint64_t)c->ax[AX_N] : 0;
+}
+/* The text of axis value x ("unique", "2^20", "0.9"), and a state's name: its axes. */
+static const char *axis_text(int axis, double x, char *buffer, size_t size) {
+  const uint64_t n = (uint64_t)x;
+  if (bench_axes[axis].names) snprintf(buffer, size, "%s", bench_axes[axis].names[(int)x]);
+  else if (axis == AX_N && n && !(n & (n - 1))) snprintf(buffer, size, "2^%d", (int)log2(x));
+  else snprintf(buffer, size, "%.15g", x);
+  return buffer;
+}
+static void describe(const double ax[AX_COUNT], char *out, size_t size) {
+  char value[32];
+  size_t used = 0;
+  out[0] = 0;
+  for (int a = 0; a < AX_COUNT && used < size; ++a)
+    if (ax[a] >= 0 && (bench_designs[(int)ax[AX_DESIGN]].axes & (1u << a)))
+      used += (size_t)snprintf(out + used, size - used, "%s%s=%s", used ? " " : "",
+                               bench_axes[a].name, axis_text(a, ax[a], value, sizeof value));
+}
+
+/* ---- The table on stdout ------------------------------------------------------------------ */
+#define ROW "%-9s %-18s %-6s %3s %5s %6s %10s %10s %-7s %-18s %6s  %s\n"
+static const char *name_of(int axis, const double *ax) {
+  return ax[axis] >= 0 ? bench_axes[axis].names[(int)ax[axis]] : "-";
+}
+static const char *limit_name(int c) { return bench_axes[AX_OP].names[OP_LIMIT_COPY + c]; }
+/* The ceiling a result is held against (-1: none), and its value (NAN: not measured). */
+static int ceiling_of(const bench_result *r, int alt) {
+  const bench_op_def *op = &bench_ops[(int)r->ax[AX_OP]];
+  return bench_designs[(int)r->ax[AX_DESIGN]].gh ? (alt ? op->ceiling_alt : op->ceiling) : -1;
+}
+static double ceiling_value(const bench_run *run, int ceiling) {
+  return ceiling >= 0 && run->ceiling[ceiling] > 0 ? run->ceiling[ceiling] : NAN;
+}
+static void print_row(const bench_run *run, const bench_result *r) {
+  const double *ax = r->ax;
+  const int ceiling = ceiling_of(r, 0), alt = ceiling_of(r, 1);
+  const double frac = r->rate / ceiling_value(run, ceiling);
+  const double alt_frac = r->rate / ceiling_value(run, alt);
+  char g[16] = "-", load[16] = "-", n[32], ms[32] = "-", rate[32] = "-", f[16] = "-";
+  char notes[512] = "";
+  size_t used = 0;
+#define NOTE(...)                                                                               \
+  (used += (size_t)snprintf(notes + used, used < sizeof notes ? sizeof notes - used : 0, \
+                            __VA_ARGS__))
+  if (ax[AX_G] >= 0) snprintf(g, sizeof g, "%.0f", ax[AX_G]);
+  if (ax[AX_LOAD] >= 0) snprintf(load, sizeof load, "%.2f", ax[AX_LOAD]);
+  if (!r->skipped) snprintf(ms, sizeof ms, "%.3f", r->ms_median);
+  if (!r->skipped) snprintf(rate, sizeof rate, r->rate >= 100.0 ? "%.1f" : "%.3f", r->rate);
+  if (!isnan(frac)) snprintf(f, sizeof f, "%.3f", frac);
+  if (ax[AX_VARIANT] > GH_VARIANT_MAP) NOTE("%s; ", name_of(AX_VARIANT, ax));
+  if (ax[AX_DESIGN] == D_CUCKOO) NOTE("d=%.0f x%.2f; ", ax[AX_D], ax[AX_FACTOR]);
+  if (ax[AX_ABSENT] >= 0) NOTE("absent %.0f%%; ", ax[AX_ABSENT]);
+  if (ax[AX_MULT] >= 0)
+    NOTE("multiplicity %.1f (%llu keys); ", (double)r->pairs / (double)r->distinct,
+         (unsigned long long)r->distinct);
+  for (unsigned i = 0; i < r->builds; ++i)
+    NOTE("%s%u%s", i ? "," : "restarts ", r->restarts[i], i + 1 == r->builds ? "; " : "");
+  if (r->grows) NOTE("grew %llu times; ", (unsigned long long)r->grows);
+  if (r->skipped) NOTE("skipped: %s", r->skipped);
+  if (!isnan(alt_frac)) NOTE("%.3f of %s; ", alt_frac, limit_name(alt));
+  if (r->full_runs)
+    NOTE("TABLE FULL in %u of %u runs: %llu inputs (%llu keys) did not fit; ", r->full_runs,
+         r->warmup + r->reps, (unsigned long long)r->failed,
+         (unsigned long long)(r->distinct - r->stored));
+  if (r->reps > 1 && !r->skipped)
+    NOTE("spread %.1f%%", 100.0 * (r->ms_max - r->ms_min) / r->ms_median);
+  printf(ROW, name_of(AX_DESIGN, ax), name_of(AX_OP, ax), name_of(AX_DIST, ax), g, load,
+         axis_text(AX_N, (double)r->n, n, sizeof n), ms, rate,
+         ax[AX_OP] == OP_LIMIT_COPY ? "GB/s" : "Gops/s", ceiling >= 0 ? limit_name(ceiling) : "-",
+         f, notes);
+  fflush(stdout);
+}
+
+/* ---- The JSON document, in nvbench's shape: {"meta", "devices", "benchmarks": [{"name",
+ * "index", "axes": [{"name", "type", "flags", "values": [{"input_string", "description",
+ * "value"}]}], "states": [{"name", "device", "axis_values": [{"name", "type", "value"}],
+ * "summaries": [{"tag", "name", "hint", "data": [{"name", "type", "value"}]}], "is_skipped",
+ * "skip_reason"}]}], "run"} ------------------------------------------------------------------ */
+
+static void jstr(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; ++p)
+    fprintf(f, *p == '"' || *p == '\\' ? "\\%c" : *p < 0x20 ? "\\u%04x" : "%c", *p);
+  fputc('"', f);
+}
+/* A named value of type 's' (s), 'i' or 'f' (x, null unless finite), 'l' (a list), 0 (none). */
+typedef struct nv { const char *name; char type; double x; const char *s; } nv;
+static const char *type_name(char type) {
+  return type == 's' ? "string" : type == 'i' ? "int64" : type == 'l' ? "int64[]" : "float64";
+}
+static void jvalue(FILE *f, const nv *v) {
+  if (v->type == 's') jstr(f, v->s);
+  if (v->type == 'l') fputs(v->s, f);
+  if (v->type != 's' && v->type != 'l') fprintf(f, isfinite(v->x) ? "%.9g" : "null", v->x);
+}
+static void jnamed(FILE *f, const nv *v, size_t count) { /* [{"name", "type", "value"}, ...] */
+  for (const char *sep = "["; count-- > 0 || (fputs(*sep == '[' ? "[]" : "]", f), 0); ++v) {
+    if (!v->type) continue;
+    fprintf(f, "%s{\"name\":\"%s\",\"type\":\"%s\",\"value\":", sep, v->name, type_name(v->type));
+    jvalue(f, v);
+    fputc('}', f);
+    sep = ",";
+  }
+}
+static nv axis_value(int axis, double x) {
+  const bench_axis_def *d = &bench_axes[axis];
+  const nv v = {d->name, d->type, x, d->names ? d->names[(int)x] : NULL};
+  return v;
+}
+
+/* One state: its name, axis values, and summaries (the times in seconds, as nvbench's). */
+#define NV(name, type, format) "{\"name\":\"" name "\",\"type\":\"" type "\",\"value\":" format "}"
+static void json_state(bench_run *run, const bench_result *r) {
+  static const char *const POLICY[] = {"keep_first", "overwrite", "add", "min", "max", "append"};
+  static const char *const STAT[] = {"median", "min", "max"};
+  FILE *f = run->json;
+  const bench_design_def *def = &bench_designs[(int)r->ax[AX_DESIGN]];
+  const int op = (int)r->ax[AX_OP], insert = op == OP_INSERT || op == OP_BUILD;
+  const char gh = def->gh ? 'i' : 0, table = op < OP_LIMIT_COPY ? 'i' : 0;
+  const char built = r->builds ? 'i' : 0;
+  const double ms[] = {r->ms_median, r->ms_min, r->ms_max};
+  char name[256], restarts[BENCH_MAX_REPS * 11 + 2] = "[";
+  unsigned long long total = 0;
+  nv axes[AX_COUNT] = {{0}};
+  describe(r->ax, name, sizeof name);
+  fprintf(f, "%s\n{\"name\":", run->states++ ? "," : "");
+  jstr(f, name);
+  fputs(",\"device\":0,\"axis_values\":", f);
+  for (int a = 0; a < AX_COUNT; ++a)
+    if (r->ax[a] >= 0 && (def->axes & (1u << a))) axes[a] = axis_value(a, r->ax[a]);
+  jnamed(f, axes, AX_COUNT);
+  fputs(",\"summaries\":[", f);
+  for (int i = 0; i < 3 && !r->skipped; ++i)
+    fprintf(f, "{\"tag\":\"nv/cold/time/%s/%s\",\"name\":\"%s\",\"hint\":\"duration\",\"data\":["
+            NV("value", "float64", "%.9g") "]},", run->be->stream ? "gpu" : "cpu", STAT[i],
+            STAT[i], ms[i] * 1e-3);
+  if (!r->skipped)
+    fprintf(f, "{\"tag\":\"nv/cold/sample_size\",\"name\":\"samples\",\"data\":["
+            NV("value", "int64", "%u") "," NV("warmup", "int64", "%u") "]},{\"tag\":\"nv/cold/"
+            "bw/%s\",\"name\":\"rate\",\"data\":[" NV("value", "float64", "%.9g") ","
+            NV("giga", "float64", "%.9g") "]},", r->reps, r->warmup,
+            op == OP_LIMIT_COPY ? "global/bytes_per_second" : "item_rate", r->rate * 1e9, r->rate);
+  for (int alt = 0, c; alt < 2 && !r->skipped && (c = ceiling_of(r, alt)) >= 0; ++alt) {
+    const nv v[] = {{"name", 's', 0, limit_name(c)}, {"value", 'f', ceiling_value(run, c), NULL},
+                    {"fraction", 'f', r->rate / ceiling_value(run, c), NULL}};
+    fprintf(f, "{\"tag\":\"gh/ceiling%s\",\"name\":\"ceiling\",\"data\":", alt ? "_alt" : "");
+    jnamed(f, v, 3);
+    fputs("},", f);
+  }
+  for (unsigned i = 0; i < r->builds; ++i) {
+    total += r->restarts[i];
+    snprintf(strchr(restarts, 0), 12, "%u%s", r->restarts[i], i + 1 < r->builds ? "," : "]");
+  }
+  const nv facts[] = {
+      {"key_bits", table, r->key_bits, NULL}, {"value_bits", table, r->value_bits, NULL},
+      {"pairs", table, (double)r->pairs, NULL}, {"distinct", table, (double)r->distinct, NULL},
+      {"capacity", gh, (double)r->capacity, NULL}, {"slots", gh, (double)r->slots, NULL},
+      {"stored", table, (double)r->stored, NULL},
+      {"achieved_load", (char)(gh ? 'f' : 0), (double)r->stored / (double)r->slots, NULL},
+      {"failed", gh, (double)r->failed, NULL}, {"full_runs", gh, r->full_runs, NULL},
+      {"table_bytes", 'i', (double)r->table_bytes, NULL},
+      {"eviction_limit", (char)(def->fresh_per_insert ? 'i' : 0), (double)r->eviction_limit, 0},
+      {"hash_family", (char)(def->fresh_per_insert ? 's' : 0), 0, r->family},
+      {"policy", (char)(gh && insert ? 's' : 0), 0,
+       POLICY[r->ax[AX_VARIANT] == GH_VARIANT_MULTIVALUE ? GH_APPEND : def->policy]},
+      {"restarts", (char)(built ? 'l' : 0), 0, restarts},
+      {"restarts_total", built, (double)total, 0}, {"grows", built, (double)r->grows, NULL}};
+  fputs("{\"tag\":\"gh/table\",\"name\":\"table\",\"data\":", f);
+  jnamed(f, facts, sizeof facts / sizeof facts[0]);
+  fprintf(f, "}],\"is_skipped\":%s", r->skipped ? "true,\"skip_reason\":" : "false");
+  if (r->skipped) jstr(f, r->skipped);
+  fputc('}', f);
+  fflush(f);
+}
+
+/* A benchmark: its title and the table's header on stdout; its name and axes in the JSON. */
+static int report_benchmark(bench_run *run, const bench_plan *p) {
+  FILE *f = run->json;
+  char text[32];
+  printf("\n%s\n  on the %s backend (%s): %u-bit keys, %u-bit values, median of %u after %u "
+         "warm-up\n" ROW, p->sc->title, run->be->name, run->be->device, run->opts->key_bits,
+         run->opts->value_bits, p->reps, p->warmup, "design", "op", "dist", "g", "load", "n",
+         "ms_median", "rate", "unit", "ceiling", "frac", "notes");
+  fprintf(f, "%s\n{\"name\":\"%s\",\"index\":%u,\"axes\":[", run->benchmarks ? "]}," : "",
+          p->sc->name, run->benchmarks);
+  run->benchmarks++;
+  run->states = 0;
+  for (unsigned a = 0; a < p->naxes; ++a) {
+    const nv axis = axis_value(p->axis[a], 0);
+    fprintf(f, "%s{\"name\":\"%s\",\"type\":\"%s\",\"flags\":\"\",\"values\":[", a ? "," : "",
+            axis.name, type_name(axis.type));
+    for (unsigned k = 0; k < p->count[a]; ++k) {
+      const nv v = axis_value(p->axis[a], p->v[a][k]);
+      fprintf(f, "%s{\"input_string\":", k ? "," : "");
+      jstr(f, axis_text(p->axis[a], p->v[a][k], text, sizeof text));
+      fputs(",\"description\":\"\",\"value\":", f);
+      jvalue(f, &v);
+      fputc('}', f);
+    }
+    fputs("]}", f);
+  }
+  fputs("],\"states\":[", f);
+  return ferror(f) ? bench_error("writing to '%s' failed", run->opts->json_path) : 0;
+}
+
+/* The issues' targets (information only): the best rate of a design and op at the largest n
+ * (warpdrive: unique 32/32-bit keys, load 0.9) over a ceiling, or the sorted baseline at that n. */
+static const struct target {
+  const char *scenario, *label;
+  int design, op, ceiling;
+  double least;
+  uint64_t at_n;
+} TARGETS[4] = {{"warpdrive", "warpdrive insert", D_WARPDRIVE, OP_INSERT, 2, 0.65, 0},
+                {"warpdrive", "warpdrive find", D_WARPDRIVE, OP_FIND, 1, 0.35, 0},
+                {"cuckoo-a", "cuckoo find", D_CUCKOO, OP_FIND, -1, 3.0, 1ull << 27},
+                {"cuckoo-a", "cuckoo build", D_CUCKOO, OP_BUILD, -1, 0, 0}};
+static void track(bench_run *run, const bench_result *r) {
+  for (int i = 0; i < 4; ++i) {
+    const struct target *t = &TARGETS[i];
+    struct bench_best *b = &run->best[i];
+    if (r->skipped || strcmp(r->scenario->name, t->scenario) || r->ax[AX_OP] != t->op ||
+        (r->ax[AX_DESIGN] == D_WARPDRIVE &&
+         (r->ax[AX_DIST] != DIST_UNIQUE || r->key_bits != 32 || r->value_bits != 32 ||
+          fabs(r->ax[AX_LOAD] - 0.9) > 1e-9)))
+      continue;
+    if (r->ax[AX_DESIGN] == D_SORTED && r->n == b->n) b->base = r->rate;
+    if (r->ax[AX_DESIGN] != t->design || r->n < b->n || (r->n == b->n && r->rate <= b->rate))
+      continue;
+    b->base = r->n > b->n ? NAN : b->base;
+    b->n = r->n, b->rate = r->rate, b->g = r->ax[AX_G];
+  }
+}
+static void summary(const bench_run *run) {
+  char n_text[32], g[16];
+  printf("\nacceptance (information only; warpdrive: unique 32/32-bit keys at load 0.90, the best"
+         " g;\n  cuckoo: d = 4, table 1.25 n, vs binary search over the sorted pairs)\n");
+  for (int i = 0; i < 4; ++i) {
+    const struct target *t = &TARGETS[i];
+    const struct bench_best *b = &run->best[i];
+    const double base = t->ceiling >= 0 ? ceiling_value(run, t->ceiling) : b->base;
+    if (b->n == 0) continue;
+    snprintf(g, sizeof g, " g = %.0f", b->g);
+    printf("  %-16s%s at n = %s: %.3f Gops/s", t->label, b->g >= 0 ? g : "",
+           axis_text(AX_N, (double)b->n, n_text, sizeof n_text), b->rate);
+    if (!isnan(base))
+      printf(" = %.3f x %s%s (%.3f Gops/s)", b->rate / base, t->ceiling < 0 ? "sorted " : "",
+             t->ceiling < 0 ? bench_axes[AX_OP].names[t->op] : limit_name(t->ceiling), base);
+    if (isnan(base) || !t->least || (t->at_n && b->n != t->at_n))
+      printf(", %s\n", isnan(base) ? t->ceiling < 0 ? "no sorted baseline at this n: no verdict"
+                                                    : "no ceiling (it needs a GPU): no verdict"
+                       : !t->least ? "no target" : "no verdict (the target is at n = 2^27)");
+    else
+      printf(", target >= %.2f: %s\n", t->least, b->rate / base >= t->least ? "PASS" : "MISS");
+  }
+}
+static int report_state(bench_run *run, const bench_result *r) {
+  ++run->count;
+  if (r->ax[AX_DESIGN] == D_LIMITS) run->ceiling[(int)r->ax[AX_OP] - OP_LIMIT_COPY] = r->rate;
+  track(run, r);
+  print_row(run, r);
+  json_state(run, r);
+  return ferror(run->json) ? bench_error("writing to '%s' failed", run->opts->json_path) : 0;
+}
+
+/* ---- Buffers: planned over the scenario's states, allocated once -------------------------- */
+#define SLOT(field) offsetof(bench_ctx, field)
+static const size_t BUFFERS[] = {
+    SLOT(keys), SLOT(queries), SLOT(values), SLOT(values_out), SLOT(flags), SLOT(keys_out),
+    SLOT(counts), SLOT(offsets), SLOT(sorted.keys), SLOT(sorted.values), SLOT(sorted.unique_keys),
+    SLOT(sorted.run_counts), SLOT(sorted.run_offsets), SLOT(sorted.temp), SLOT(limit_buffer)};
+#define BUFFER_COUNT (sizeof BUFFERS / sizeof BUFFERS[0])
+#define BUFFER(c, i) ((void **)((char *)(c) + BUFFERS[i]))
+
+static size_t table_bytes(const bench_ctx *c, const gh_config *config) {
+  size_t host = 0, device = 0;
+  gh_memory_estimate(config, &host, &device);
+  return c->be->stream ? device : host;
+}
+/* Each buffer at the states' largest n; they and the largest table must fit in free memory. */
+static int allocate(bench_ctx *c, const bench_plan *p) {
+  uint64_t n = 0;
+  size_t vb = 0, table = 0, temp = 0, need = RESERVE_BYTES, free_bytes = 0;
+  unsigned designs = 0, runs = 0;
+  for (size_t k = 0; k < p->states; ++k) {
+    state_at(p, k, c);
+    designs |= 1u << (int)c->ax[AX_DESIGN];
+    runs |= c->ax[AX_VARIANT] > GH_VARIANT_MAP;
+    n = c->n > n ? c->n : n;
+    vb = c->vb > vb ? c->vb : vb;
+    c->distinct = c->n; /* an upper bound for every distribution */
+    const gh_config config = bench_table_config(c);
+    const size_t bytes = bench_designs[(int)c->ax[AX_DESIGN]].gh ? table_bytes(c, &config) : 0;
+    table = bytes > table ? bytes : table;
+  }
+  const size_t kb = c->kb, ns = designs & (1u << D_SORTED) ? n : 0, nr = runs ? n : 0;
+  if (ns && c->be->sorted_temp_bytes(n, c->kb, (unsigned)vb, &temp) != 0)
+    return bench_backend_failed(c, 1, "sizing the sort's scratch");
+  const size_t bytes[BUFFER_COUNT] = {
+      n * kb, n * kb, n * vb, n * (vb > 4 ? vb : 4), n, nr * kb, nr * 8, nr ? nr * 8 + 8 : 0,
+      ns * kb, ns * vb, (ns ? nr : 0) * kb, (ns ? nr : 0) * 8, (ns ? nr : 0) * 8, temp,
+      designs & (1u << D_LIMITS) ? LIMIT_BYTES : 0};
+  for (size_t i = 0; i < BUFFER_COUNT; ++i) need += bytes[i];
+  if (c->be->memory(&free_bytes) != 0) return bench_backend_failed(c, 1, "reading free memory");
+  if (need + table > free_bytes)
+    return bench_error("%s needs %zu MiB (inputs %zu MiB + largest table %zu MiB + %zu MiB "
+                       "reserve), %zu MiB are free: use a smaller --n", p->sc->name,
+                       (need + table) >> 20, (need - RESERVE_BYTES) >> 20, table >> 20,
+                       RESERVE_BYTES >> 20, free_bytes >> 20);
+  c->sorted.key_bytes = c->kb;
+  c->sorted.temp_bytes = temp;
+  c->limit_bytes = LIMIT_BYTES;
+  for (size_t i = 0; i < BUFFER_COUNT; ++i)
+    if (bytes[i] != 0 && c->be->alloc(BUFFER(c, i), bytes[i]) != 0)
+      return bench_error("allocating %zu bytes: %s", bytes[i], c->be->error());
+  return BENCH_OK;
+}
+
+static int release(bench_ctx *c) {
+  int result = BENCH_OK;
+  for (size_t i = 0; i < BUFFER_COUNT; *BUFFER(c, i++) = NULL)
+    if (c->be->release(*BUFFER(c, i)) != 0 && result == BENCH_OK)
+      result = bench_error("freeing the inputs: %s", c->be->error());
+  return result;
+}
+
+/* ---- Inputs ------------------------------------------------------------------------------- */
+/* Makes buffer `slot` (keys, queries, values) hold a stream's n elements unless it does: *made. */
+static int make(bench_ctx *c, int slot, void *out, unsigned kind, uint64_t offset, int *made) {
+  const uint64_t m = c->ax[AX_MULT] > 0 ? (uint64_t)c->ax[AX_MULT] : 1;
+  uint8_t *ranks = kind == GEN_ZIPF_KEYS ? c->flags : NULL;
+  const bench_gen_spec spec = {kind, 8 * (slot == 2 ? c->vb : c->kb), c->opts->seed, offset,
+                               kind == GEN_ZIPF_KEYS ? c->n : 0,
+                               kind == GEN_CYCLIC_KEYS ? (c->n + m - 1) / m : 0,
+                               kind == GEN_MIXED_KEYS ? (unsigned)c->ax[AX_ABSENT] : 0, 0};
+  *made = c->have_n[slot] != c->n || memcmp(&c->have[slot], &spec, sizeof spec) != 0;
+  if (!*made) return BENCH_OK;
+  c->have_n[slot] = 0;
+  /* Zipf's distinct keys are the distinct ranks, counted exactly from a byte map of them. */
+  if (bench_backend_failed(c, c->be->generate(out, c->n, spec, ranks), "generating inputs"))
+    return BENCH_FATAL;
+  c->have[slot] = spec;
+  c->have_n[slot] = c->n;
+  if (slot == 0) c->have_distinct = kind == GEN_CYCLIC_KEYS ? spec.period : c->n;
+  return ranks ? bench_count(c, ranks, NULL, 0, c->n, 1, &c->have_distinct) : BENCH_OK;
+}
+static int inputs(bench_ctx *c, const bench_scenario *sc) {
+  static const unsigned KIND[] = {GEN_UNIQUE_KEYS, GEN_ZIPF_KEYS, GEN_CYCLIC_KEYS};
+  const int op = (int)c->ax[AX_OP], dist = (int)c->ax[AX_DIST];
+  int made = 0, result;
+  c->q = c->keys;
+  c->nq = c->n;
+  c->absent = 0;
+  if (c->ax[AX_DESIGN] == D_LIMITS) return BENCH_OK;
+  result = make(c, 0, c->keys, KIND[dist], 0, &made);
+  c->distinct = c->have_distinct;
+  if (result == BENCH_OK && made && sc->show_inputs)
+    printf("%s keys: %llu distinct among %llu (%.1f%%)\n", bench_axes[AX_DIST].names[dist],
+           (unsigned long long)c->distinct, (unsigned long long)c->n,
+           100.0 * (double)c->distinct / (double)c->n);
+  if (result == BENCH_OK && c->vb) result = make(c, 2, c->values, GEN_VALUES, 0, &made);
+  if (op == OP_FIND_ALL) c->nq = c->distinct; /* each distinct key once: the first ones */
+  if (result != BENCH_OK || (op != OP_FIND_ABSENT && (op != OP_FIND || c->ax[AX_ABSENT] < 0)))
+    return result;
+  /* Absent keys are key(i) of the disjoint index range [n, 2n). */
+  c->q = c->queries;
+  c->absent = op == OP_FIND_ABSENT ? c->n : c->n * (uint64_t)c->ax[AX_ABSENT] / 100;
+  return make(c, 1, c->queries, op == OP_FIND_ABSENT ? GEN_UNIQUE_KEYS : GEN_MIXED_KEYS, c->n,
+              &made);
+}
+
+/* ---- Tables, timing, states --------------------------------------------------------------- */
+static void drop_table(bench_ctx *c) {
+  gh_destroy(c->table);
+  c->table = NULL;
+  c->filled = c->validated = 0, c->failed = c->stored = 0;
+  memset(&c->stats, 0, sizeof c->stats);
+}
+/* A new table's config, checked; warpdrive's table made now (cuckoo's before each insert). */
+static int open_table(bench_ctx *c, const bench_scenario *sc) {
+  char message[256];
+  c->config = bench_table_config(c);
+  if (gh_config_validate(&c->config, message, sizeof message) != GH_OK)
+    return sc->rejected ? SKIPPED : (bench_error("%s: %s", c->desc, message), BENCH_BROKEN);
+  if (bench_designs[(int)c->ax[AX_DESIGN]].fresh_per_insert) return BENCH_OK;
+  return GH_CALL(c, gh_create(&c->config, &c->table));
+}
+static int compare_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+/* The one timing loop; the timer: CUDA events on the stream, or CLOCK_MONOTONIC. */
+static int measure(bench_ctx *c, const bench_steps *steps, bench_result *r) {
+  double samples[BENCH_MAX_REPS];
+  for (unsigned run = 0; run < r->warmup + r->reps; ++run) {
+    double ms = 0.0;
+    int result;
+    if (steps->setup != NULL && (result = steps->setup(c)) != BENCH_OK) return result;
+    if (c->be->timer_start() != 0) return bench_error("starting the timer: %s", c->be->error());
+    result = steps->op(c);
+    /* Stop the timer even when the op failed, so the events are left in a clean state. */
+    const int timer = c->be->timer_stop(&ms);
+    if (result != BENCH_OK) return result;
+    if (timer != 0) return bench_error("stopping the timer: %s", c->be->error());
+    if (steps->check != NULL && (result = steps->check(c)) != BENCH_OK) return result;
+    if (run >= r->warmup) samples[run - r->warmup] = ms;
+  }
+  qsort(samples, r->reps, sizeof samples[0], compare_double);
+  r->ms_min = samples[0];
+  r->ms_max = samples[r->reps - 1];
+  r->ms_median = (samples[(r->reps - 1) / 2] + samples[r->reps / 2]) / 2;
+  return BENCH_OK;
+}
+
+static int run_state(bench_run *run, bench_ctx *c, const bench_plan *p, int new_table) {
+  const int design = (int)c->ax[AX_DESIGN], op = (int)c->ax[AX_OP];
+  const int v = c->ax[AX_VARIANT] > 0 ? (int)c->ax[AX_VARIANT] : GH_VARIANT_MAP;
+  const bench_design_def *def = &bench_designs[design];
+  const bench_steps *steps = bench_steps_for(design, op);
+  char desc[256];
+  size_t host = 0, device = 0;
+  bench_result r;
+  memset(&r, 0, sizeof r);
+  describe(c->ax, desc, sizeof desc);
+  c->desc = desc;
+  if (steps->op == NULL) return bench_error("%s: no such operation", desc), BENCH_BROKEN;
+  int result = inputs(c, p->sc);
+  if (result == BENCH_OK && new_table && def->gh) result = open_table(c, p->sc);
+  r.scenario = p->sc;
+  memcpy(r.ax, c->ax, sizeof r.ax);
+  r.key_bits = c->kb * 8, r.reps = p->reps;
+  r.value_bits = v == GH_VARIANT_COMPACTING ? 32 : c->vb * 8; /* ids */
+  r.warmup = p->warmup > def->min_warmup ? p->warmup : def->min_warmup;
+  r.n = r.pairs = c->n, r.distinct = c->distinct;
+  r.family = c->config.hash_family == GH_HASH_XOR ? "xor" : "multiply";
+  r.skipped = result == SKIPPED ? p->sc->rejected : NULL;
+  r.ms_median = r.ms_min = r.ms_max = r.rate = NAN;
+  if (result == SKIPPED) return report_state(run, &r) == 0 ? SKIPPED : BENCH_FATAL;
+  if (result == BENCH_OK && steps->prepare) result = steps->prepare(c);
+  c->runs = c->full_runs = 0;
+  if (result == BENCH_OK) result = measure(c, steps, &r);
+  if (result != BENCH_OK) return result;
+  r.n = op == OP_FIND || op == OP_FIND_ABSENT || op == OP_FIND_ALL ? c->nq : c->n;
+  r.rate = (double)r.n / (r.ms_median * 1e-3) / 1e9;
+  r.stored = c->stored, r.failed = c->failed, r.full_runs = c->full_runs;
+  r.slots = c->stats.slots, r.eviction_limit = c->stats.eviction_limit;
+  if (c->table != NULL &&
+      ((result = GH_CALL(c, gh_capacity(c->table, &r.capacity))) != BENCH_OK ||
+       (result = GH_CALL(c, gh_memory_usage(c->table, &host, &device))) != BENCH_OK))
+    return result;
+  /* The sorted structure: keys (and values), then the distinct keys, counts (and offsets). */
+  r.table_bytes = c->table ? (c->be->stream ? device : host)
+                  : design == D_LIMITS ? c->limit_bytes
+                  : c->n * (c->kb + (v == GH_VARIANT_COMPACTING ? 0 : c->vb)) +
+                        (v ? c->sorted.unique * (c->kb + 8 * (v == GH_VARIANT_MULTIVALUE ? 2 : 1))
+                           : 0);
+  for (unsigned k = 0; def->fresh_per_insert && (op == OP_INSERT || op == OP_BUILD) && k < r.reps;
+       ++k) {
+    r.restarts[r.builds++] = c->restarts[r.warmup + k];
+    r.grows += c->grows[r.warmup + k];
+  }
+  return report_state(run, &r) == 0 ? BENCH_OK : BENCH_FATAL;
+}
+
+static int run_scenario(bench_run *run, const bench_scenario *sc) {
+  bench_plan p;
+  bench_ctx c;
+  double previous[AX_COUNT];
+  int result, skip = 0;
+  resolve(run->opts, sc, &p);
+  memset(&c, 0, sizeof c);
+  c.opts = run->opts;
+  c.be = run->be;
+  c.desc = sc->name;
+  result = allocate(&c, &p);
+  if (result == BENCH_OK && report_benchmark(run, &p) != 0) result = BENCH_FATAL;
+  for (size_t k = 0; k < p.states && result != BENCH_FATAL; ++k) {
+    state_at(&p, k, &c);
+    const int new_table = k == 0 || memcmp(previous, c.ax, AX_ABSENT * sizeof(double)) != 0;
+    memcpy(previous, c.ax, sizeof previous);
+    if (new_table) drop_table(&c), skip = 0;
+    if (skip) continue;
+    result = run_state(run, &c, &p, new_table);
+    if (result == BENCH_BROKEN) ++run->broken;
+    skip = result != BENCH_OK; /* a broken or skipped table: the rest of its states go too */
+    if (result != BENCH_FATAL) result = BENCH_OK;
+  }
+  drop_table(&c);
+  return release(&c) == BENCH_OK ? result : BENCH_FATAL;
+}
+
+/* ---- Command line ------------------------------------------------------------------------- */
+#define usage(...) (bench_error(__VA_ARGS__), 2) /* a bad command line: exit 2 */
+/* Decimal, or 2^K. */
+static int parse_number(const char *text, double *out) {
+  char *end = NULL;
+  errno = 0;
+  if (strncmp(text, "2^", 2) == 0) {
+    const long k = strtol(text + 2, &end, 10);
+    *out = ldexp(1.0, (int)k);
+    return end == text + 2 || *end || k < 0 || k > 62 ? -1 : 0;
+  }
+  *out = strtod(text, &end);
+  return *text < '0' || *text > '9' || errno || *end ? -1 : 0;
+}
+/* Copies the next item of a comma list into item; NULL at the end of the list. */
+static const char *next_item(const char *list, char *item, size_t size) {
+  const size_t length = strcspn(list, ",");
+  if (*list == 0) return NULL;
+  snprintf(item, size, "%.*s", (int)length, list);
+  return list + length + (list[length] == ',');
+}
+/* A name selects the scenario of that name, or those named name-x; "all" all of them. */
+static int selects(const char *name, const char *scenario) {
+  const size_t n = strlen(name);
+  return !strcmp(name, "all") || (!strncmp(scenario, name, n) && strchr("-", scenario[n]));
+}
+static int selected(const bench_options *o, const char *scenario) {
+  char item[32];
+  if (strcmp(scenario, "limits") == 0) return 1;
+  for (const char *l = o->scenarios; !o->limits_only && (l = next_item(l, item, sizeof item));)
+    if (selects(item, scenario)) return 1;
+  return 0;
+}
+
+/* --axis S.A=LIST: a row with the values of axis A of scenario S, before those of bench_rows. */
+static int parse_axis(bench_options *o, const char *spec) {
+  const char *dot = strchr(spec, '.'), *list = strchr(spec, '=');
+  const size_t length = dot ? (size_t)(dot - spec) : 0;
+  bench_row *r = &o->overrides[o->override_count];
+  char text[64];
+  size_t s = 0;
+  int a = 0;
+  while (s < bench_scenario_count && (strncmp(bench_scenarios[s].name, spec, length) ||
+                                      bench_scenarios[s].name[length]))
+    ++s;
+  while (dot && list && a < AX_COUNT && (strncmp(bench_axes[a].name, dot + 1, list - dot - 1) ||
+                                         bench_axes[a].name[list - dot - 1]))
+    ++a;
+  if (s == bench_scenario_count || a == AX_COUNT || !list || o->override_count == BENCH_MAX_LIST)
+    return usage("--axis: '%s' is not SCENARIO.AXIS=LIST (axes: design, variant, n, dist, "
+                 "multiplicity, group_size, load_factor, hash_functions, table_factor, "
+                 "absent_percent, op)", spec);
+  memset(r, 0, sizeof *r);
+  for (const bench_axis_def *d = &bench_axes[a]; (list = next_item(list + 1, text, 64)); --list) {
+    double v = -1;
+    for (int k = 0; d->names && d->names[k]; ++k) v = strcmp(d->names[k], text) ? v : k;
+    if (d->names ? v < 0 : parse_number(text, &v) || v < d->min || v > d->max ||
+                               (d->type == 'i' && v != floor(v)) ||
+                               (a == AX_G && ((int)v & ((int)v - 1))))
+      return usage("%s: '%s' is not a value of the axis", spec, text);
+    for (unsigned k = 0; k <= r->count; ++k)
+      if (k == BENCH_MAX_LIST || (k < r->count && r->v[k] == v))
+        return usage("%s: '%s' is one value too many", spec, text);
+    r->v[r->count++] = v;
+  }
+  r->scenario = bench_scenarios[s].name;
+  r->axis = a;
+  r->modes = ALL;
+  return r->count ? (++o->override_count, 0) : usage("%s: no values", spec);
+}
+
+static int parse(int argc, char **argv, bench_options *o) {
+#define AT(field) offsetof(bench_options, field)
+  static const struct {
+    const char *name;
+    double min, max, step;
+    size_t at, size;
+  } NUMBERS[] = {{"device", 0, 1023, 1, AT(device), 4}, {"n", 1, 0x1p40, 1, AT(n), 8},
+                 {"reps", 1, BENCH_MAX_REPS, 1, AT(reps), 4}, {"warmup", 0, 10, 1, AT(warmup), 4},
+                 {"key-bits", 32, 64, 32, AT(key_bits), 4}, {"seed", 0, 0x1p53, 1, AT(seed), 8},
+                 {"value-bits", 0, 64, 32, AT(value_bits), 4}};
+  static const char *const OTHERS[] = {"axis", "backend", "scenario", "json", "group-sizes",
+                                       "loads", "dists", "ops"};
+  static const char *const AXES[] = {"group_size", "load_factor", "dist", "op"};
+  static const char *const BACKENDS[] = {"auto", "host", "cuda"}; /* as gh_backend */
+  memset(o, 0, sizeof *o);
+  o->warmup = 1, o->key_bits = o->value_bits = 32, o->seed = 0x5eed;
+  o->scenarios = "all", o->json_path = "gpuhash-bench.json";
+  for (int i = 1, result = 0; i < argc; ++i) {
+    const char *value = strchr(argv[i], '=');
+    char key[32], item[96];
+    size_t k = 0, s = 0;
+    double v = 0;
+    snprintf(key, sizeof key, "%.*s", (int)(value ? value - argv[i] - 2 : 31), argv[i] + 2);
+    int *flag = !strcmp(key, "quick") ? &o->quick : !strcmp(key, "limits") ? &o->limits_only
+                : !strcmp(key, "validate") ? &o->validate : NULL;
+    if (strncmp(argv[i], "--", 2)) return usage("unexpected argument '%s'", argv[i]);
+    if (!strcmp(key, "help"))
+      return puts("gpuhash-bench [--quick --limits --validate] [--OPTION VALUE] for OPTION in "
+                  "scenario, backend,\n  device, n, reps, warmup, key-bits, value-bits, axis, "
+                  "group-sizes, loads, dists, ops,\n  json, seed: bench/README.md says what they "
+                  "do."), -1;
+    if (flag && value) return usage("--%s takes no value", key);
+    if (flag && (*flag = 1)) continue;
+    while (k < 7 && strcmp(key, NUMBERS[k].name)) ++k;
+    while (s < 8 && strcmp(key, OTHERS[s])) ++s;
+    if (k == 7 && s == 8) return usage("unknown option '%s'", argv[i]);
+    if (!value && (i + 1 == argc || !strncmp(argv[i + 1], "--", 2)))
+      return usage("--%s needs a value", key);
+    value = value ? value + 1 : argv[++i];
+    if (k < 7 && (parse_number(value, &v) || v < NUMBERS[k].min || v > NUMBERS[k].max ||
+                  fmod(v, NUMBERS[k].step)))
+      return usage("--%s: '%s' is out of range", key, value);
+    if (k < 7 && NUMBERS[k].size == 8) *(uint64_t *)((char *)o + NUMBERS[k].at) = (uint64_t)v;
+    if (k < 7 && NUMBERS[k].size == 4) *(unsigned *)((char *)o + NUMBERS[k].at) = (unsigned)v;
+    o->reps_given |= k == 2;
+    snprintf(item, sizeof item, "warpdrive.%s=%s", s > 3 && s < 8 ? AXES[s - 4] : "", value);
+    if (s == 0 || (s > 3 && s < 8)) result = parse_axis(o, s ? item : value);
+    for (k = 0; s == 1 && k < 3 && strcmp(value, BACKENDS[k]);) ++k;
+    if (s == 1 && k == 3) return usage("--backend: '%s' is not auto, host or cuda", value);
+    if (s == 1) o->backend = (gh_backend)k;
+    for (const char *l = value; s == 2 && (l = next_item(l, item, 32)); o->scenarios = value)
+      for (k = 0; !selects(item, bench_scenarios[k].name);)
+        if (++k == bench_scenario_count) return usage("--scenario: '%s' names none", item);
+    if (s == 3) o->json_path = value;
+    if (result != 0) return result;
+  }
+  return 0;
+}
+
+/* ---- main --------------------------------------------------------------------------------- */
+static double seconds_now(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+/* Opens the backend asked for; *why (printed) says which and why. */
+static int open_backend(const bench_options *o, bench_backend *be, char *why, size_t size) {
+  char about[512];
+  const int gpu = gh_cuda_available();
+  if (o->backend == GH_BACKEND_HOST || (o->backend == GH_BACKEND_AUTO && !gpu)) {
+    bench_host_open(be);
+    snprintf(why, size, o->backend ? "asked for with --backend host (%s)" : "no GPU here (%s)",
+             gpu ? "a GPU is present" : "gh_cuda_available() = 0");
+    return printf("host backend: %s, %ld CPUs\n", why, sysconf(_SC_NPROCESSORS_ONLN)) < 0;
+  }
+  if (!gpu) return bench_error("--backend cuda: no usable CUDA device (gh_cuda_available() = 0)");
+  if (bench_cuda_open((int)o->device, be, about, sizeof about)) return bench_error("%s", about);
+  snprintf(why, size, o->backend ? "asked for with --backend cuda" : "gh_cuda_available() = 1");
+  return printf("CUDA backend on %s: %s\n", about, why) < 0;
+}
+int main(int argc, char **argv) {
+  bench_options o;
+  bench_backend be;
+  bench_run run = {0};
+  char why[128], started[32];
+  const char *commit = getenv("GH_COMMIT");
+  const time_t now = time(NULL);
+  struct tm utc;
+  int result = parse(argc, argv, &o);
+  double largest = (double)o.n; /* absent keys are key(i), i in [n, 2n): 2n <= 2^32 for 32 bits */
+  for (unsigned i = 0; result == 0 && i < o.override_count; ++i)
+    for (unsigned k = 0; o.overrides[i].axis == AX_N && k < o.overrides[i].count; ++k)
+      largest = fmax(largest, o.overrides[i].v[k]);
+  if (result == 0 && o.key_bits == 32 && largest > 0x1p31)
+    result = usage("n = %.0f is too large for 32-bit keys (at most 2^31)", largest);
+  if (result != 0) return result < 0 ? 0 : result;
+  if (open_backend(&o, &be, why, sizeof why) != 0) return 1;
+  o.mode = be.stream ? (o.quick ? M_QUICK_GPU : M_FULL_GPU)
+                    : (o.quick ? M_QUICK_HOST : M_FULL_HOST);
+  o.mode_name = o.limits_only ? "limits" : o.quick ? "quick" : "full";
+  o.reps = o.reps_given ? o.reps : o.quick ? 3 : 5;
+  run.opts = &o, run.be = &be;
+  commit = commit && *commit ? commit : GH_GIT_COMMIT;
+  printf("gpuhash %u, commit %s, %s run, seed %llu, JSON written to %s\n", gh_version_number(),
+         commit, o.mode_name, (unsigned long long)o.seed, o.json_path);
+  if ((run.json = fopen(o.json_path, "w")) == NULL) {
+    if (be.stream) bench_cuda_close();
+    return bench_error("cannot open --json file '%s' for writing", o.json_path), 1;
+  }
+  strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &utc));
+  fputs("{\"meta\":{\"argv\":[", run.json);
+  for (int i = 0; i < argc; ++i) fputs(i ? "," : "", run.json), jstr(run.json, argv[i]);
+  fprintf(run.json, "],\"version\":{\"json\":{\"major\":1,\"minor\":0,\"patch\":0,\"string\":"
+          "\"1.0.0\"},\"gpuhash\":{\"number\":%u,\"git_sha\":\"%s\"}},\"gpuhash\":{\"backend\":"
+          "\"%s\",\"backend_reason\":\"%s\",\"mode\":\"%s\",\"seed\":%llu,\"run_id\":\"%s-%ld\","
+          "\"started\":\"%s\"}},\"devices\":[", gh_version_number(), commit, be.name, why,
+          o.mode_name, (unsigned long long)o.seed, started, (long)getpid(), started);
+  if (be.stream)
+    fprintf(run.json, "{\"id\":%u,\"name\":\"%s\",\"sm_version\":%d,\"number_of_sms\":%d,"
+            "\"global_memory_size\":%zu,\"l2_cache_size\":%zu}", o.device, be.device,
+            be.sm_version, be.sm_count, be.memory_bytes, be.l2_bytes);
+  fputs("],\"benchmarks\":[", run.json);
+  const double start = seconds_now();
+  for (size_t i = 0; i < bench_scenario_count && result == BENCH_OK; ++i)
+    if (selected(&o, bench_scenarios[i].name) && (i > 0 || be.stream)) /* 0: the ceilings */
+      result = run_scenario(&run, &bench_scenarios[i]);
+    else if (i == 0)
+      printf("\nceilings: not measured: they need a GPU (this is the host backend), so results "
+             "carry no fraction of ceiling\n");
+  if (!o.limits_only) summary(&run);
+  printf("\n%zu measurements in %.1f s on the %s backend; JSON written to %s\n", run.count,
+         seconds_now() - start, be.name, o.json_path);
+  if (run.broken)
+    printf("%u configuration(s) FAILED verification or could not run: see the errors above\n",
+           run.broken);
+  if (result != BENCH_OK) printf("the run stopped early on an error: see above\n");
+  fprintf(run.json, "%s],\"run\":{\"states\":%zu,\"failed_configurations\":%u,\"seconds\":%.1f,"
+          "\"complete\":%s}}\n", run.benchmarks ? "]}" : "", run.count, run.broken,
+          seconds_now() - start, result ? "false" : "true");
+  fclose(run.json);
+  if (be.stream) bench_cuda_close();
+  return result == BENCH_OK && run.broken == 0 ? 0 : 1;
+}

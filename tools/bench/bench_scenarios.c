@@ -1,0 +1,307 @@
+/* bench_scenarios.c - what gpuhash-bench measures, as data, and the steps in which the designs
+ * differ. A scenario is a set of axes (bench_rows) whose product the driver runs, as nvbench's
+ * state axes: limits (the ceilings), warpdrive (Juenger et al., section V-B), cuckoo-a .. d
+ * (Alcantara et al., section 4.5, against the pairs radix-sorted and binary-searched). */
+#include "bench.h"
+
+static const char *const DESIGNS[] = {"limits", "warpdrive", "cuckoo", "sorted", NULL};
+static const char *const VARIANTS[] = {"map", "compacting", "multivalue", NULL};
+static const char *const DISTS[] = {"unique", "zipf", "cyclic", NULL};
+static const char *const OPS[] = {"insert", "build", "find", "find_absent", "erase", "find_all",
+                                  "limit_copy", "limit_sector_read", "limit_cas64",
+                                  "limit_atomic_add32", NULL};
+const bench_axis_def bench_axes[AX_COUNT] = {
+    [AX_DESIGN] = {"design", DESIGNS, 's', 0, 0}, [AX_VARIANT] = {"variant", VARIANTS, 's', 0, 0},
+    [AX_N] = {"n", NULL, 'i', 1, 0x1p40}, [AX_DIST] = {"dist", DISTS, 's', 0, 0},
+    [AX_MULT] = {"multiplicity", NULL, 'i', 1, 0x1p32}, [AX_G] = {"group_size", NULL, 'i', 1, 32},
+    [AX_LOAD] = {"load_factor", NULL, 'f', 1e-9, 1}, [AX_D] = {"hash_functions", NULL, 'i', 2, 5},
+    [AX_FACTOR] = {"table_factor", NULL, 'f', 1, 16},
+    [AX_ABSENT] = {"absent_percent", NULL, 'i', 0, 100}, [AX_OP] = {"op", OPS, 's', 0, 0}};
+/* Where a design uses an axis its scenario lacks: unique keys, a map, the chapter's d = 4 and
+ * table 1.25 n. */
+const double bench_defaults[AX_COUNT] = {NAN, 0, NAN, 0, NAN, NAN, NAN, 4, 1.25, NAN, NAN};
+#define BIT(axis) (1u << (axis))
+#define COMMON (BIT(AX_DESIGN) | BIT(AX_N) | BIT(AX_DIST) | BIT(AX_OP))
+/* Duplicates update the value in warpdrive, as in the paper; cuckoo builds keep the first. */
+const bench_design_def bench_designs[D_COUNT] = {
+    [D_LIMITS] = {0, 0, 0, 1, BIT(AX_DESIGN) | BIT(AX_OP)},
+    [D_WARPDRIVE] = {GH_WARPDRIVE, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_G) | BIT(AX_LOAD)},
+    [D_CUCKOO] = {GH_CUCKOO, GH_KEEP_FIRST, 1, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) |
+                                                      BIT(AX_D) | BIT(AX_FACTOR) | BIT(AX_ABSENT)},
+    [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT)}};
+/* An insert claims a slot by CAS (also shown against atomicAdd), an erase writes a tombstone by
+ * CAS, a lookup reads sectors: ceilings 1 sector reads, 2 CAS, 3 atomicAdd (0: the copy). */
+const bench_op_def bench_ops[OP_COUNT] = {
+    [OP_INSERT] = {2, 3}, [OP_BUILD] = {2, 3}, [OP_FIND] = {1, -1}, [OP_FIND_ABSENT] = {1, -1},
+    [OP_ERASE] = {2, -1}, [OP_FIND_ALL] = {1, -1}};
+const bench_scenario bench_scenarios[] = {
+    {"limits", "ceilings: coalesced copy, random sector reads, random CAS and atomicAdd", 0, 0, 0},
+    {"warpdrive", "warpdrive (paper V-B): insert, find, find of absent keys, erase", 0, 1, NULL},
+    {"cuckoo-a", "cuckoo-a (4.5.1): build, find vs n; d 4, table 1.25 n; vs sort+search", 0, 0, 0},
+    {"cuckoo-b", "cuckoo-b (4.5.1): find vs the fraction of absent queries, d = 3 and 4", 3, 0, 0},
+    {"cuckoo-c", "cuckoo-c (4.3.1.1): build, find vs table factor x d, restarts per build", 3, 0,
+     "below d's minimum"},
+    {"cuckoo-d", "cuckoo-d (4.5.2): compacting and multivalue vs key multiplicity, vs sorted", 3,
+     0, NULL}};
+const size_t bench_scenario_count = sizeof bench_scenarios / sizeof bench_scenarios[0];
+
+#define P2(k) ((double)(1ull << (k)))
+#define QUICK (M_QUICK_GPU | M_QUICK_HOST)
+/* count PER_MODE: v[0..3] = the value in full GPU, quick GPU, full host and quick host mode;
+ * SWEEP: n doubling from v[mode] up to v[4 + mode]. */
+const bench_row bench_rows[] = {
+    {"limits", AX_DESIGN, ALL, 1, {D_LIMITS}},
+    {"limits", AX_OP, ALL, 4, {OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD}},
+    /* The paper's grid: 2^27 pairs (1 GB); --quick under a minute on an H100. */
+    {"warpdrive", AX_DESIGN, ALL, 1, {D_WARPDRIVE}},
+    {"warpdrive", AX_N, ALL, PER_MODE, {P2(27), P2(24), P2(20), P2(20)}},
+    {"warpdrive", AX_DIST, ALL, 2, {DIST_UNIQUE, DIST_ZIPF}},
+    {"warpdrive", AX_G, M_QUICK_HOST, 2, {4, 32}},
+    {"warpdrive", AX_G, ALL, 6, {1, 2, 4, 8, 16, 32}},
+    {"warpdrive", AX_LOAD, M_QUICK_GPU, 3, {0.5, 0.9, 0.99}},
+    /* Host --quick leaves out 0.99: there a find of absent keys probes ~100 windows. */
+    {"warpdrive", AX_LOAD, M_QUICK_HOST, 2, {0.5, 0.9}},
+    {"warpdrive", AX_LOAD, ALL, 8, {0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99}},
+    {"warpdrive", AX_OP, ALL, 4, {OP_INSERT, OP_FIND, OP_FIND_ABSENT, OP_ERASE}},
+    /* The chapter's sizes on the GPU (a: up to 2^27, d: 10M pairs); smaller elsewhere. */
+    {"cuckoo-a", AX_N, ALL, SWEEP,
+     {P2(16), P2(16), P2(16), P2(14), P2(27), P2(24), P2(20), P2(16)}},
+    {"cuckoo-a", AX_DESIGN, ALL, 2, {D_CUCKOO, D_SORTED}},
+    {"cuckoo-a", AX_OP, ALL, 2, {OP_BUILD, OP_FIND}},
+    /* b: a table per d, built untimed, then lookups with p % absent queries spread evenly */
+    {"cuckoo-b", AX_DESIGN, ALL, 1, {D_CUCKOO}},
+    {"cuckoo-b", AX_N, ALL, PER_MODE, {P2(24), P2(22), P2(18), P2(15)}},
+    {"cuckoo-b", AX_D, ALL, 2, {3, 4}},
+    {"cuckoo-b", AX_ABSENT, QUICK, 3, {0, 50, 100}},
+    {"cuckoo-b", AX_ABSENT, ALL, 11, {0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100}},
+    {"cuckoo-b", AX_OP, ALL, 1, {OP_FIND}},
+    /* c: factors below d's minimum are rejected by gh_config_validate: skipped states */
+    {"cuckoo-c", AX_DESIGN, ALL, 1, {D_CUCKOO}},
+    {"cuckoo-c", AX_N, ALL, PER_MODE, {P2(24), P2(22), P2(18), P2(15)}},
+    {"cuckoo-c", AX_D, ALL, 4, {2, 3, 4, 5}},
+    {"cuckoo-c", AX_FACTOR, QUICK, 3, {1.1, 1.25, 2.5}},
+    {"cuckoo-c", AX_FACTOR, ALL, 8, {1.05, 1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0}},
+    {"cuckoo-c", AX_OP, ALL, 3, {OP_BUILD, OP_FIND, OP_FIND_ABSENT}},
+    /* d: key(i mod u), u = ceil(n / multiplicity); a compacting find looks up the n keys (ids),
+     * a multivalue one (gh_count + gh_find_all) each distinct key once */
+    {"cuckoo-d", AX_N, ALL, PER_MODE, {10000000, P2(21), P2(18), P2(15)}},
+    {"cuckoo-d", AX_DIST, ALL, 1, {DIST_CYCLIC}},
+    {"cuckoo-d", AX_MULT, QUICK, 4, {1, 8, 64, 512}},
+    {"cuckoo-d", AX_MULT, ALL, 10, {1, 2, 4, 8, 16, 32, 64, 128, 256, 512}},
+    {"cuckoo-d", AX_VARIANT, ALL, 2, {GH_VARIANT_COMPACTING, GH_VARIANT_MULTIVALUE}},
+    {"cuckoo-d", AX_DESIGN, ALL, 2, {D_CUCKOO, D_SORTED}},
+    {"cuckoo-d", AX_OP, ALL, 2, {OP_BUILD, OP_FIND}}};
+const size_t bench_row_count = sizeof bench_rows / sizeof bench_rows[0];
+
+/* ---- gpuhash tables ----------------------------------------------------------------------- */
+static int variant(const bench_ctx *c) {
+  return c->ax[AX_VARIANT] > 0 ? (int)c->ax[AX_VARIANT] : 0;
+}
+static const bench_design_def *design(const bench_ctx *c) { return &bench_designs[(int)c->ax[0]]; }
+
+gh_config bench_table_config(const bench_ctx *c) {
+  gh_config config = gh_config_default(design(c)->gh);
+  config.backend = c->be->kind;
+  config.device = (int)c->opts->device;
+  config.key_bits = c->kb * 8;
+  config.value_bits = variant(c) == GH_VARIANT_COMPACTING ? 32 : c->vb * 8; /* ids */
+  if (config.design == GH_WARPDRIVE) {
+    config.group_size = (unsigned)c->ax[AX_G];
+    config.capacity = (uint64_t)ceil((double)c->distinct / c->ax[AX_LOAD]);
+  } else { /* the keys; the table holds capacity x table_factor slots */
+    config.variant = (gh_variant)variant(c);
+    config.capacity = c->distinct;
+    config.hash_functions = (unsigned)c->ax[AX_D];
+    config.table_factor = c->ax[AX_FACTOR];
+  }
+  config.capacity += config.capacity == 0;
+  return config;
+}
+/* Untimed, before an insert: warpdrive clears the table; cuckoo gets a new one seeded by the
+ * run, so each build draws fresh hash constants (its restarts are independent trials). */
+static int table_reset(bench_ctx *c) {
+  c->filled = 0;
+  if (!design(c)->fresh_per_insert) return GH_CALL(c, gh_clear(c->table, c->be->stream));
+  gh_destroy(c->table);
+  c->table = NULL;
+  c->config.seed = c->opts->seed + c->runs;
+  return GH_CALL(c, gh_create(&c->config, &c->table));
+}
+static int insert(bench_ctx *c, uint8_t *failed_out) {
+  const int v = variant(c), values = v != GH_VARIANT_COMPACTING && c->vb;
+  c->insert_status = gh_insert(c->table, c->keys, values ? c->values : NULL, c->n,
+                               v == GH_VARIANT_MULTIVALUE ? GH_APPEND : design(c)->policy,
+                               failed_out, c->be->stream);
+  if (c->insert_status == GH_ERR_TABLE_FULL) return BENCH_OK;
+  return bench_call_failed(c, "gh_insert", c->insert_status);
+}
+static int table_insert(bench_ctx *c) { return insert(c, NULL); }
+
+/* After each insert: the entries (multivalue: every pair), and this insert's restarts. */
+static int after_insert(bench_ctx *c, uint64_t failed) {
+  const int multi = variant(c) == GH_VARIANT_MULTIVALUE, full = c->insert_status != GH_OK;
+  const uint64_t expected = multi ? c->n : c->distinct;
+  int result = GH_CALL(c, gh_get_stats(c->table, &c->stats));
+  if (result != BENCH_OK) return result;
+  if (full ? c->stats.size >= expected
+           : c->stats.size != expected || (multi && c->stats.distinct_keys != c->distinct))
+    return bench_wrong(c, "after an insert that returned %s: %llu entries (%llu keys), not %llu",
+                       gh_status_name(c->insert_status), (unsigned long long)c->stats.size,
+                       (unsigned long long)c->stats.distinct_keys, (unsigned long long)expected);
+  c->stored = c->stats.size;
+  c->failed = failed;
+  c->filled = 1;
+  c->restarts[c->runs % BENCH_MAX_RUNS] = (uint32_t)c->stats.restarts;
+  c->grows[c->runs++ % BENCH_MAX_RUNS] = c->stats.grows;
+  if (!c->opts->validate || c->validated++) return BENCH_OK;
+  return GH_CALL(c, gh_validate(c->table));
+}
+/* Untimed: the inputs into the emptied table with failed_out, so that the inputs that did not
+ * fit (load 0.99 may overflow warpdrive's probe limit) are known exactly. */
+static int table_fill(bench_ctx *c) {
+  uint64_t failed = 0;
+  int result = table_reset(c);
+  if (result == BENCH_OK) result = insert(c, c->flags);
+  if (result == BENCH_OK) result = bench_count(c, c->flags, NULL, 0, c->n, 1, &failed);
+  if (result != BENCH_OK) return result;
+  if ((c->insert_status == GH_OK) != (failed == 0))
+    return bench_wrong(c, "insert returned %s but flagged %llu inputs as not fitting",
+                       gh_status_name(c->insert_status), (unsigned long long)failed);
+  return after_insert(c, failed);
+}
+/* The timed insert had no failed_out (a write per key would add to its time): when the table
+ * filled up, the insert is redone untimed with it to count what did not fit. */
+static int table_insert_check(bench_ctx *c) {
+  if (c->insert_status == GH_OK) return after_insert(c, 0);
+  ++c->full_runs;
+  return table_fill(c);
+}
+static int table_find(bench_ctx *c) {
+  void *values_out = c->vb ? c->values_out : NULL;
+  return GH_CALL(c, gh_find(c->table, c->q, c->nq, values_out, c->flags, NULL, c->be->stream));
+}
+/* Multivalue lookup in the shape of the API: gh_count, then gh_find_all. */
+static int table_find_all(bench_ctx *c) {
+  int result = GH_CALL(c, gh_count(c->table, c->q, c->nq, c->counts, &c->total, c->be->stream));
+  if (result != BENCH_OK) return result;
+  return GH_CALL(
+      c, gh_find_all(c->table, c->q, c->nq, c->offsets, c->values_out, c->total, c->be->stream));
+}
+/* No erased_out / erased_count: counting could add work; gh_size == 0 proves every key went. */
+static int table_erase(bench_ctx *c) {
+  c->filled = 0;
+  return GH_CALL(c, gh_erase(c->table, c->keys, c->n, NULL, NULL, c->be->stream));
+}
+static int table_erase_check(bench_ctx *c) {
+  uint64_t size = 0;
+  const int result = GH_CALL(c, gh_size(c->table, &size));
+  if (result != BENCH_OK || size == 0) return result;
+  return bench_wrong(c, "gh_size is %llu after erasing all %llu stored keys",
+                     (unsigned long long)size, (unsigned long long)c->stored);
+}
+
+/* ---- The sorted structure ----------------------------------------------------------------- */
+/* Map and multivalue: sort the pairs; compacting: the keys; then for compacting and multivalue
+ * the distinct keys and their runs (multivalue: with their offsets). */
+static int sorted_build(bench_ctx *c) {
+  const int v = variant(c);
+  c->sorted.n = c->n;
+  c->sorted.value_bytes = v == GH_VARIANT_COMPACTING ? 0 : c->vb;
+  if (bench_backend_failed(c, c->be->sorted_build(&c->sorted, c->keys, c->values), "sorting"))
+    return BENCH_FATAL;
+  if (v == GH_VARIANT_MAP) return BENCH_OK;
+  return bench_backend_failed(c, c->be->sorted_runs(&c->sorted, v == GH_VARIANT_MULTIVALUE), "rle");
+}
+static int sorted_build_check(bench_ctx *c) {
+  if (variant(c) != GH_VARIANT_MAP && c->sorted.unique != c->distinct)
+    return bench_wrong(c, "the sorted structure has %llu distinct keys, expected %llu",
+                       (unsigned long long)c->sorted.unique, (unsigned long long)c->distinct);
+  c->stored = variant(c) == GH_VARIANT_MAP ? c->n : c->sorted.unique;
+  c->filled = 1;
+  return BENCH_OK;
+}
+/* Map: search the sorted pairs; compacting: the distinct keys, the id being the position. */
+static int sorted_find(bench_ctx *c) {
+  const bench_sorted *s = &c->sorted;
+  const int ids = variant(c) == GH_VARIANT_COMPACTING;
+  return bench_backend_failed(
+      c, c->be->sorted_find(ids ? s->unique_keys : s->keys, ids ? NULL : s->values,
+                            ids ? s->unique : s->n, c->kb, ids ? 4 : c->vb, c->q, c->nq,
+                            c->values_out, c->flags), "binary search");
+}
+static int sorted_find_all(bench_ctx *c) {
+  const int failed = c->be->sorted_find_all(&c->sorted, c->q, c->nq, c->offsets, c->counts,
+                                            c->values_out, c->n, &c->total);
+  return bench_backend_failed(c, failed, "binary search");
+}
+
+/* ---- Both structures ---------------------------------------------------------------------- */
+/* Untimed, before a lookup or an erase: the structure must hold the inputs (it does not before
+ * cuckoo-b's first lookup, or after an erase). */
+static int ready(bench_ctx *c) {
+  int result;
+  if (c->filled) return BENCH_OK;
+  if (design(c)->gh) return table_fill(c);
+  return (result = sorted_build(c)) == BENCH_OK ? sorted_build_check(c) : result;
+}
+/* The found flags count the present queries; where all are present (unique keys, all stored)
+ * the values are those inserted, where none is the default 0; a compacting table maps every id
+ * back to its key (gh_keys_of_ids). */
+static int find_check(bench_ctx *c) {
+  const uint64_t expect = c->absent ? c->nq - c->absent : c->nq - c->failed;
+  const int map = variant(c) == GH_VARIANT_MAP && c->vb;
+  uint64_t found = 0, wrong = 0;
+  int result = bench_count(c, c->flags, NULL, 0, c->nq, 1, &found);
+  if (result == BENCH_OK && found != expect)
+    return bench_wrong(c, "found %llu of %llu queries, expected %llu", (unsigned long long)found,
+                       (unsigned long long)c->nq, (unsigned long long)expect);
+  if (result == BENCH_OK && map && c->absent == c->nq)
+    result = bench_count(c, c->values_out, NULL, 0, c->nq, c->vb, &wrong);
+  if (result == BENCH_OK && map && !c->absent && !c->failed && c->ax[AX_DIST] == DIST_UNIQUE)
+    result = bench_count(c, c->values_out, c->values, 0, c->nq, c->vb, &wrong);
+  if (result == BENCH_OK && wrong != 0)
+    return bench_wrong(c, "%llu wrong values returned", (unsigned long long)wrong);
+  if (result != BENCH_OK || variant(c) != GH_VARIANT_COMPACTING || c->table == NULL) return result;
+  result = GH_CALL(c, gh_keys_of_ids(c->table, c->values_out, c->nq, c->keys_out, c->be->stream));
+  if (result == BENCH_OK) result = bench_count(c, c->keys_out, c->q, 0, c->nq, c->kb, &wrong);
+  if (result != BENCH_OK || wrong == 0) return result;
+  return bench_wrong(c, "%llu ids do not map back to their key", (unsigned long long)wrong);
+}
+
+/* A multivalue lookup of each distinct key once returns each of the n values once. */
+static int find_all_check(bench_ctx *c) {
+  uint64_t differ = 0;
+  int result = bench_count(c, c->offsets + c->nq, NULL, c->n, 1, sizeof(uint64_t), &differ);
+  if (result != BENCH_OK || (c->total == c->n && differ == 0)) return result;
+  return bench_wrong(c, "returned %llu values (offsets end %s), expected %llu",
+                     (unsigned long long)c->total, differ ? "differs" : "agrees",
+                     (unsigned long long)c->n);
+}
+
+/* ---- Ceilings: a failure is the device's, never a table's, so fatal ---------------------- */
+static int limit(bench_ctx *c, int step) {
+  const int which = (int)c->ax[AX_OP] - OP_LIMIT_COPY;
+  return bench_backend_failed(
+      c, c->be->limit(step, which, c->limit_buffer, c->limit_bytes, c->opts->seed, &c->n), "limit");
+}
+static int limit_prepare(bench_ctx *c) { return limit(c, BENCH_PREPARE); }
+static int limit_reset(bench_ctx *c) { return limit(c, BENCH_RESET); }
+static int limit_launch(bench_ctx *c) { return limit(c, BENCH_LAUNCH); }
+static int limit_verify(bench_ctx *c) { return limit(c, BENCH_VERIFY); }
+
+/* The steps of each design and op: prepare, then per run setup, the timed op, check. */
+const bench_steps *bench_steps_for(int design, int op) {
+  static const bench_steps LIMIT = {limit_prepare, limit_reset, limit_launch, limit_verify};
+  static const bench_steps TABLE[OP_COUNT] = {
+      [OP_INSERT] = {NULL, table_reset, table_insert, table_insert_check},
+      [OP_BUILD] = {NULL, table_reset, table_insert, table_insert_check},
+      [OP_FIND] = {NULL, ready, table_find, find_check},
+      [OP_FIND_ABSENT] = {NULL, ready, table_find, find_check},
+      [OP_ERASE] = {NULL, ready, table_erase, table_erase_check},
+      [OP_FIND_ALL] = {NULL, ready, table_find_all, find_all_check}};
+  static const bench_steps SORTED[OP_COUNT] = {
+      [OP_BUILD] = {NULL, NULL, sorted_build, sorted_build_check},
+      [OP_FIND] = {NULL, ready, sorted_find, find_check},
+      [OP_FIND_ALL] = {NULL, ready, sorted_find_all, find_all_check}};
+  return design == D_LIMITS ? &LIMIT : design == D_SORTED ? &SORTED[op] : &TABLE[op];
+}
