@@ -380,7 +380,6 @@ int main(int argc, char **argv) {
   gh_variant variant = GH_VARIANT_MAP;
   gh_backend backend;
   uint64_t seed = AF_BASE_SEED;
-  size_t w;
   af_program = argv[0];
   if (!tu_parse_case_args(argc, argv, &backend, &design, &variant, &seed)) goto usage;
   af_base_seed = seed;
@@ -403,20 +402,9 @@ int main(int argc, char **argv) {
   }
   printf("alloc_failure %s %s %s (seed 0x%016llx)\n", tu_backend_name(backend), design->name,
          tu_variant_name(variant, 32), (unsigned long long)seed);
-  if (variant == GH_VARIANT_MAP) {
-    for (w = 0; w < sizeof map_widths / sizeof map_widths[0]; ++w)
-      run_case(design, variant, backend, map_widths[w][0], map_widths[w][1],
-               tu_mix_seed(seed, map_widths[w][0], map_widths[w][1], (uint64_t)variant));
-  } else {
-    for (w = 0; w < sizeof other_widths / sizeof other_widths[0]; ++w)
-      run_case(design, variant, backend, other_widths[w][0], other_widths[w][1],
-               tu_mix_seed(seed, other_widths[w][0], other_widths[w][1], (uint64_t)variant));
-  }
+  tu_run_widths(map_widths, sizeof map_widths / sizeof map_widths[0], other_widths,
+                sizeof other_widths / sizeof other_widths[0], run_case, design, variant, backend, seed);
   return tu_finish("alloc_failure");
 usage:
-  fprintf(stderr,
-          "usage: %s host|cuda --design NAME --variant map|compacting|multivalue "
-          "[--seed S]\n",
-          argv[0]);
-  return 2;
+  return tu_case_usage(argv[0]);
 }

@@ -949,7 +949,6 @@ int main(int argc, char **argv) {
   gh_variant variant = GH_VARIANT_MAP;
   gh_backend backend;
   uint64_t seed = CT_BASE_SEED;
-  size_t w;
   ct_program = argv[0];
   if (!tu_parse_case_args(argc, argv, &backend, &design, &variant, &seed)) goto usage;
   ct_base_seed = seed;
@@ -960,20 +959,9 @@ int main(int argc, char **argv) {
     test_refused_variant(design, variant, backend);
     return tu_finish("contract");
   }
-  if (variant == GH_VARIANT_MAP) {
-    for (w = 0; w < sizeof map_widths / sizeof map_widths[0]; ++w)
-      run_table(design, variant, backend, map_widths[w][0], map_widths[w][1],
-                tu_mix_seed(seed, map_widths[w][0], map_widths[w][1], (uint64_t)variant));
-  } else {
-    for (w = 0; w < sizeof other_widths / sizeof other_widths[0]; ++w)
-      run_table(design, variant, backend, other_widths[w][0], other_widths[w][1],
-                tu_mix_seed(seed, other_widths[w][0], other_widths[w][1], (uint64_t)variant));
-  }
+  tu_run_widths(map_widths, sizeof map_widths / sizeof map_widths[0], other_widths,
+                sizeof other_widths / sizeof other_widths[0], run_table, design, variant, backend, seed);
   return tu_finish("contract");
 usage:
-  fprintf(stderr,
-          "usage: %s host|cuda --design NAME --variant map|compacting|multivalue "
-          "[--seed S]\n",
-          argv[0]);
-  return 2;
+  return tu_case_usage(argv[0]);
 }

@@ -329,6 +329,21 @@ int tu_parse_case_args(int argc, char **argv, gh_backend *backend, const tu_desi
   return *design != NULL && (variant == NULL || have_variant);
 }
 
+void tu_run_widths(const unsigned (*map_widths)[2], size_t map_count, const unsigned (*other_widths)[2],
+                   size_t other_count, tu_width_case run, const tu_design *design, gh_variant variant,
+                   gh_backend backend, uint64_t base) {
+  const unsigned(*widths)[2] = variant == GH_VARIANT_MAP ? map_widths : other_widths;
+  const size_t count = variant == GH_VARIANT_MAP ? map_count : other_count;
+  for (size_t w = 0; w < count; ++w)
+    run(design, variant, backend, widths[w][0], widths[w][1],
+        tu_mix_seed(base, widths[w][0], widths[w][1], (uint64_t)variant));
+}
+
+int tu_case_usage(const char *program) {
+  fprintf(stderr, "usage: %s host|cuda --design NAME --variant map|compacting|multivalue [--seed S]\n", program);
+  return 2;
+}
+
 int tu_parse_variant(const char *word, gh_variant *variant) {
   if (word == NULL) return 0;
   if (strcmp(word, "map") == 0)

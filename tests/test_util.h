@@ -118,6 +118,16 @@ int tu_parse_variant(const char *word, gh_variant *variant);
  * given. Returns 0 on a malformed line. */
 int tu_parse_case_args(int argc, char **argv, gh_backend *backend, const struct tu_design **design,
                        gh_variant *variant, uint64_t *seed);
+/* One case of a per-design test, for a (key_bits, value_bits) pair and a seed of its own. */
+typedef void (*tu_width_case)(const struct tu_design *design, gh_variant variant, gh_backend backend,
+                              unsigned key_bits, unsigned value_bits, uint64_t seed);
+/* Runs run for the widths a variant is tested with: map_widths for maps and sets, other_widths
+ * (ids or values) for the other variants; each pair's seed is mixed from base. */
+void tu_run_widths(const unsigned (*map_widths)[2], size_t map_count, const unsigned (*other_widths)[2],
+                   size_t other_count, tu_width_case run, const struct tu_design *design, gh_variant variant,
+                   gh_backend backend, uint64_t base);
+/* The usage line of tu_parse_case_args's command line; returns 2 (the exit code for it). */
+int tu_case_usage(const char *program);
 
 /* The smallest cuckoo table factor the API accepts for d = 2..5 hash functions (index d - 2). */
 extern const double tu_cuckoo_min_factor[4];
