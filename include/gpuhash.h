@@ -364,7 +364,13 @@ typedef struct gh_stats {
   uint64_t stash_keys;
 } gh_stats;
 
-gh_status gh_get_stats(gh_table *table, gh_stats *stats);
+/** Fills the first struct_size bytes of *stats (the caller's sizeof(gh_stats), so that fields a
+ * newer library appends never overrun an older program's struct). Call gh_get_stats. On failure
+ * writes nothing. */
+gh_status gh_get_stats_sized(gh_table *table, gh_stats *stats, size_t struct_size);
+static inline gh_status gh_get_stats(gh_table *table, gh_stats *stats) {
+  return gh_get_stats_sized(table, stats, sizeof *stats);
+}
 
 /** The backend the table runs on (AUTO resolved). */
 gh_backend gh_table_backend(const gh_table *table);

@@ -758,6 +758,22 @@ static void test_refused_calls(ct *c) {
   REFUSED(c, GH_ERR_INVALID_ARGUMENT, gh_capacity(c->table, NULL));
   REFUSED(c, GH_ERR_INVALID_ARGUMENT, gh_get_config(c->table, NULL));
   REFUSED(c, GH_ERR_INVALID_ARGUMENT, gh_get_stats(c->table, NULL));
+  /* the sized forms refuse a size no release had (too small, or larger than this library's)
+   * and write nothing then */
+  {
+    gh_stats stats_canary;
+    gh_config config_canary;
+    unsigned char pattern[sizeof(gh_config) > sizeof(gh_stats) ? sizeof(gh_config) : sizeof(gh_stats)];
+    memset(pattern, 0xA5, sizeof pattern);
+    memset(&stats_canary, 0xA5, sizeof stats_canary);
+    memset(&config_canary, 0xA5, sizeof config_canary);
+    REFUSED(c, GH_ERR_INVALID_ARGUMENT, gh_get_stats_sized(c->table, &stats_canary, 8));
+    REFUSED(c, GH_ERR_INVALID_ARGUMENT, gh_get_stats_sized(c->table, &stats_canary, sizeof stats_canary + 8));
+    REFUSED(c, GH_ERR_INVALID_ARGUMENT, gh_get_config_sized(c->table, &config_canary, 8));
+    REFUSED(c, GH_ERR_INVALID_ARGUMENT, gh_get_config_sized(c->table, &config_canary, sizeof config_canary + 8));
+    CHECK(memcmp(&stats_canary, pattern, sizeof stats_canary) == 0, "a refused gh_get_stats_sized wrote the stats");
+    CHECK(memcmp(&config_canary, pattern, sizeof config_canary) == 0, "a refused gh_get_config_sized wrote the config");
+  }
 
   /* the device view: CUDA tables of designs that have one */
   if (c->backend == GH_BACKEND_CUDA && tu_design_has(c->design, GH_CAP_DEVICE_VIEW)) {

@@ -540,18 +540,30 @@ gh_status gh_get_config_sized(gh_table *t, gh_config *config, size_t struct_size
   return GH_OK;
 }
 
-gh_status gh_get_stats(gh_table *t, gh_stats *stats) {
+/* sizeof(gh_stats) in 0.2.0, the first release that passes the caller's size; fields are only
+ * appended after it (and a newer size is recorded here). */
+#define GH_STATS_FIRST_SIZE (offsetof(gh_stats, stash_keys) + sizeof(uint64_t))
+_Static_assert(sizeof(gh_stats) == GH_STATS_FIRST_SIZE,
+               "gh_stats grew: fields are appended only; record the new release's size for gh_get_stats_sized");
+
+gh_status gh_get_stats_sized(gh_table *t, gh_stats *stats, size_t struct_size) {
   GH_ENTER(t);
   if (stats == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_stats: stats is NULL");
+  if (struct_size < GH_STATS_FIRST_SIZE || struct_size > sizeof(gh_stats))
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_get_stats: struct_size = %zu is not the size of a released "
+                    "gh_stats up to this library's (%zu bytes)", struct_size, sizeof(gh_stats));
   gh_status status = begin_bulk(t, "gh_get_stats", NULL, 0);
   if (status != GH_OK) return status;
-  memset(stats, 0, sizeof *stats);
-  status = t->ops->size(t, &stats->size);
+  gh_stats all;
+  memset(&all, 0, sizeof all);
+  status = t->ops->size(t, &all.size);
   if (status != GH_OK) return status;
-  stats->distinct_keys = stats->size;
-  stats->slots = t->config.capacity;
+  all.distinct_keys = all.size;
+  all.slots = t->config.capacity;
   /* stats is optional on purpose: without it the generic fields above are the answer. */
-  return t->ops->stats ? t->ops->stats(t, stats) : GH_OK;
+  if (t->ops->stats) status = t->ops->stats(t, &all);
+  if (status == GH_OK) memcpy(stats, &all, struct_size);
+  return status;
 }
 
 gh_backend gh_table_backend(const gh_table *t) { return t ? t->config.backend : GH_BACKEND_AUTO; }
