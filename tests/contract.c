@@ -393,11 +393,10 @@ static void test_tableless(const tu_design *design, gh_variant variant, gh_backe
           "backend, which every design has",
           design->name, traits.backends);
 #if defined(GH_TEST_HAVE_CUDART)
-    /* A design whose CUDA backend is still pending (slab: issue #10) says so in its traits, and
-     * gh_create on the CUDA backend answers GH_ERR_UNSUPPORTED (checked below where a GPU is). */
-    if (!(traits.backends & (1u << GH_BACKEND_CUDA)))
-      printf("note: %s has no CUDA backend in this build (traits.backends 0x%x)\n", design->name,
-             traits.backends);
+    CHECK(traits.backends & (1u << GH_BACKEND_CUDA),
+          "%s: built with CUDA but traits.backends "
+          "0x%x lacks the CUDA backend",
+          design->name, traits.backends);
 #else
     CHECK(!(traits.backends & (1u << GH_BACKEND_CUDA)),
           "%s: built without CUDA but "

@@ -133,4 +133,66 @@ GH_HD void gh_slab_block_locate(const gh_slab_pool *p, uint32_t global, uint32_t
   *block = global;
 }
 
+/* Gives a slab back: clears its bitmap bit (atomically: other bits of the word are being set by
+ * concurrent allocations) and decrements the in-use counter. */
+GH_HD void gh_slab_free(const gh_slab_pool *p, unsigned long long *in_use, uint32_t address) {
+  const uint64_t index = gh_slab_address_index(address);
+  uint32_t *word = &p->bitmap[gh_slab_address_super(address)][index / 32];
+#if defined(__CUDA_ARCH__)
+  atomicAnd((unsigned int *)word, ~(1u << (index % 32)));
+  atomicAdd(in_use, ~0ull); /* - 1 */
+#else
+  __atomic_fetch_and(word, ~(1u << (index % 32)), __ATOMIC_ACQ_REL);
+  __atomic_fetch_sub(in_use, 1ull, __ATOMIC_RELAXED);
+#endif
+}
+
+GH_HD uint32_t *gh_slab_next(const gh_slab_pool *p, const uint32_t *slab) {
+  const uint32_t next = gh_load_u32(&slab[GH_SLAB_NEXT_LANE]);
+  return next == GH_SLAB_NULL ? (uint32_t *)0 : gh_slab_at(p, next);
+}
+
+GH_HD void *gh_slab_entry(gh_slot_format f, uint32_t *slab, unsigned i) { return (char *)slab + i * f.slot_bytes; }
+
+/* FLUSH of one list (the compaction of Ashkiani et al.): packs its live entries, in list order, to
+ * the front of the list, empties the rest of the last slab written and gives the slabs behind it
+ * back to SlabAlloc. The write position never passes the read position, so it works in place. Runs
+ * with no other operation on the table (one thread per list on either backend). Returns the slabs
+ * freed. */
+GH_HD uint64_t gh_slab_compact_list(const gh_slab_geometry *g, const gh_slab_pool *p, unsigned long long *in_use,
+                                     uint32_t *head) {
+  const gh_slot_format f = g->format;
+  const uint64_t empty = gh_slab_empty_key(g), tomb = gh_slab_tombstone_key(g);
+  uint32_t *wslab = head, *wprev = (uint32_t *)0;
+  unsigned wi = 0;
+  uint64_t freed = 0;
+  for (uint32_t *rslab = head; rslab != (uint32_t *)0; rslab = gh_slab_next(p, rslab)) {
+    for (unsigned i = 0; i < g->per_slab; ++i) {
+      const gh_slot_bits bits = gh_slot_read(f, gh_slab_entry(f, rslab, i));
+      const uint64_t k = gh_slot_bits_key(f, bits);
+      if (k == empty || k == tomb) continue;
+      if (wi == g->per_slab) {
+        wprev = wslab;
+        wslab = gh_slab_next(p, wslab);
+        wi = 0;
+      }
+      gh_slot_write(f, gh_slab_entry(f, wslab, wi++), bits);
+    }
+  }
+  const gh_slot_bits blank = gh_slot_pack(f, empty, ~0ull);
+  for (unsigned i = wi; i < g->per_slab; ++i) gh_slot_write(f, gh_slab_entry(f, wslab, i), blank);
+  /* The last slab written keeps the list's end, unless it received nothing and is not the base. */
+  uint32_t *keep = wi == 0 && wprev != (uint32_t *)0 ? wprev : wslab;
+  uint32_t next = keep[GH_SLAB_NEXT_LANE];
+  keep[GH_SLAB_NEXT_LANE] = GH_SLAB_NULL;
+  while (next != GH_SLAB_NULL) {
+    uint32_t *slab = gh_slab_at(p, next);
+    const uint32_t after = slab[GH_SLAB_NEXT_LANE];
+    gh_slab_free(p, in_use, next);
+    freed += 1;
+    next = after;
+  }
+  return freed;
+}
+
 #endif /* GH_SLAB_H */

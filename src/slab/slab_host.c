@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/design.h"
 #include "core/parallel.h"
 #include "core/toolkit.h"
 #include "core/words.h"
@@ -43,6 +42,7 @@ typedef struct host_call {
   insert_mode mode;
   void **first_match; /* multivalue erase: phase 1's first match per key */
   uint32_t *bucket_counts;
+  uint64_t n;
   uint32_t next_who;
 } host_call;
 
@@ -89,22 +89,11 @@ static uint32_t slab_alloc(const host_call *c, alloc_state *a) {
   return GH_SLAB_NULL;
 }
 
-static void slab_free(const gh_slab_pool *p, gh_slab_counters *counters, uint32_t address) {
-  const uint64_t index = gh_slab_address_index(address);
-  __atomic_fetch_and(&p->bitmap[gh_slab_address_super(address)][index / 32], ~(1u << (index % 32)), __ATOMIC_ACQ_REL);
-  __atomic_fetch_sub(&counters->slabs_in_use, 1ull, __ATOMIC_RELAXED);
-}
-
 /* ---- One operation on one list ------------------------------------------------------------------- */
 
 static uint32_t *head_of(const host_call *c, uint64_t bucket) { return c->s->base + bucket * GH_SLAB_LANES; }
-static void *entry_of(const gh_slab_geometry *g, uint32_t *slab, unsigned i) {
-  return (char *)slab + i * g->format.slot_bytes;
-}
-static uint32_t *next_slab(const host_call *c, const uint32_t *slab) {
-  const uint32_t next = gh_load_u32(&slab[GH_SLAB_NEXT_LANE]);
-  return next == GH_SLAB_NULL ? NULL : gh_slab_at(&c->pool, next);
-}
+static void *entry_of(const gh_slab_geometry *g, uint32_t *slab, unsigned i) { return gh_slab_entry(g->format, slab, i); }
+static uint32_t *next_slab(const host_call *c, const uint32_t *slab) { return gh_slab_next(&c->pool, slab); }
 
 static outcome insert_one(const host_call *c, alloc_state *a, uint64_t key, uint64_t value, insert_mode mode) {
   const gh_slab_geometry *g = &c->s->geometry;
@@ -164,7 +153,7 @@ static outcome insert_one(const host_call *c, alloc_state *a, uint64_t key, uint
     /* Another thread linked first: its slab may hold the key now; keep ours for later. */
   }
 finish:
-  if (spare != GH_SLAB_NULL) slab_free(&c->pool, c->s->counters, spare);
+  if (spare != GH_SLAB_NULL) gh_slab_free(&c->pool, &c->s->counters->slabs_in_use, spare);
   return result;
 }
 
@@ -263,24 +252,19 @@ static gh_counters count_chunk(void *context, uint64_t begin, uint64_t end) {
   return counted;
 }
 
+static gh_status count_slabs(gh_table *t, void *context, uint32_t *bucket_counts, uint64_t *needed) {
+  host_call *c = (host_call *)context;
+  c->bucket_counts = bucket_counts;
+  *needed = gh__parallel_for(c->n, t->config.host_threads, count_chunk, c).value[0];
+  c->bucket_counts = NULL;
+  return GH_OK;
+}
+
 /* Reserves the slabs a batch of inserts (ops[i] == GH_OP_INSERT, or all when ops is NULL) can
- * need: at most ceil(k_b / per_slab) new slabs per bucket b that k_b of them hash to, plus one
- * spare per worker thread. Small batches take n as the bound instead of counting. */
+ * need; a worker thread holds at most one spare slab at a time. */
 static gh_status reserve_for(gh_table *t, host_call *c, uint64_t n) {
-  const gh_slab_geometry *g = &c->s->geometry;
-  const uint64_t slack = gh__cpu_count() + 1;
-  uint64_t needed = n;
-  if (n > (g->buckets + 2) / 8) {
-    gh_scratch counts = {0};
-    gh_status status = gh__scratch_alloc(t, &counts, (size_t)(g->buckets + 2) * sizeof(uint32_t));
-    if (status != GH_OK) return status;
-    memset(counts.ptr, 0, counts.bytes);
-    c->bucket_counts = (uint32_t *)counts.ptr;
-    needed = gh__parallel_for(n, t->config.host_threads, count_chunk, c).value[0];
-    c->bucket_counts = NULL;
-    gh__scratch_free(t, &counts, NULL);
-  }
-  const gh_status status = gh__slab_reserve(t, needed + slack);
+  c->n = n;
+  const gh_status status = gh__slab_reserve_batch(t, n, gh__cpu_count() + 1, count_slabs, c);
   c->pool = c->s->pool; /* it may have grown */
   return status;
 }
@@ -412,17 +396,11 @@ static gh_counters count_values_chunk(void *context, uint64_t begin, uint64_t en
   return counted;
 }
 
-/* gh_count and gh_find_all read several values per key: multi-value tables only. */
-static gh_status single_value(gh_table *t, const char *call) {
-  return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: this slab table holds one value per key (variant %s); create it with "
-                  "variant GH_VARIANT_MULTIVALUE for several; nothing was changed", call, gh__variant_name(t->config.variant));
-}
-
 static gh_status host_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out, uint64_t *total,
                             void *stream) {
   host_call c;
   (void)stream;
-  if (t->config.variant != GH_VARIANT_MULTIVALUE) return single_value(t, "gh_count");
+  if (t->config.variant != GH_VARIANT_MULTIVALUE) return gh__slab_single_value(t, "gh_count");
   begin_call(t, &c);
   c.keys = keys;
   c.values_out = counts_out;
@@ -435,7 +413,7 @@ static gh_status host_find_all(gh_table *t, const void *keys, uint64_t n, uint64
                                uint64_t values_capacity, void *stream) {
   host_call c;
   (void)stream;
-  if (t->config.variant != GH_VARIANT_MULTIVALUE) return single_value(t, "gh_find_all");
+  if (t->config.variant != GH_VARIANT_MULTIVALUE) return gh__slab_single_value(t, "gh_find_all");
   begin_call(t, &c);
   c.keys = keys;
   c.values_out = offsets_out;
@@ -545,46 +523,11 @@ static gh_status host_mixed(gh_table *t, const uint8_t *ops, const void *keys, c
 
 /* ---- FLUSH: compaction --------------------------------------------------------------------------- */
 
-/* Packs bucket b's live entries to the front of its list, in order, and frees the slabs left empty.
- * The write position never passes the read position, so it works in place. */
 static gh_counters compact_chunk(void *context, uint64_t begin, uint64_t end) {
   host_call *c = (host_call *)context;
-  const gh_slab_geometry *g = &c->s->geometry;
-  const gh_slot_format f = g->format;
-  const uint64_t empty = gh_slab_empty_key(g), tomb = gh_slab_tombstone_key(g);
-  const gh_slot_bits blank = gh_slot_pack(f, empty, ~0ull);
   gh_counters counted = {{0}};
-  for (uint64_t b = begin; b < end; ++b) {
-    uint32_t *wslab = head_of(c, b), *wprev = NULL;
-    unsigned wi = 0;
-    for (uint32_t *rslab = wslab; rslab != NULL; rslab = next_slab(c, rslab)) {
-      for (unsigned i = 0; i < g->per_slab; ++i) {
-        const gh_slot_bits bits = gh_slot_read(f, entry_of(g, rslab, i));
-        const uint64_t k = gh_slot_bits_key(f, bits);
-        if (k == empty || k == tomb) continue;
-        if (wi == g->per_slab) {
-          wprev = wslab;
-          wslab = next_slab(c, wslab);
-          wi = 0;
-        }
-        gh_slot_write(f, entry_of(g, wslab, wi++), bits);
-      }
-    }
-    for (unsigned i = wi; i < g->per_slab; ++i) gh_slot_write(f, entry_of(g, wslab, i), blank);
-    /* An empty slab that is not the base slab goes too. */
-    uint32_t *keep = wslab;
-    if (wi == 0 && wprev != NULL) keep = wprev;
-    uint32_t next = keep[GH_SLAB_NEXT_LANE];
-    keep[GH_SLAB_NEXT_LANE] = GH_SLAB_NULL;
-    while (next != GH_SLAB_NULL) {
-      uint32_t *slab = gh_slab_at(&c->pool, next);
-      const uint32_t after = slab[GH_SLAB_NEXT_LANE];
-      memset(slab, 0xFF, GH_SLAB_BYTES);
-      slab_free(&c->pool, c->s->counters, next);
-      counted.value[0] += 1;
-      next = after;
-    }
-  }
+  for (uint64_t b = begin; b < end; ++b)
+    counted.value[0] += gh_slab_compact_list(&c->s->geometry, &c->pool, &c->s->counters->slabs_in_use, head_of(c, b));
   return counted;
 }
 

@@ -57,8 +57,11 @@ const gh_design_descriptor gh__design_slab = {
     .id = GH_SLAB,
     .name = "slab",
     .host_ops = &gh__slab_host_ops,
-    /* TODO(#10): the CUDA backend (warp-cooperative work sharing over the same layout). */
+#if defined(GH_HAVE_CUDA)
+    .cuda_ops = &gh__slab_cuda_ops,
+#else
     .cuda_ops = NULL,
+#endif
     .check_config = check_config,
     .estimate = estimate,
     .variants = (1u << GH_VARIANT_MAP) | (1u << GH_VARIANT_MULTIVALUE),
@@ -163,6 +166,20 @@ gh_status gh__slab_reserve(gh_table *t, uint64_t needed) {
                   "nothing was changed", (unsigned long long)free_slabs, (unsigned long long)needed, t->last_error);
 }
 
+gh_status gh__slab_reserve_batch(gh_table *t, uint64_t n, uint64_t spares, gh_slab_count_fn count, void *context) {
+  const gh_slab_geometry *g = &state(t)->geometry;
+  uint64_t needed = n;
+  if (n > (g->buckets + 2) / 8) {
+    gh_scratch counts = {0};
+    gh_status status = gh__scratch_alloc(t, &counts, (size_t)(g->buckets + 2) * sizeof(uint32_t));
+    if (status == GH_OK) status = gh__fill(t, counts.ptr, 0, counts.bytes, NULL);
+    if (status == GH_OK) status = count(t, context, (uint32_t *)counts.ptr, &needed);
+    gh__scratch_free(t, &counts, NULL);
+    if (status != GH_OK) return status;
+  }
+  return gh__slab_reserve(t, needed + spares);
+}
+
 /* ---- The ops both backends share ---------------------------------------------------------------- */
 
 gh_status gh__slab_init(gh_table *t) {
@@ -218,6 +235,11 @@ gh_status gh__slab_size(gh_table *t, uint64_t *size) {
   const gh_status status = gh__to_host(t, &value, &state(t)->counters->size, sizeof value, NULL);
   if (status == GH_OK) *size = value;
   return status;
+}
+
+gh_status gh__slab_single_value(gh_table *t, const char *call) {
+  return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: this slab table holds one value per key (variant %s); create it with "
+                  "variant GH_VARIANT_MULTIVALUE for several; nothing was changed", call, gh__variant_name(t->config.variant));
 }
 
 /* ---- Walking a host copy: stats and validate ------------------------------------------------------ */
@@ -312,13 +334,57 @@ static uint64_t bitmap_count(const gh_slab_table *s) {
   return bits;
 }
 
+/* A host copy of a device table's lists and bitmaps (the host backend's own state otherwise). */
+typedef struct snapshot {
+  gh_slab_table copy;
+  int owned;
+} snapshot;
+
+static void snapshot_free(snapshot *snap) {
+  if (!snap->owned) return;
+  free(snap->copy.base);
+  for (uint32_t i = 0; i < snap->copy.pool.supers; ++i) {
+    free(snap->copy.pool.slabs[i]);
+    free(snap->copy.pool.bitmap[i]);
+  }
+}
+
+static gh_status snapshot_take(gh_table *t, const char *who, snapshot *snap) {
+  gh_slab_table *s = state(t);
+  memset(snap, 0, sizeof *snap);
+  snap->copy = *s;
+  if (s->kind == GH_MEMORY_HOST) return GH_OK;
+  snap->owned = 1;
+  memset(&snap->copy.pool, 0, sizeof snap->copy.pool);
+  snap->copy.base = (uint32_t *)malloc(s->base_bytes);
+  gh_status status = snap->copy.base ? gh__to_host(t, snap->copy.base, s->base, s->base_bytes, NULL)
+                                     : gh__fail(t, GH_ERR_OUT_OF_MEMORY, "%s: no host memory for a copy of the table", who);
+  for (uint32_t i = 0; status == GH_OK && i < s->pool.supers; ++i) {
+    const size_t slab_bytes = super_slab_bytes(s->pool.blocks[i]), bitmap_bytes = super_bitmap_bytes(s->pool.blocks[i]);
+    snap->copy.pool.slabs[i] = (uint32_t *)malloc(slab_bytes);
+    snap->copy.pool.bitmap[i] = (uint32_t *)malloc(bitmap_bytes);
+    snap->copy.pool.blocks[i] = s->pool.blocks[i];
+    snap->copy.pool.supers = i + 1;
+    if (snap->copy.pool.slabs[i] == NULL || snap->copy.pool.bitmap[i] == NULL)
+      status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "%s: no host memory for a copy of the table", who);
+    if (status == GH_OK) status = gh__to_host(t, snap->copy.pool.slabs[i], s->pool.slabs[i], slab_bytes, NULL);
+    if (status == GH_OK) status = gh__to_host(t, snap->copy.pool.bitmap[i], s->pool.bitmap[i], bitmap_bytes, NULL);
+  }
+  snap->copy.pool.total_blocks = s->pool.total_blocks;
+  if (status != GH_OK) snapshot_free(snap);
+  return status;
+}
+
 /* Walks and sorts the keys: *distinct gets their number of distinct values. */
 static gh_status walk_all(gh_table *t, const char *who, uint64_t *live, uint64_t *distinct, int check_unique) {
   gh_slab_table *s = state(t);
   uint64_t size = 0, slabs = 0;
+  unsigned long long used = 0;
+  snapshot snap;
   gh_status status = gh__slab_size(t, &size);
+  if (status == GH_OK) status = gh__to_host(t, &used, &s->counters->slabs_in_use, sizeof used, NULL);
+  if (status == GH_OK) status = snapshot_take(t, who, &snap);
   if (status != GH_OK) return status;
-  if (s->kind != GH_MEMORY_HOST) return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: only host tables are walked", who);
   const uint64_t total = total_slabs(s);
   uint64_t *keys = (uint64_t *)malloc((size_t)(size + 1) * sizeof *keys);
   uint8_t *seen = (uint8_t *)calloc((size_t)total + 1, 1);
@@ -326,16 +392,16 @@ static gh_status walk_all(gh_table *t, const char *who, uint64_t *live, uint64_t
   if (keys == NULL || seen == NULL) {
     free(keys);
     free(seen);
+    snapshot_free(&snap);
     return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "%s: no host memory to walk %llu keys", who, (unsigned long long)size);
   }
-  if (!walk(s, seen, keys, size, live, &slabs, message, sizeof message)) {
+  if (!walk(&snap.copy, seen, keys, size, live, &slabs, message, sizeof message)) {
     status = gh__fail(t, GH_ERR_CORRUPT, "%s: %s", who, message);
   } else if (*live != size) {
     status = gh__fail(t, GH_ERR_CORRUPT, "%s: the size counter says %llu but %llu entries are stored", who,
                       (unsigned long long)size, (unsigned long long)*live);
   } else {
-    unsigned long long used = s->counters->slabs_in_use;
-    const uint64_t bits = bitmap_count(s);
+    const uint64_t bits = bitmap_count(&snap.copy);
     if (slabs != used || bits != used)
       status = gh__fail(t, GH_ERR_CORRUPT, "%s: SlabAlloc counts %llu slabs in use, its bitmaps %llu, the lists link %llu",
                         who, used, (unsigned long long)bits, (unsigned long long)slabs);
@@ -354,6 +420,7 @@ static gh_status walk_all(gh_table *t, const char *who, uint64_t *live, uint64_t
   }
   free(keys);
   free(seen);
+  snapshot_free(&snap);
   return status;
 }
 
