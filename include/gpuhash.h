@@ -132,8 +132,8 @@ typedef enum gh_variant {
    * and keeps the keys in id order, so key -> id (gh_find) and id -> key (gh_keys_of_ids) are
    * both O(1). Ids never change; new keys get the next ones. Insert takes keys only. */
   GH_VARIANT_COMPACTING = 1,
-  /* cuckoo: any number of values per key (policy GH_APPEND): gh_count and gh_find_all read
-   * them; gh_size counts (key, value) pairs. */
+  /* cuckoo, slab: any number of values per key (policy GH_APPEND): gh_count and gh_find_all read
+   * them; gh_size counts (key, value) pairs; gh_erase removes every value of a key. */
   GH_VARIANT_MULTIVALUE = 2
 } gh_variant;
 
@@ -174,7 +174,8 @@ typedef struct gh_config {
   unsigned key_bits;   /* 32 or 64; default 32 */
   unsigned value_bits; /* 0 (a set), 32 or 64; default 32 */
   /* warpdrive: slots wanted (>= 1), rounded up. cuckoo: keys the table is sized for; it holds
-   * capacity * table_factor slots and grows by itself when more keys arrive. See gh_capacity().
+   * capacity * table_factor slots and grows by itself when more keys arrive. slab: keys the base
+   * slabs are sized for (with slab_load); chains grow beyond it. See gh_capacity().
    * Default 1<<20. */
   uint64_t capacity;
   /* warpdrive: lanes per cooperative group and slots per probing window: 1, 2, 4, 8, 16 or 32.
@@ -281,9 +282,10 @@ void gh_destroy(gh_table *table);
  * Returns GH_ERR_TABLE_FULL when some keys did not fit; every other key was inserted, the
  * message says how many did not, and the table stays valid. n == 0 is a no-op.
  * On failure: GH_ERR_TABLE_FULL writes failed_out; any other failure (GH_ERR_OUT_OF_MEMORY, ...)
- * writes nothing and changes nothing. Designs that grow (GH_CAP_GROWS) never report full; when
- * memory for growing runs out mid-way they finish with GH_OK, parking what they could not place in
- * a stash that lookups also scan (gh_stats.stash_keys). */
+ * writes nothing and changes nothing. Designs that grow (GH_CAP_GROWS) never report full. cuckoo:
+ * when memory for growing runs out mid-way it finishes with GH_OK, parking what it could not place
+ * in a stash that lookups also scan (gh_stats.stash_keys). slab: the slabs a batch can need are
+ * reserved before it runs, so running out of memory is GH_ERR_OUT_OF_MEMORY with nothing changed. */
 gh_status gh_insert(gh_table *table, const void *keys, const void *values, uint64_t n,
                     gh_dup_policy policy, uint8_t *failed_out, gh_stream stream);
 
