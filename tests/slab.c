@@ -1,7 +1,7 @@
 /*
  * slab - the slab hash's own behaviour (Ashkiani et al.), beyond the registry-driven matrix:
  *
- *   slab BACKEND [--part growth|race|mixed|compact|bad|config] [--seed S]
+ *   slab BACKEND [--part growth|race|mixed|compact|bad|config|alloc] [--seed S]
  *
  *   growth   a table of 16 buckets grown to 2^16 keys (several SlabAlloc super blocks, chains of
  *            hundreds of slabs) and one sized for 2^14 keys grown to 2^20, both SlabAlloc
@@ -12,6 +12,8 @@
  *   compact  gh_compact: keys and values kept, tombstones gone, slabs back in SlabAlloc
  *   bad      gh_mixed's bad inputs (op codes, NULL arrays) and designs without gh_mixed / gh_compact
  *   config   slab_load / slab_light checks, and a gh_config of 0.2's size gets their defaults
+ *   alloc    gh_mixed and gh_compact with each allocation failing in turn, and a memory limit that
+ *            stops SlabAlloc's growth: GH_ERR_OUT_OF_MEMORY, nothing executed, nothing written
  *
  * Every failure prints the case, the phase and the seed.
  */
@@ -21,6 +23,8 @@
 #include <string.h>
 
 #include "test_util.h"
+#include "alloc_inject.h"
+#include "tracking_alloc.h"
 
 #define SL_BASE_SEED 0x51AB0A11C0ull
 
@@ -586,6 +590,104 @@ static void part_config(void) {
                GH_ERR_INVALID_ARGUMENT);
 }
 
+/* ---- alloc ---------------------------------------------------------------------------------------- */
+
+/* The state a refused call must leave: size, memory, every key of the first batch with its value. */
+static void check_unchanged(gh_table *t, tu_tracker *tr, uint64_t size, size_t live, const void *keys, uint64_t n) {
+  uint8_t *found = (uint8_t *)tu_xmalloc(n);
+  CHECK(table_size(t) == size, "size %llu, was %llu", (unsigned long long)table_size(t), (unsigned long long)size);
+  CHECK(tu_tracker_live_bytes(tr, GH_MEMORY_HOST) + tu_tracker_live_bytes(tr, GH_MEMORY_DEVICE) == live,
+        "the allocator's live bytes changed: %zu, were %zu",
+        tu_tracker_live_bytes(tr, GH_MEMORY_HOST) + tu_tracker_live_bytes(tr, GH_MEMORY_DEVICE), live);
+  tu_tracker_check_frees(tr, "after a refused call");
+  if (CHECK_OK(t, gh_contains(t, keys, n, found, NULL)))
+    for (uint64_t i = 0; i < n; ++i)
+      if (!CHECK(found[i], "key %llu of the first batch lost", (unsigned long long)i)) break;
+  CHECK_OK(t, gh_validate(t));
+  free(found);
+}
+
+static void part_alloc(void) {
+  const uint64_t first_n = 3000, n = 40000;
+  tu_rng rng = tu_rng_make(tu_mix_seed(sl_seed, 11, 12, 13));
+  tu_tracker *tr = tu_tracker_new();
+  gh_config cfg = gh_config_default(GH_SLAB);
+  gh_table *t = NULL;
+  cfg.backend = sl_backend;
+  cfg.capacity = 2000;
+  cfg.seed = sl_seed;
+  tu_tracker_attach(tr, &cfg);
+  tu_set_context("alloc backend=%s seed=0x%016llx", tu_backend_name(sl_backend), (unsigned long long)sl_seed);
+  REQUIRE(gh_create(&cfg, &t) == GH_OK, "gh_create: %s", gh_last_create_error());
+  uint64_t *keys = (uint64_t *)tu_xmalloc((first_n + n) * 8);
+  tu_gen_unique_keys(&rng, 32, first_n + n, NULL, keys);
+  void *pk = tu_pack(keys, first_n + n, 32), *pv = tu_pack(keys, first_n + n, 32);
+  CHECK_OK(t, gh_insert(t, pk, pv, first_n, GH_KEEP_FIRST, NULL, NULL));
+  /* A batch that needs new super blocks: inserts of new keys, erases and finds of the first ones. */
+  uint8_t *ops = (uint8_t *)tu_xmalloc(n);
+  for (uint64_t i = 0; i < n; ++i) ops[i] = i < first_n ? (i % 2 ? GH_OP_ERASE : GH_OP_FIND) : GH_OP_INSERT;
+  /* The batch's keys: the first batch's keys, then new ones. */
+  uint8_t *results_big = (uint8_t *)tu_xmalloc(n);
+  uint64_t k;
+  for (k = 1; k < 100; ++k) {
+    const uint64_t size = table_size(t);
+    const size_t live = tu_tracker_live_bytes(tr, GH_MEMORY_HOST) + tu_tracker_live_bytes(tr, GH_MEMORY_DEVICE);
+    tu_set_phase("gh_mixed with its allocation %llu failing", (unsigned long long)k);
+    memset(results_big, 0xA5, n);
+    tu_tracker_fail_nth(tr, k);
+    const gh_status st = gh_mixed(t, ops, pk, pv, n, GH_KEEP_FIRST, NULL, results_big, NULL);
+    const int injected = tu_tracker_injected(tr);
+    tu_tracker_fail_nth(tr, 0);
+    if (st == GH_OK && !injected) break;
+    if (st == GH_OK) continue; /* a failure it could do without (growing early) */
+    CHECK(st == GH_ERR_OUT_OF_MEMORY, "gh_mixed with an allocation failing returned %s: %s", gh_status_name(st),
+          gh_last_error(t));
+    CHECK(tu_says_what_was_kept(gh_last_error(t)), "message does not say what was kept: %s", gh_last_error(t));
+    CHECK(tu_first_non_canary(results_big, n) == n, "a failed gh_mixed wrote results_out");
+    check_unchanged(t, tr, size, live, pk, first_n);
+    if (tu_failure_count() > 0) break;
+  }
+  CHECK(k > 1 && k < 100, "gh_mixed: %llu runs", (unsigned long long)k);
+  CHECK(table_size(t) == n - first_n + first_n / 2, "size %llu after the mixed batch", (unsigned long long)table_size(t));
+  printf("  gh_mixed: %llu allocations failed in turn\n", (unsigned long long)(k - 1));
+  for (k = 1; k < 100; ++k) {
+    tu_set_phase("gh_compact with its allocation %llu failing", (unsigned long long)k);
+    tu_tracker_fail_nth(tr, k);
+    const gh_status st = gh_compact(t, NULL);
+    const int injected = tu_tracker_injected(tr);
+    tu_tracker_fail_nth(tr, 0);
+    if (st == GH_OK && !injected) break;
+    CHECK(st == GH_ERR_OUT_OF_MEMORY || st == GH_OK, "gh_compact returned %s", gh_status_name(st));
+  }
+  CHECK_OK(t, gh_validate(t));
+  /* SlabAlloc cannot grow past the limit: the batch is refused whole. */
+  tu_set_phase("an insert past a memory limit");
+  {
+    uint64_t *more = (uint64_t *)tu_xmalloc(400000 * 8);
+    tu_gen_unique_keys(&rng, 32, 400000, NULL, more);
+    void *pm = tu_pack(more, 400000, 32);
+    const uint64_t size = table_size(t);
+    const size_t live = tu_tracker_live_bytes(tr, GH_MEMORY_HOST) + tu_tracker_live_bytes(tr, GH_MEMORY_DEVICE);
+    tu_tracker_set_limit(tr, live + 4096);
+    const gh_status st = gh_insert(t, pm, pm, 400000, GH_KEEP_FIRST, NULL, NULL);
+    CHECK(st == GH_ERR_OUT_OF_MEMORY, "an insert past the limit returned %s: %s", gh_status_name(st), gh_last_error(t));
+    tu_tracker_set_limit(tr, 0);
+    check_unchanged(t, tr, size, live, (const uint32_t *)pk + first_n, n - first_n);
+    CHECK_OK(t, gh_insert(t, pm, pm, 400000, GH_KEEP_FIRST, NULL, NULL));
+    CHECK_OK(t, gh_validate(t));
+    free(more);
+    free(pm);
+  }
+  gh_destroy(t);
+  tu_tracker_check_clean(tr, "after gh_destroy");
+  tu_tracker_delete(tr);
+  free(keys);
+  free(pk);
+  free(pv);
+  free(ops);
+  free(results_big);
+}
+
 /* ---- main ------------------------------------------------------------------------------------- */
 
 typedef struct sl_part {
@@ -594,7 +696,8 @@ typedef struct sl_part {
 } sl_part;
 
 static const sl_part sl_parts[] = {{"growth", part_growth}, {"race", part_race},   {"mixed", part_mixed},
-                                   {"compact", part_compact}, {"bad", part_bad}, {"config", part_config}};
+                                   {"compact", part_compact}, {"bad", part_bad}, {"config", part_config},
+                                   {"alloc", part_alloc}};
 
 int main(int argc, char **argv) {
   const sl_part *part = NULL;
@@ -621,6 +724,6 @@ int main(int argc, char **argv) {
   }
   return tu_finish("slab");
 usage:
-  fprintf(stderr, "usage: %s host|cuda [--part growth|race|mixed|compact|bad|config] [--seed S]\n", argv[0]);
+  fprintf(stderr, "usage: %s host|cuda [--part growth|race|mixed|compact|bad|config|alloc] [--seed S]\n", argv[0]);
   return 2;
 }
