@@ -30,6 +30,7 @@
 
 static gh_backend sl_backend;
 static uint64_t sl_seed;
+static unsigned sl_host_threads; /* gh_config.host_threads of the tables made (0 = the default) */
 
 /* ---- A reference: open addressing over (key -> count, value, sum) ------------------------------ */
 
@@ -89,6 +90,7 @@ static gh_table *make_table(unsigned key_bits, unsigned value_bits, gh_variant v
   cfg.capacity = capacity;
   cfg.slab_light = light;
   cfg.seed = sl_seed;
+  cfg.host_threads = sl_host_threads;
   const gh_status st = gh_create(&cfg, &t);
   REQUIRE(st == GH_OK, "gh_create: %s: %s", gh_status_name(st), gh_last_create_error());
   return t;
@@ -224,15 +226,17 @@ static void part_growth(void) {
 
 /* ---- race ------------------------------------------------------------------------------------- */
 
-static void race_case(unsigned key_bits, unsigned value_bits, gh_variant variant) {
-  const uint64_t keys_n = 20000, copies = 3, n = keys_n * copies;
+/* keys_n keys, each with `copies` operations in one batch: insert, erase, insert, erase, ... */
+static void race_case(unsigned key_bits, unsigned value_bits, gh_variant variant, uint64_t keys_n, uint64_t copies) {
+  const uint64_t n = keys_n * copies;
   tu_rng rng = tu_rng_make(tu_mix_seed(sl_seed, key_bits, value_bits, (uint64_t)variant));
   gh_table *t = make_table(key_bits, value_bits, variant, 4096, 0);
   uint64_t *pool = (uint64_t *)tu_xmalloc(keys_n * 8), *keys = (uint64_t *)tu_xmalloc(n * 8);
   uint64_t *values = (uint64_t *)tu_xmalloc(n * 8), *order = (uint64_t *)tu_xmalloc(n * 8);
   uint8_t *ops = (uint8_t *)tu_xmalloc(n), *results = (uint8_t *)tu_xmalloc(n), *found = (uint8_t *)tu_xmalloc(keys_n);
-  tu_set_context("race backend=%s k%u v%u variant=%s seed=0x%016llx", tu_backend_name(sl_backend), key_bits, value_bits,
-                 tu_variant_name(variant, value_bits), (unsigned long long)sl_seed);
+  tu_set_context("race backend=%s k%u v%u variant=%s keys=%llu copies=%llu seed=0x%016llx", tu_backend_name(sl_backend),
+                 key_bits, value_bits, tu_variant_name(variant, value_bits), (unsigned long long)keys_n,
+                 (unsigned long long)copies, (unsigned long long)sl_seed);
   tu_gen_unique_keys(&rng, key_bits, keys_n, NULL, pool);
   /* Half the keys are present before the batch. */
   void *half = tu_pack(pool, keys_n / 2, key_bits);
@@ -245,7 +249,7 @@ static void race_case(unsigned key_bits, unsigned value_bits, gh_variant variant
   for (uint64_t i = 0; i < n; ++i) {
     const uint64_t k = order[i] / copies, which = order[i] % copies;
     keys[i] = pool[k];
-    ops[i] = which == 1 ? GH_OP_ERASE : GH_OP_INSERT;
+    ops[i] = which % 2 ? GH_OP_ERASE : GH_OP_INSERT;
   }
   void *pk = tu_pack(keys, n, key_bits), *pv = value_bits ? tu_pack(values, n, value_bits) : NULL;
   tu_set_phase("the racing batch");
@@ -283,8 +287,10 @@ static void race_case(unsigned key_bits, unsigned value_bits, gh_variant variant
     CHECK(present == table_size(t), "found %llu keys, gh_size %llu", (unsigned long long)present,
           (unsigned long long)table_size(t));
   }
-  printf("  race k%u v%u %s: %llu operations, %llu entries after\n", key_bits, value_bits,
-         tu_variant_name(variant, value_bits), (unsigned long long)n, (unsigned long long)table_size(t));
+  if (keys_n >= 1000)
+    printf("  race k%u v%u %s: %llu keys x %llu operations, %llu entries after\n", key_bits, value_bits,
+           tu_variant_name(variant, value_bits), (unsigned long long)keys_n, (unsigned long long)copies,
+           (unsigned long long)table_size(t));
   gh_destroy(t);
   free(pool);
   free(keys);
@@ -304,10 +310,21 @@ static void race_case(unsigned key_bits, unsigned value_bits, gh_variant variant
 }
 
 static void part_race(void) {
-  race_case(32, 32, GH_VARIANT_MAP);
-  race_case(64, 0, GH_VARIANT_MAP);
-  race_case(64, 64, GH_VARIANT_MAP);
-  race_case(32, 32, GH_VARIANT_MULTIVALUE);
+  race_case(32, 32, GH_VARIANT_MAP, 20000, 3);
+  race_case(64, 0, GH_VARIANT_MAP, 20000, 3);
+  race_case(64, 64, GH_VARIANT_MAP, 20000, 3);
+  race_case(32, 32, GH_VARIANT_MULTIVALUE, 20000, 3);
+  /* Hot keys: many inserts and erases of a few keys, all racing (WarpSpeed's adversarial replay),
+   * on more host threads than cores so that they interleave. */
+  sl_host_threads = 8;
+  for (uint64_t round = 0; round < 20 && tu_failure_count() == 0; ++round) {
+    sl_seed += 1;
+    race_case(32, 32, GH_VARIANT_MAP, 64, 513);
+    race_case(64, 64, GH_VARIANT_MAP, 64, 513);
+    race_case(32, 32, GH_VARIANT_MULTIVALUE, 64, 513);
+  }
+  sl_host_threads = 0;
+  printf("  race: 20 rounds of 64 hot keys x 513 operations on 8 threads (map k32, map k64, multivalue)\n");
 }
 
 /* ---- mixed differential ----------------------------------------------------------------------- */
