@@ -432,7 +432,7 @@ static gh_status reserve_for(gh_table *t, const uint8_t *ops, const void *keys, 
   const uint64_t warps =
       (uint64_t)gh_cuda_resident_grid(n, kernels_for(state(t)->geometry).ops, kLaunch.block_threads) *
       (uint64_t)(kLaunch.block_threads / 32);
-  return gh__slab_reserve_batch(t, n, warps + 1, count_slabs, &c);
+  return gh__slab_reserve_batch(t, n, warps + 1, count_slabs, &c, stream);
 }
 
 /* ---- Ops ----------------------------------------------------------------------------------------------- */
@@ -458,7 +458,7 @@ static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, 
   gh_slab_call_counters after;
   status = run_ops(t, &a, &after, stream);
   if (status == GH_OK) *failed = after.failed;
-  return status == GH_OK ? gh__slab_refresh(t) : status;
+  return status == GH_OK ? gh__slab_refresh(t, stream) : status;
 }
 
 static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
@@ -584,7 +584,7 @@ static gh_status cuda_mixed(gh_table *t, const uint8_t *ops, const void *keys, c
   gh_slab_call_counters after;
   status = run_ops(t, &a, &after, stream);
   if (status == GH_OK) *failed = after.failed;
-  return status == GH_OK ? gh__slab_refresh(t) : status;
+  return status == GH_OK ? gh__slab_refresh(t, stream) : status;
 }
 
 static gh_status cuda_compact(gh_table *t, void *stream) {
@@ -594,7 +594,7 @@ static gh_status cuda_compact(gh_table *t, void *stream) {
   void *args[] = {&g, &s->base, &pool, &s->counters};
   const gh_status status =
       gh__cuda_launch(t, (const void *)slab_compact_kernel, g.buckets + 2, kLaunch.block_threads, args, stream);
-  return status == GH_OK ? gh__slab_refresh(t) : status;
+  return status == GH_OK ? gh__slab_refresh(t, stream) : status;
 }
 
 extern "C" const gh_table_ops gh__slab_cuda_ops = {

@@ -264,7 +264,7 @@ static gh_status count_slabs(gh_table *t, void *context, uint32_t *bucket_counts
  * need; a worker thread holds at most one spare slab at a time. */
 static gh_status reserve_for(gh_table *t, host_call *c, uint64_t n) {
   c->n = n;
-  const gh_status status = gh__slab_reserve_batch(t, n, gh__cpu_count() + 1, count_slabs, c);
+  const gh_status status = gh__slab_reserve_batch(t, n, gh__cpu_count() + 1, count_slabs, c, NULL);
   c->pool = c->s->pool; /* it may have grown */
   return status;
 }
@@ -301,7 +301,7 @@ static gh_status host_insert(gh_table *t, const void *keys, const void *values, 
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, insert_chunk, &c);
   c.s->counters->size += counted.value[0];
   *failed = counted.value[1];
-  return gh__slab_refresh(t);
+  return gh__slab_refresh(t, NULL);
 }
 
 static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
@@ -518,7 +518,7 @@ static gh_status host_mixed(gh_table *t, const uint8_t *ops, const void *keys, c
   c.s->counters->size += counted.value[0];
   c.s->counters->size -= counted.value[2];
   *failed = counted.value[1];
-  return gh__slab_refresh(t);
+  return gh__slab_refresh(t, NULL);
 }
 
 /* ---- FLUSH: compaction --------------------------------------------------------------------------- */
@@ -536,7 +536,7 @@ static gh_status host_compact(gh_table *t, void *stream) {
   (void)stream;
   begin_call(t, &c);
   gh__parallel_for(c.s->geometry.buckets + 2, t->config.host_threads, compact_chunk, &c);
-  return gh__slab_refresh(t);
+  return gh__slab_refresh(t, NULL);
 }
 
 const gh_table_ops gh__slab_host_ops = {

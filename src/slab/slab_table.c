@@ -88,7 +88,7 @@ static uint64_t total_slabs(const gh_slab_table *s) { return (uint64_t)s->pool.t
 
 /* Adds `blocks` memory blocks: a new super block, or (light) a larger copy of the one array.
  * All or nothing: on failure nothing changed. */
-static gh_status add_blocks(gh_table *t, uint32_t blocks) {
+static gh_status add_blocks(gh_table *t, uint32_t blocks, void *stream) {
   gh_slab_table *s = state(t);
   const uint32_t old_blocks = s->light && s->pool.supers ? s->pool.blocks[0] : 0;
   const uint32_t new_blocks = old_blocks + blocks;
@@ -105,19 +105,19 @@ static gh_status add_blocks(gh_table *t, uint32_t blocks) {
   }
   const size_t keep_slabs = super_slab_bytes(old_blocks), keep_bitmap = super_bitmap_bytes(old_blocks);
   if (old_blocks) {
-    status = gh__copy(t, slabs, s->pool.slabs[0], keep_slabs, NULL);
-    if (status == GH_OK) status = gh__copy(t, bitmap, s->pool.bitmap[0], keep_bitmap, NULL);
+    status = gh__copy(t, slabs, s->pool.slabs[0], keep_slabs, stream);
+    if (status == GH_OK) status = gh__copy(t, bitmap, s->pool.bitmap[0], keep_bitmap, stream);
   }
-  if (status == GH_OK) status = gh__fill(t, (char *)slabs + keep_slabs, 0xFF, super_slab_bytes(new_blocks) - keep_slabs, NULL);
-  if (status == GH_OK) status = gh__fill(t, (char *)bitmap + keep_bitmap, 0, super_bitmap_bytes(new_blocks) - keep_bitmap, NULL);
+  if (status == GH_OK) status = gh__fill(t, (char *)slabs + keep_slabs, 0xFF, super_slab_bytes(new_blocks) - keep_slabs, stream);
+  if (status == GH_OK) status = gh__fill(t, (char *)bitmap + keep_bitmap, 0, super_bitmap_bytes(new_blocks) - keep_bitmap, stream);
   if (status != GH_OK) {
     gh__free(t, slabs, super_slab_bytes(new_blocks), s->kind);
     gh__free(t, bitmap, super_bitmap_bytes(new_blocks), s->kind);
     return status;
   }
   if (s->light && s->pool.supers) {
-    gh__free_after(t, s->pool.slabs[0], keep_slabs, s->kind, NULL);
-    gh__free_after(t, s->pool.bitmap[0], keep_bitmap, s->kind, NULL);
+    gh__free_after(t, s->pool.slabs[0], keep_slabs, s->kind, stream);
+    gh__free_after(t, s->pool.bitmap[0], keep_bitmap, s->kind, stream);
     s->pool.slabs[0] = slabs;
     s->pool.bitmap[0] = bitmap;
     s->pool.blocks[0] = new_blocks;
@@ -132,18 +132,18 @@ static gh_status add_blocks(gh_table *t, uint32_t blocks) {
   return GH_OK;
 }
 
-gh_status gh__slab_refresh(gh_table *t) {
+gh_status gh__slab_refresh(gh_table *t, void *stream) {
   gh_slab_table *s = state(t);
   unsigned long long used = 0;
-  const gh_status status = gh__to_host(t, &used, &s->counters->slabs_in_use, sizeof used, NULL);
+  const gh_status status = gh__to_host(t, &used, &s->counters->slabs_in_use, sizeof used, stream);
   if (status == GH_OK) t->config.capacity = (s->geometry.buckets + 2 + used) * s->geometry.per_slab;
   return status;
 }
 
-gh_status gh__slab_reserve(gh_table *t, uint64_t needed) {
+gh_status gh__slab_reserve(gh_table *t, uint64_t needed, void *stream) {
   gh_slab_table *s = state(t);
   unsigned long long used = 0;
-  gh_status status = gh__to_host(t, &used, &s->counters->slabs_in_use, sizeof used, NULL);
+  gh_status status = gh__to_host(t, &used, &s->counters->slabs_in_use, sizeof used, stream);
   if (status != GH_OK || needed == 0) return status;
   const uint64_t total = total_slabs(s), free_slabs = total - used;
   const uint64_t after = used + needed;
@@ -156,7 +156,7 @@ gh_status gh__slab_reserve(gh_table *t, uint64_t needed) {
   const uint64_t blocks = (grow + GH_SLAB_BLOCK_SLABS - 1) / GH_SLAB_BLOCK_SLABS;
   status = blocks > GH_SLAB_MAX_BLOCKS ? gh__fail(t, GH_ERR_OUT_OF_MEMORY, "a batch needs %llu new slabs, more than one super block holds",
                                                   (unsigned long long)needed)
-                                       : add_blocks(t, (uint32_t)blocks);
+                                       : add_blocks(t, (uint32_t)blocks, stream);
   if (status == GH_OK || free_slabs >= needed) {
     /* Past the threshold but enough free slabs: growing was an optimisation. */
     gh__clear_error(t);
@@ -166,18 +166,19 @@ gh_status gh__slab_reserve(gh_table *t, uint64_t needed) {
                   "nothing was changed", (unsigned long long)free_slabs, (unsigned long long)needed, t->last_error);
 }
 
-gh_status gh__slab_reserve_batch(gh_table *t, uint64_t n, uint64_t spares, gh_slab_count_fn count, void *context) {
+gh_status gh__slab_reserve_batch(gh_table *t, uint64_t n, uint64_t spares, gh_slab_count_fn count, void *context,
+                                 void *stream) {
   const gh_slab_geometry *g = &state(t)->geometry;
   uint64_t needed = n;
   if (n > (g->buckets + 2) / 8) {
     gh_scratch counts = {0};
     gh_status status = gh__scratch_alloc(t, &counts, (size_t)(g->buckets + 2) * sizeof(uint32_t));
-    if (status == GH_OK) status = gh__fill(t, counts.ptr, 0, counts.bytes, NULL);
+    if (status == GH_OK) status = gh__fill(t, counts.ptr, 0, counts.bytes, stream);
     if (status == GH_OK) status = count(t, context, (uint32_t *)counts.ptr, &needed);
-    gh__scratch_free(t, &counts, NULL);
+    gh__scratch_free(t, &counts, stream);
     if (status != GH_OK) return status;
   }
-  return gh__slab_reserve(t, needed + spares);
+  return gh__slab_reserve(t, needed + spares, stream);
 }
 
 /* ---- The ops both backends share ---------------------------------------------------------------- */
@@ -432,7 +433,7 @@ gh_status gh__slab_validate(gh_table *t) {
 gh_status gh__slab_stats(gh_table *t, gh_stats *stats) {
   gh_slab_table *s = state(t);
   uint64_t live = 0, distinct = stats->size;
-  gh_status status = gh__slab_refresh(t);
+  gh_status status = gh__slab_refresh(t, NULL);
   if (status != GH_OK) return status;
   if (t->config.variant == GH_VARIANT_MULTIVALUE) status = walk_all(t, "gh_get_stats", &live, &distinct, 0);
   if (status != GH_OK) return status;

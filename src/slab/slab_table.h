@@ -38,18 +38,20 @@ typedef struct gh_slab_table {
 gh_slab_geometry gh__slab_geometry(const gh_config *config);
 
 /* Makes sure SlabAlloc has at least `needed` free slabs (growing it, all or nothing), and grows it
- * past the 3/4 threshold when memory allows. Host-side, between batches. GH_ERR_OUT_OF_MEMORY with
+ * past the 3/4 threshold when memory allows. Host-side, between batches; new memory is cleared on
+ * the call's stream, ahead of the batch's kernel. GH_ERR_OUT_OF_MEMORY with
  * the table unchanged when the needed slabs cannot be had. */
-gh_status gh__slab_reserve(gh_table *t, uint64_t needed);
+gh_status gh__slab_reserve(gh_table *t, uint64_t needed, void *stream);
 /* Counts, for a batch, the new slabs it can need: for each bucket b, ceil(k_b / per_slab) where k_b
  * of its inserts hash to b; bucket_counts (buckets + 2 zeroed words, backend memory) is scratch. */
 typedef gh_status (*gh_slab_count_fn)(gh_table *t, void *context, uint32_t *bucket_counts, uint64_t *needed);
 /* Reserves what a batch of n operations can need before it runs: the count above (or n itself for a
  * batch small against the table, where counting costs more than it saves) plus `spares`, the slabs
  * that concurrent workers may hold at once. GH_ERR_OUT_OF_MEMORY (nothing changed) when it cannot. */
-gh_status gh__slab_reserve_batch(gh_table *t, uint64_t n, uint64_t spares, gh_slab_count_fn count, void *context);
+gh_status gh__slab_reserve_batch(gh_table *t, uint64_t n, uint64_t spares, gh_slab_count_fn count, void *context,
+                                 void *stream);
 /* Slabs in use, read back; sets t->config.capacity to what the slabs hold now. */
-gh_status gh__slab_refresh(gh_table *t);
+gh_status gh__slab_refresh(gh_table *t, void *stream);
 
 /* The ops both backends share (slab_table.c): allocation (SlabAlloc starts empty), release, clear
  * (queued on the stream: base slabs emptied, every slab back in SlabAlloc), the size counter,
