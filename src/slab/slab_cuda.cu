@@ -558,7 +558,8 @@ static gh_status cuda_mixed(gh_table *t, const uint8_t *ops, const void *keys, c
                             uint64_t *failed, void *stream) {
   /* The op codes are checked on the host first (one copy of n bytes): nothing runs if one is bad. */
   uint8_t *host_ops = (uint8_t *)gh__alloc(t, (size_t)n, GH_MEMORY_HOST);
-  if (host_ops == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "gh_mixed: no host memory to check %llu op codes", (unsigned long long)n);
+  if (host_ops == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "gh_mixed: no host memory to check %llu op codes; nothing was "
+                                          "executed", (unsigned long long)n);
   gh_status status = gh__to_host(t, host_ops, ops, (size_t)n, stream);
   for (uint64_t i = 0; status == GH_OK && i < n; ++i) {
     if (host_ops[i] < GH_OP_INSERT || host_ops[i] > GH_OP_FIND) {

@@ -162,8 +162,12 @@ gh_status gh__slab_reserve(gh_table *t, uint64_t needed, void *stream) {
     gh__clear_error(t);
     return GH_OK;
   }
+  char reason[GH_ERROR_CAPACITY / 2];
+  /* Not formatted into itself; the reason is the first part of the message. */
+  memcpy(reason, t->last_error, sizeof reason - 1);
+  reason[sizeof reason - 1] = '\0';
   return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "SlabAlloc could not grow: %llu free slabs, the batch may need %llu (%s); "
-                  "nothing was changed", (unsigned long long)free_slabs, (unsigned long long)needed, t->last_error);
+                  "nothing was changed", (unsigned long long)free_slabs, (unsigned long long)needed, reason);
 }
 
 gh_status gh__slab_reserve_batch(gh_table *t, uint64_t n, uint64_t spares, gh_slab_count_fn count, void *context,
