@@ -132,8 +132,8 @@ typedef enum gh_variant {
    * and keeps the keys in id order, so key -> id (gh_find) and id -> key (gh_keys_of_ids) are
    * both O(1). Ids never change; new keys get the next ones. Insert takes keys only. */
   GH_VARIANT_COMPACTING = 1,
-  /* cuckoo: any number of values per key (policy GH_APPEND): gh_count and gh_find_all read
-   * them; gh_size counts (key, value) pairs. */
+  /* cuckoo, slab: any number of values per key (policy GH_APPEND): gh_count and gh_find_all read
+   * them; gh_size counts (key, value) pairs; gh_erase removes every value of a key. */
   GH_VARIANT_MULTIVALUE = 2
 } gh_variant;
 
@@ -174,7 +174,8 @@ typedef struct gh_config {
   unsigned key_bits;   /* 32 or 64; default 32 */
   unsigned value_bits; /* 0 (a set), 32 or 64; default 32 */
   /* warpdrive: slots wanted (>= 1), rounded up. cuckoo: keys the table is sized for; it holds
-   * capacity * table_factor slots and grows by itself when more keys arrive. See gh_capacity().
+   * capacity * table_factor slots and grows by itself when more keys arrive. slab: keys the base
+   * slabs are sized for (with slab_load); chains grow beyond it. See gh_capacity().
    * Default 1<<20. */
   uint64_t capacity;
   /* warpdrive: lanes per cooperative group and slots per probing window: 1, 2, 4, 8, 16 or 32.
@@ -195,6 +196,13 @@ typedef struct gh_config {
   double table_factor;
   unsigned host_threads; /* host backend worker threads; 0 = one per online CPU */
   gh_allocator allocator;
+  /* ---- appended after 0.2.0 ---- */
+  /* slab: the wanted average fill of the base slabs; base buckets = ceil(capacity /
+   * (entries per slab * slab_load)). 0.05..16; default 0.6. Larger values mean longer chains. */
+  double slab_load;
+  /* slab: 0 (default) = SlabAlloc with super blocks added as the table grows; 1 = SlabAlloc-light,
+   * one contiguous array of slabs that is reallocated (doubled) as it grows: for small tables. */
+  int slab_light;
 } gh_config;
 
 /** Fills the first struct_size bytes of *config with the defaults for the design (struct_size
@@ -227,6 +235,7 @@ gh_status gh_memory_estimate(const gh_config *config, size_t *host_bytes, size_t
 #define GH_CAP_STATUS_FLAGS 0x10u  /* kernels record GH_FLAG_* bits (gh_take_status_flags) */
 #define GH_CAP_GROUP_SIZE 0x20u    /* config.group_size shapes the table */
 #define GH_CAP_HASH_FUNCTIONS 0x40u /* config.hash_functions, hash_family, table_factor apply */
+#define GH_CAP_MIXED 0x80u         /* gh_mixed (insert, erase and find in one batch) and gh_compact */
 
 /** A design's traits, from the library's registry of designs. */
 typedef struct gh_design_traits {
@@ -273,9 +282,10 @@ void gh_destroy(gh_table *table);
  * Returns GH_ERR_TABLE_FULL when some keys did not fit; every other key was inserted, the
  * message says how many did not, and the table stays valid. n == 0 is a no-op.
  * On failure: GH_ERR_TABLE_FULL writes failed_out; any other failure (GH_ERR_OUT_OF_MEMORY, ...)
- * writes nothing and changes nothing. Designs that grow (GH_CAP_GROWS) never report full; when
- * memory for growing runs out mid-way they finish with GH_OK, parking what they could not place in
- * a stash that lookups also scan (gh_stats.stash_keys). */
+ * writes nothing and changes nothing. Designs that grow (GH_CAP_GROWS) never report full. cuckoo:
+ * when memory for growing runs out mid-way it finishes with GH_OK, parking what it could not place
+ * in a stash that lookups also scan (gh_stats.stash_keys). slab: the slabs a batch can need are
+ * reserved before it runs, so running out of memory is GH_ERR_OUT_OF_MEMORY with nothing changed. */
 gh_status gh_insert(gh_table *table, const void *keys, const void *values, uint64_t n,
                     gh_dup_policy policy, uint8_t *failed_out, gh_stream stream);
 
@@ -324,6 +334,40 @@ gh_status gh_export(gh_table *table, void *keys_out, void *values_out, uint64_t 
 gh_status gh_keys_of_ids(gh_table *table, const void *ids, uint64_t n, void *keys_out,
                          gh_stream stream);
 
+/** Operation codes of gh_mixed. Values are stable. */
+typedef enum gh_op_code { GH_OP_INSERT = 1, GH_OP_ERASE = 2, GH_OP_FIND = 3 } gh_op_code;
+
+/** Runs a mixed batch: n operations ops[i] (one byte each: a gh_op_code) on keys[i], inserts,
+ * erases and finds together, in one pass (one kernel on the GPU). Designs that cannot mix
+ * operations (those without GH_CAP_MIXED) return GH_ERR_UNSUPPORTED.
+ * ops, keys: in, host or device. values: in, required when the table stores values (read at
+ * GH_OP_INSERT positions only), NULL for sets. policy: as gh_insert's, for the inserts.
+ * values_out (optional out, NULL for sets): at GH_OP_FIND positions the value found, or 0 when
+ * the key is absent; other positions are not written. results_out (optional out, n bytes):
+ *   GH_OP_FIND   1 found, 0 absent
+ *   GH_OP_ERASE  1 erased by this operation, 0 absent (a multi-value table erases every value)
+ *   GH_OP_INSERT 1 stored a new key (or pair), 0 merged into the present key by the policy,
+ *                2 did not fit (memory for new slabs ran out; see below)
+ * Concurrency: the operations of one batch run concurrently and each is atomic. A find racing
+ * with an insert or an erase of the same key sees the key either before or after that operation;
+ * an erase racing with an insert of the same key removes it or not; after the batch a map holds
+ * each key at most once. Order the batch yourself (two calls) where order matters.
+ * Errors: an op code other than the three gives GH_ERR_INVALID_ARGUMENT, nothing executed, and
+ * the message names the first bad position. Memory the batch may need is reserved before
+ * anything runs (GH_ERR_OUT_OF_MEMORY: nothing executed, nothing written). A backend that could
+ * not reserve exactly reports the inserts that found no memory as 2 in results_out and returns
+ * GH_ERR_TABLE_FULL; every other operation was executed and its outputs written.
+ * n == 0 is a no-op. */
+gh_status gh_mixed(gh_table *table, const uint8_t *ops, const void *keys, const void *values, uint64_t n,
+                   gh_dup_policy policy, void *values_out, uint8_t *results_out, gh_stream stream);
+
+/** Removes deleted entries (tombstones) and returns emptied memory to the design's allocator
+ * (slab: the FLUSH of Ashkiani et al., which packs every bucket's entries to the front of its
+ * list and frees the slabs left empty; gh_get_stats' slots drop accordingly). Keys, values and
+ * gh_size are unchanged. Designs without it answer GH_ERR_UNSUPPORTED. Waits for the stream.
+ * On failure: the table is unchanged. */
+gh_status gh_compact(gh_table *table, gh_stream stream);
+
 /** Removes every key; keeps the memory (a cuckoo table's stash is released). On failure: the
  * table is unchanged. */
 gh_status gh_clear(gh_table *table, gh_stream stream);
@@ -332,11 +376,13 @@ gh_status gh_clear(gh_table *table, gh_stream stream);
 /* 6. Introspection and maintenance (synchronous)                                            */
 /* ---------------------------------------------------------------------------------------- */
 
-/** Number of distinct keys stored. */
+/** Number of distinct keys stored (multi-value tables: (key, value) pairs). */
 gh_status gh_size(gh_table *table, uint64_t *size);
 /** warpdrive: number of key slots (the configured capacity after rounding up). cuckoo: keys the
  * table's slots hold before it grows (the configured capacity, or more after growth); keys in the
- * stash (gh_stats.stash_keys) come on top. */
+ * stash (gh_stats.stash_keys) come on top. slab: entries its slabs hold now, (base buckets + 2 side
+ * buckets + slabs taken from SlabAlloc) x entries per slab; it grows as chains grow, and inserts
+ * fail only when memory for new slabs runs out. */
 gh_status gh_capacity(gh_table *table, uint64_t *capacity);
 /** Bytes the table holds now, on the host and on the device; either out may be NULL. */
 gh_status gh_memory_usage(gh_table *table, size_t *host_bytes, size_t *device_bytes);

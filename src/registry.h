@@ -15,6 +15,7 @@
 #define GH_DESIGNS(X) \
   X(warpdrive, GH_WARPDRIVE) \
   X(cuckoo, GH_CUCKOO) \
+  X(slab, GH_SLAB) \
   /* end of the list */
 
 /* The largest gh_design value of gpuhash.h. Values 1..GH_DESIGN_VALUE_MAX are designs (those not

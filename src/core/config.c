@@ -16,6 +16,8 @@
 /* Alcantara et al.'s base configuration: 4 hash functions, 1.25 N slots. */
 #define GH_DEFAULT_HASH_FUNCTIONS 4u
 #define GH_DEFAULT_TABLE_FACTOR 1.25
+/* Ashkiani et al. measure the best throughput around a 60 % average fill of the base slabs. */
+#define GH_DEFAULT_SLAB_LOAD 0.6
 /* A table never needs more windows than a 32-bit hash can address. */
 #define GH_MAX_CAPACITY (1ull << 40)
 
@@ -24,9 +26,12 @@
  * explicit padding if alignment would put one inside it), so that the first struct_size bytes of
  * a caller's config hold exactly the fields its header had. */
 #define GH_CONFIG_FIRST_SIZE (offsetof(gh_config, allocator) + sizeof(gh_allocator))
-/* When a field is appended, record the new release's size next to GH_CONFIG_FIRST_SIZE and
- * assert on that one instead. */
-_Static_assert(sizeof(gh_config) == GH_CONFIG_FIRST_SIZE,
+/* After 0.2.0: slab_load and slab_light appended (the slab design). */
+#define GH_CONFIG_0_3_SIZE (offsetof(gh_config, slab_light) + sizeof(int))
+/* When a field is appended, record the new release's size next to the others and assert on that
+ * one instead. */
+_Static_assert(offsetof(gh_config, slab_load) >= GH_CONFIG_FIRST_SIZE, "slab_load must follow 0.2's fields");
+_Static_assert(sizeof(gh_config) == (GH_CONFIG_0_3_SIZE + 7u) / 8u * 8u,
                "gh_config changed size: append fields after the last release's size and record it");
 
 static void set_defaults(gh_config *c, gh_design design) {
@@ -50,15 +55,24 @@ static void set_defaults(gh_config *c, gh_design design) {
   c->allocator.alloc = NULL;
   c->allocator.free = NULL;
   c->allocator.ctx = NULL;
+  c->slab_load = GH_DEFAULT_SLAB_LOAD;
+  c->slab_light = 0;
 }
 
+/* The sizes gh_config had in releases, oldest first; a caller's struct_size must be one of them
+ * (or larger than this library's: a newer header). */
+static const size_t released_sizes[] = {GH_CONFIG_FIRST_SIZE, sizeof(gh_config)};
+
 int gh__config_size_known(size_t struct_size) {
-  return struct_size >= GH_CONFIG_FIRST_SIZE && struct_size <= sizeof(gh_config);
+  for (size_t i = 0; i < sizeof released_sizes / sizeof released_sizes[0]; ++i)
+    if (struct_size == released_sizes[i]) return 1;
+  return 0;
 }
 
 gh_status gh_config_init(gh_config *out, size_t struct_size, unsigned version, gh_design design) {
   gh_config c;
   if (out == NULL || struct_size < GH_CONFIG_FIRST_SIZE) return GH_ERR_INVALID_ARGUMENT;
+  if (struct_size <= sizeof c && !gh__config_size_known(struct_size)) return GH_ERR_INVALID_ARGUMENT;
   set_defaults(&c, design);
   c.struct_size = struct_size;
   c.version = version;
@@ -194,6 +208,10 @@ gh_status gh__config_read(const gh_config *c, gh_config *full, char *message, si
                    "bytes) although config.version = %u is not newer: start from gh_config_default()",
                    c->struct_size, sizeof *full, v);
   }
+  if (!gh__config_size_known(c->struct_size))
+    return invalid(message, size, "config.struct_size = %zu is not the size of a released gh_config (%zu or %zu "
+                   "bytes): start from gh_config_default(), which sets it", c->struct_size,
+                   (size_t)GH_CONFIG_FIRST_SIZE, sizeof *full);
   /* The fields the caller's header has come from the caller; the ones added since, defaults. */
   set_defaults(full, c->design);
   memcpy(full, c, c->struct_size);

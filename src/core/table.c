@@ -188,7 +188,7 @@ static gh_status stage(gh_table *t, gh_staged *s, const void *user, size_t bytes
                               : gh__cuda_copy(s->resident, user, bytes, stream, t->last_error, sizeof t->last_error);
 }
 
-#define GH_MAX_STAGED 3
+#define GH_MAX_STAGED 5
 
 /* The staged arrays of one call. */
 typedef struct gh_call {
@@ -302,37 +302,44 @@ static gh_status unsupported(gh_table *t, const char *call, const char *offered_
 
 /* ---- Bulk operations ------------------------------------------------------------------------- */
 
+/* The checks of values and policy that gh_insert and gh_mixed share. */
+static gh_status check_insert_args(gh_table *t, const char *fn, const void *values, uint64_t n, gh_dup_policy policy) {
+  const gh_variant variant = t->config.variant;
+  const int takes_values = t->config.value_bits != 0 && variant != GH_VARIANT_COMPACTING;
+  if (!takes_values && values != NULL)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: values must be NULL: %s", fn,
+                    variant == GH_VARIANT_COMPACTING ? "a compacting table assigns the ids itself"
+                                                     : "the table is a set (value_bits = 0)");
+  if (takes_values && values == NULL && n > 0)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: values is NULL but the table stores %u-bit values", fn, t->config.value_bits);
+  if ((int)policy < GH_KEEP_FIRST || (int)policy > GH_APPEND)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: policy = %d is not a gh_dup_policy value", fn, (int)policy);
+  if (variant == GH_VARIANT_MULTIVALUE && policy != GH_APPEND)
+    return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: a multi-value table keeps every value of a key, so it "
+                    "takes only GH_APPEND (policy %d would drop or merge values); nothing was changed", fn, (int)policy);
+  if (variant != GH_VARIANT_MULTIVALUE && policy == GH_APPEND)
+    return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: GH_APPEND needs a multi-value table (variant "
+                    "GH_VARIANT_MULTIVALUE); this one holds one value per key; nothing was changed", fn);
+  if (variant == GH_VARIANT_COMPACTING && policy != GH_KEEP_FIRST)
+    return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: a compacting table gives each key one id for life, "
+                    "so it takes only GH_KEEP_FIRST (policy %d would change ids); nothing was changed", fn, (int)policy);
+  if (variant == GH_VARIANT_MAP && !(t->design->map_policies & (1u << policy))) {
+    char offered[96];
+    return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: %s tables do not take policy %s; they take %s; "
+                    "nothing was changed", fn, t->design->name, gh__policy_name(policy),
+                    gh__policy_list(offered, sizeof offered, t->design->map_policies));
+  }
+  return GH_OK;
+}
+
 gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t n,
                     gh_dup_policy policy, uint8_t *failed_out, gh_stream stream) {
   GH_ENTER(t);
   GH_REQUIRE_OP(t, insert, "gh_insert", GH_OFFERED_BY_DESIGN);
   gh_status status = begin_bulk(t, "gh_insert", keys, n);
   if (status != GH_OK) return status;
-  const gh_variant variant = t->config.variant;
-  const int takes_values = t->config.value_bits != 0 && variant != GH_VARIANT_COMPACTING;
-  if (!takes_values && values != NULL)
-    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_insert: values must be NULL: %s",
-                    variant == GH_VARIANT_COMPACTING ? "a compacting table assigns the ids itself"
-                                                     : "the table is a set (value_bits = 0)");
-  if (takes_values && values == NULL && n > 0)
-    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_insert: values is NULL but the table stores %u-bit values", t->config.value_bits);
-  if ((int)policy < GH_KEEP_FIRST || (int)policy > GH_APPEND)
-    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_insert: policy = %d is not a gh_dup_policy value", (int)policy);
-  if (variant == GH_VARIANT_MULTIVALUE && policy != GH_APPEND)
-    return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_insert: a multi-value table keeps every value of a key, so it "
-                    "takes only GH_APPEND (policy %d would drop or merge values); nothing was changed", (int)policy);
-  if (variant != GH_VARIANT_MULTIVALUE && policy == GH_APPEND)
-    return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_insert: GH_APPEND needs a multi-value table (variant "
-                    "GH_VARIANT_MULTIVALUE); this one holds one value per key; nothing was changed");
-  if (variant == GH_VARIANT_COMPACTING && policy != GH_KEEP_FIRST)
-    return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_insert: a compacting table gives each key one id for life, "
-                    "so it takes only GH_KEEP_FIRST (policy %d would change ids); nothing was changed", (int)policy);
-  if (variant == GH_VARIANT_MAP && !(t->design->map_policies & (1u << policy))) {
-    char offered[96];
-    return gh__fail(t, GH_ERR_UNSUPPORTED, "gh_insert: %s tables do not take policy %s; they take %s; "
-                    "nothing was changed", t->design->name, gh__policy_name(policy),
-                    gh__policy_list(offered, sizeof offered, t->design->map_policies));
-  }
+  status = check_insert_args(t, "gh_insert", values, n, policy);
+  if (status != GH_OK) return status;
   if (n == 0) return GH_OK;
 
   gh_call c = {t, stream, {{0}}, 0};
@@ -469,6 +476,48 @@ gh_status gh_export(gh_table *t, void *keys_out, void *values_out, uint64_t out_
   if (status != GH_OK) return call_end(&c, status, 0);
   status = t->ops->export_all(t, k, v, count, stream);
   return call_end(&c, status, 1);
+}
+
+gh_status gh_mixed(gh_table *t, const uint8_t *ops, const void *keys, const void *values, uint64_t n,
+                   gh_dup_policy policy, void *values_out, uint8_t *results_out, gh_stream stream) {
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, mixed, "gh_mixed", "mixed batches need a dynamic design (GH_CAP_MIXED in gh_design_info())");
+  gh_status status = begin_bulk(t, "gh_mixed", keys, n);
+  if (status != GH_OK) return status;
+  if (n > 0 && ops == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_mixed: ops is NULL with n = %llu", (unsigned long long)n);
+  if (t->config.value_bits == 0 && values_out != NULL)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_mixed: the table is a set (value_bits = 0): values_out must be NULL; use results_out");
+  status = check_insert_args(t, "gh_mixed", values, n, policy);
+  if (status != GH_OK || n == 0) return status;
+  gh_call c = {t, stream, {{0}}, 0};
+  const uint8_t *o = (const uint8_t *)call_stage(&c, ops, n, 0, &status);
+  const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
+  const void *v = call_stage(&c, values, values ? n * value_bytes(t) : 0, 0, &status);
+  /* Outputs are written at some positions only (values_out at finds): copied in first so that the
+   * others keep the caller's bytes; they go back on success and with GH_ERR_TABLE_FULL. */
+  void *vo = call_stage_as(&c, values_out, values_out ? n * value_bytes(t) : 0, GH_STAGE_INOUT, GH_ERR_TABLE_FULL, &status);
+  uint8_t *r = (uint8_t *)call_stage_as(&c, results_out, results_out ? n : 0, GH_STAGE_OUT, GH_ERR_TABLE_FULL, &status);
+  status = call_ready(&c, status);
+  if (status != GH_OK) return call_end(&c, status, 0);
+  uint64_t bad = UINT64_MAX, failed = 0;
+  status = t->ops->mixed(t, o, k, v, n, policy, vo, r, &bad, &failed, stream);
+  if (status == GH_OK && bad != UINT64_MAX)
+    return call_end(&c, gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_mixed: ops[%llu] is not a gh_op_code (1 insert, "
+                                 "2 erase, 3 find); nothing was executed", (unsigned long long)bad), 0);
+  if (status == GH_OK && failed > 0)
+    status = gh__fail(t, GH_ERR_TABLE_FULL, "gh_mixed: %llu of %llu inserts did not fit: %s; every other "
+                      "operation was executed%s", (unsigned long long)failed, (unsigned long long)n,
+                      t->design->did_not_fit, results_out ? "; they are marked 2 in results_out" : "");
+  return call_end(&c, status, 1);
+}
+
+gh_status gh_compact(gh_table *t, gh_stream stream) {
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, compact, "gh_compact", "only designs that keep deleted entries compact (GH_CAP_MIXED in gh_design_info())");
+  gh_status status = begin_bulk(t, "gh_compact", NULL, 0);
+  if (status != GH_OK) return status;
+  gh_call c = {t, stream, {{0}}, 0};
+  return call_end(&c, t->ops->compact(t, stream), 1);
 }
 
 gh_status gh_keys_of_ids(gh_table *t, const void *ids, uint64_t n, void *keys_out, gh_stream stream) {

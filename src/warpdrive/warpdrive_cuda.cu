@@ -236,4 +236,6 @@ extern "C" const gh_table_ops gh__warpdrive_cuda_ops = {
     .stats = NULL,
     .device_view = cuda_device_view,
     .take_flags = gh__wd_take_flags,
+    .mixed = NULL,
+    .compact = NULL,
 };

@@ -136,4 +136,6 @@ const gh_table_ops gh__warpdrive_host_ops = {
     .stats = NULL,
     .device_view = NULL,
     .take_flags = gh__wd_take_flags,
+    .mixed = NULL,
+    .compact = NULL,
 };

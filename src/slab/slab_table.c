@@ -1,0 +1,448 @@
+/* slab_table.c - slab hash logic common to both backends: the descriptor, geometry, memory
+ * estimate, SlabAlloc's growth from the host (super blocks, or the light variant's single array),
+ * clear, size, stats and validate. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/design.h"
+#include "core/toolkit.h"
+#include "slab/slab_table.h"
+
+static gh_slab_table *state(gh_table *t) { return (gh_slab_table *)t->impl; }
+
+gh_slab_geometry gh__slab_geometry(const gh_config *c) {
+  gh_slab_geometry g;
+  g.format = gh_slot_format_make(c->key_bits, c->value_bits);
+  g.per_slab = gh_slab_per_slab(c->key_bits, c->value_bits);
+  const double wanted = (double)c->capacity / ((double)g.per_slab * c->slab_load);
+  g.buckets = (uint64_t)wanted;
+  if ((double)g.buckets < wanted) g.buckets += 1;
+  if (g.buckets == 0) g.buckets = 1;
+  g.seed = c->seed;
+  return g;
+}
+
+static size_t base_bytes(const gh_slab_geometry *g) { return (size_t)(g->buckets + 2) * GH_SLAB_BYTES; }
+
+static gh_status check_config(const gh_config *c, char *message, size_t size) {
+  if (!(c->slab_load >= 0.05 && c->slab_load <= 16.0)) {
+    if (size) snprintf(message, size, "slab_load = %g must be in 0.05..16 (the wanted average fill of base slabs)", c->slab_load);
+    return GH_ERR_INVALID_ARGUMENT;
+  }
+  if (c->slab_light != 0 && c->slab_light != 1) {
+    if (size) snprintf(message, size, "slab_light = %d must be 0 (super blocks) or 1 (one array)", c->slab_light);
+    return GH_ERR_INVALID_ARGUMENT;
+  }
+  const gh_slab_geometry g = gh__slab_geometry(c);
+  if (g.buckets > (1ull << 36)) {
+    if (size) snprintf(message, size, "capacity / slab_load asks for %llu buckets; at most 2^36", (unsigned long long)g.buckets);
+    return GH_ERR_INVALID_ARGUMENT;
+  }
+  return GH_OK;
+}
+
+static gh_status estimate(const gh_config *c, size_t *host_bytes, size_t *device_bytes) {
+  const gh_slab_geometry g = gh__slab_geometry(c);
+  /* SlabAlloc starts empty: its first memory comes with the first insert that needs a slab. */
+  const size_t table = base_bytes(&g) + sizeof(gh_slab_counters);
+  const int on_device = c->backend == GH_BACKEND_CUDA;
+  if (host_bytes) *host_bytes = sizeof(gh_table) + sizeof(gh_slab_table) + (on_device ? 0 : table);
+  if (device_bytes) *device_bytes = on_device ? table : 0;
+  return GH_OK;
+}
+
+/* The registry's entry for the slab hash (src/registry.h). */
+const gh_design_descriptor gh__design_slab = {
+    .id = GH_SLAB,
+    .name = "slab",
+    .host_ops = &gh__slab_host_ops,
+#if defined(GH_HAVE_CUDA)
+    .cuda_ops = &gh__slab_cuda_ops,
+#else
+    .cuda_ops = NULL,
+#endif
+    .check_config = check_config,
+    .estimate = estimate,
+    .variants = (1u << GH_VARIANT_MAP) | (1u << GH_VARIANT_MULTIVALUE),
+    .map_policies = GH_MAP_POLICIES_ALL,
+    .capabilities = GH_CAP_ERASE | GH_CAP_GROWS | GH_CAP_MIXED,
+    .did_not_fit = "memory for new slabs ran out",
+};
+
+/* ---- SlabAlloc: memory ------------------------------------------------------------------------ */
+
+static size_t super_slab_bytes(uint32_t blocks) { return (size_t)blocks * GH_SLAB_BLOCK_SLABS * GH_SLAB_BYTES; }
+static size_t super_bitmap_bytes(uint32_t blocks) { return (size_t)blocks * GH_SLAB_BLOCK_WORDS * sizeof(uint32_t); }
+
+static void release_pool(gh_table *t) {
+  gh_slab_table *s = state(t);
+  for (uint32_t i = 0; i < s->pool.supers; ++i) {
+    gh__free(t, s->pool.slabs[i], super_slab_bytes(s->pool.blocks[i]), s->kind);
+    gh__free(t, s->pool.bitmap[i], super_bitmap_bytes(s->pool.blocks[i]), s->kind);
+  }
+  memset(&s->pool, 0, sizeof s->pool);
+}
+
+static uint64_t total_slabs(const gh_slab_table *s) { return (uint64_t)s->pool.total_blocks * GH_SLAB_BLOCK_SLABS; }
+
+/* Adds `blocks` memory blocks: a new super block, or (light) a larger copy of the one array.
+ * All or nothing: on failure nothing changed. */
+static gh_status add_blocks(gh_table *t, uint32_t blocks, void *stream) {
+  gh_slab_table *s = state(t);
+  const uint32_t old_blocks = s->light && s->pool.supers ? s->pool.blocks[0] : 0;
+  const uint32_t new_blocks = old_blocks + blocks;
+  if (new_blocks > GH_SLAB_MAX_BLOCKS || (!s->light && s->pool.supers == GH_SLAB_MAX_SUPERS))
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "SlabAlloc is at its limit (%u super blocks of at most %u memory blocks)",
+                    GH_SLAB_MAX_SUPERS, GH_SLAB_MAX_BLOCKS);
+  uint32_t *slabs = (uint32_t *)gh__alloc(t, super_slab_bytes(new_blocks), s->kind);
+  uint32_t *bitmap = slabs ? (uint32_t *)gh__alloc(t, super_bitmap_bytes(new_blocks), s->kind) : NULL;
+  gh_status status = GH_OK;
+  if (bitmap == NULL) {
+    gh__free(t, slabs, super_slab_bytes(new_blocks), s->kind);
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "could not allocate %zu bytes for %u more memory blocks of slabs",
+                    super_slab_bytes(new_blocks), blocks);
+  }
+  const size_t keep_slabs = super_slab_bytes(old_blocks), keep_bitmap = super_bitmap_bytes(old_blocks);
+  if (old_blocks) {
+    status = gh__copy(t, slabs, s->pool.slabs[0], keep_slabs, stream);
+    if (status == GH_OK) status = gh__copy(t, bitmap, s->pool.bitmap[0], keep_bitmap, stream);
+  }
+  if (status == GH_OK) status = gh__fill(t, (char *)slabs + keep_slabs, 0xFF, super_slab_bytes(new_blocks) - keep_slabs, stream);
+  if (status == GH_OK) status = gh__fill(t, (char *)bitmap + keep_bitmap, 0, super_bitmap_bytes(new_blocks) - keep_bitmap, stream);
+  if (status != GH_OK) {
+    gh__free(t, slabs, super_slab_bytes(new_blocks), s->kind);
+    gh__free(t, bitmap, super_bitmap_bytes(new_blocks), s->kind);
+    return status;
+  }
+  if (s->light && s->pool.supers) {
+    gh__free_after(t, s->pool.slabs[0], keep_slabs, s->kind, stream);
+    gh__free_after(t, s->pool.bitmap[0], keep_bitmap, s->kind, stream);
+    s->pool.slabs[0] = slabs;
+    s->pool.bitmap[0] = bitmap;
+    s->pool.blocks[0] = new_blocks;
+  } else {
+    s->pool.slabs[s->pool.supers] = slabs;
+    s->pool.bitmap[s->pool.supers] = bitmap;
+    s->pool.blocks[s->pool.supers] = new_blocks;
+    s->pool.supers += 1;
+  }
+  s->pool.total_blocks += blocks;
+  s->grows += 1;
+  return GH_OK;
+}
+
+gh_status gh__slab_refresh(gh_table *t, void *stream) {
+  gh_slab_table *s = state(t);
+  unsigned long long used = 0;
+  const gh_status status = gh__to_host(t, &used, &s->counters->slabs_in_use, sizeof used, stream);
+  if (status == GH_OK) t->config.capacity = (s->geometry.buckets + 2 + used) * s->geometry.per_slab;
+  return status;
+}
+
+gh_status gh__slab_reserve(gh_table *t, uint64_t needed, void *stream) {
+  gh_slab_table *s = state(t);
+  unsigned long long used = 0;
+  gh_status status = gh__to_host(t, &used, &s->counters->slabs_in_use, sizeof used, stream);
+  if (status != GH_OK || needed == 0) return status;
+  const uint64_t total = total_slabs(s), free_slabs = total - used;
+  const uint64_t after = used + needed;
+  if ((after * GH_SLAB_GROW_DEN) <= total * GH_SLAB_GROW_NUM) return GH_OK;
+  /* Doubling (capped), or what the batch needs when that is more. */
+  uint64_t grow = total < GH_SLAB_BLOCK_SLABS ? GH_SLAB_BLOCK_SLABS : total;
+  if (grow > GH_SLAB_SUPER_CAP_SLABS) grow = GH_SLAB_SUPER_CAP_SLABS;
+  const uint64_t wanted = after * GH_SLAB_GROW_DEN / GH_SLAB_GROW_NUM + 1;
+  if (total + grow < wanted) grow = wanted - total;
+  const uint64_t blocks = (grow + GH_SLAB_BLOCK_SLABS - 1) / GH_SLAB_BLOCK_SLABS;
+  status = blocks > GH_SLAB_MAX_BLOCKS ? gh__fail(t, GH_ERR_OUT_OF_MEMORY, "a batch needs %llu new slabs, more than one super block holds",
+                                                  (unsigned long long)needed)
+                                       : add_blocks(t, (uint32_t)blocks, stream);
+  if (status == GH_OK || free_slabs >= needed) {
+    /* Past the threshold but enough free slabs: growing was an optimisation. */
+    gh__clear_error(t);
+    return GH_OK;
+  }
+  char reason[GH_ERROR_CAPACITY / 2];
+  /* Not formatted into itself; the reason is the first part of the message. */
+  memcpy(reason, t->last_error, sizeof reason - 1);
+  reason[sizeof reason - 1] = '\0';
+  return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "SlabAlloc could not grow: %llu free slabs, the batch may need %llu (%s); "
+                  "nothing was changed", (unsigned long long)free_slabs, (unsigned long long)needed, reason);
+}
+
+gh_status gh__slab_reserve_batch(gh_table *t, uint64_t n, uint64_t spares, gh_slab_count_fn count, void *context,
+                                 void *stream) {
+  const gh_slab_geometry *g = &state(t)->geometry;
+  uint64_t needed = n;
+  if (n > (g->buckets + 2) / 8) {
+    gh_scratch counts = {0};
+    gh_status status = gh__scratch_alloc(t, &counts, (size_t)(g->buckets + 2) * sizeof(uint32_t));
+    if (status == GH_OK) status = gh__fill(t, counts.ptr, 0, counts.bytes, stream);
+    if (status == GH_OK) status = count(t, context, (uint32_t *)counts.ptr, &needed);
+    gh__scratch_free(t, &counts, stream);
+    if (status != GH_OK) return status;
+  }
+  return gh__slab_reserve(t, needed + spares, stream);
+}
+
+/* ---- The ops both backends share ---------------------------------------------------------------- */
+
+gh_status gh__slab_init(gh_table *t) {
+  const gh_memory_kind kind = gh__backend_memory(t);
+  gh_slab_table *s = (gh_slab_table *)gh__alloc(t, sizeof *s, GH_MEMORY_HOST);
+  if (s == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "out of host memory for the table state");
+  memset(s, 0, sizeof *s);
+  t->impl = s;
+  s->kind = kind;
+  s->light = t->config.slab_light;
+  s->geometry = gh__slab_geometry(&t->config);
+  s->base_bytes = base_bytes(&s->geometry);
+  s->base = (uint32_t *)gh__alloc(t, s->base_bytes, kind);
+  s->counters = (gh_slab_counters *)gh__alloc(t, sizeof(gh_slab_counters), kind);
+  if (s->base == NULL || s->counters == NULL) {
+    const size_t bytes = s->base_bytes;
+    gh__slab_release(t);
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "could not allocate %zu bytes of %s memory for the base slabs of a %llu-key table", bytes,
+                    kind == GH_MEMORY_DEVICE ? "device" : "host", (unsigned long long)(t->config.capacity));
+  }
+  t->config.capacity = (s->geometry.buckets + 2) * s->geometry.per_slab;
+  gh_status status = gh__fill(t, s->counters, 0, sizeof(gh_slab_counters), NULL);
+  if (status == GH_OK) status = gh__slab_clear(t, NULL);
+  if (status != GH_OK) gh__slab_release(t);
+  return status;
+}
+
+void gh__slab_release(gh_table *t) {
+  gh_slab_table *s = state(t);
+  if (s == NULL) return;
+  release_pool(t);
+  gh__free(t, s->base, s->base_bytes, s->kind);
+  gh__free(t, s->counters, sizeof(gh_slab_counters), s->kind);
+  gh__free(t, s, sizeof *s, GH_MEMORY_HOST);
+  t->impl = NULL;
+}
+
+/* Every base slab empty, every slab back in SlabAlloc (the memory stays), size 0. Slabs in
+ * SlabAlloc need no clearing: an insert writes a new slab whole before it links it. */
+gh_status gh__slab_clear(gh_table *t, void *stream) {
+  gh_slab_table *s = state(t);
+  gh_status status = gh__fill(t, s->base, 0xFF, s->base_bytes, stream);
+  for (uint32_t i = 0; status == GH_OK && i < s->pool.supers; ++i)
+    status = gh__fill(t, s->pool.bitmap[i], 0, super_bitmap_bytes(s->pool.blocks[i]), stream);
+  if (status == GH_OK) status = gh__fill(t, s->counters, 0, sizeof(gh_slab_counters), stream);
+  if (status == GH_OK) t->config.capacity = (s->geometry.buckets + 2) * s->geometry.per_slab;
+  return status;
+}
+
+
+gh_status gh__slab_size(gh_table *t, uint64_t *size) {
+  unsigned long long value = 0;
+  const gh_status status = gh__to_host(t, &value, &state(t)->counters->size, sizeof value, NULL);
+  if (status == GH_OK) *size = value;
+  return status;
+}
+
+gh_status gh__slab_single_value(gh_table *t, const char *call) {
+  return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: this slab table holds one value per key (variant %s); create it with "
+                  "variant GH_VARIANT_MULTIVALUE for several; nothing was changed", call, gh__variant_name(t->config.variant));
+}
+
+/* ---- Walking a host copy: stats and validate ------------------------------------------------------ */
+
+static int compare_u64(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Walks every list (host memory), checking the invariants; collects the live keys into keys_out
+ * (room for `room`). Returns 0 and a message on the first violation. */
+static int walk(const gh_slab_table *s, uint8_t *seen, uint64_t *keys_out, uint64_t room, uint64_t *live_out,
+                uint64_t *slabs_out, char *message, size_t size) {
+  const gh_slab_geometry *g = &s->geometry;
+  const gh_slot_format f = g->format;
+  const uint64_t empty = gh_slab_empty_key(g), tomb = gh_slab_tombstone_key(g);
+  uint64_t live = 0, slabs = 0;
+  for (uint64_t b = 0; b < g->buckets + 2; ++b) {
+    const uint32_t *slab = s->base + b * GH_SLAB_LANES;
+    int seen_empty = 0;
+    for (uint64_t hop = 0;; ++hop) {
+      for (unsigned i = 0; i < g->per_slab; ++i) {
+        const void *e = (const char *)slab + i * f.slot_bytes;
+        const uint64_t stored = gh_slot_load_key(f, e);
+        if (stored == empty) {
+          if (!gh_slot_bits_equal(gh_slot_read(f, e), gh_slot_pack(f, empty, ~0ull))) {
+            snprintf(message, size, "bucket %llu, slab %llu, entry %u: an empty entry with value or padding bits set",
+                     (unsigned long long)b, (unsigned long long)hop, i);
+            return 0;
+          }
+          seen_empty = 1;
+          continue;
+        }
+        if (seen_empty) {
+          snprintf(message, size, "bucket %llu, slab %llu, entry %u: an entry after an empty one (empty entries "
+                   "must form the tail of a list)", (unsigned long long)b, (unsigned long long)hop, i);
+          return 0;
+        }
+        if (stored == tomb) continue;
+        uint64_t expected_stored = 0;
+        const uint64_t key = gh_slab_user_key(g, b, stored);
+        if (b >= g->buckets ? stored != GH_SLAB_SIDE_KEY : gh_slab_bucket(g, key, &expected_stored) != b) {
+          snprintf(message, size, "key %llu is in bucket %llu, not the bucket its hash names", (unsigned long long)key,
+                   (unsigned long long)b);
+          return 0;
+        }
+        if (live < room) keys_out[live] = key;
+        live += 1;
+      }
+      const char *pad_begin = (const char *)slab + g->per_slab * f.slot_bytes;
+      for (const char *p = pad_begin; p < (const char *)(slab + GH_SLAB_NEXT_LANE); ++p) {
+        if ((unsigned char)*p != 0xFF) {
+          snprintf(message, size, "bucket %llu, slab %llu: unused lanes (or the auxiliary lane 30) not all ones",
+                   (unsigned long long)b, (unsigned long long)hop);
+          return 0;
+        }
+      }
+      const uint32_t next = slab[GH_SLAB_NEXT_LANE];
+      if (next == GH_SLAB_NULL) break;
+      if (!gh_slab_address_valid(&s->pool, next)) {
+        snprintf(message, size, "bucket %llu, slab %llu: next address 0x%08x names no slab of SlabAlloc",
+                 (unsigned long long)b, (unsigned long long)hop, next);
+        return 0;
+      }
+      const uint32_t super = gh_slab_address_super(next);
+      const uint64_t index = gh_slab_address_index(next);
+      if (!(s->pool.bitmap[super][index / 32] >> (index % 32) & 1u)) {
+        snprintf(message, size, "bucket %llu: slab 0x%08x is linked but free in SlabAlloc's bitmap", (unsigned long long)b, next);
+        return 0;
+      }
+      uint64_t flat = index;
+      for (uint32_t k = 0; k < super; ++k) flat += (uint64_t)s->pool.blocks[k] * GH_SLAB_BLOCK_SLABS;
+      if (seen[flat]) {
+        snprintf(message, size, "bucket %llu: slab 0x%08x is linked twice", (unsigned long long)b, next);
+        return 0;
+      }
+      seen[flat] = 1;
+      slabs += 1;
+      slab = gh_slab_at(&s->pool, next);
+    }
+  }
+  *live_out = live;
+  *slabs_out = slabs;
+  return 1;
+}
+
+static uint64_t bitmap_count(const gh_slab_table *s) {
+  uint64_t bits = 0;
+  for (uint32_t k = 0; k < s->pool.supers; ++k)
+    for (uint64_t w = 0; w < (uint64_t)s->pool.blocks[k] * GH_SLAB_BLOCK_WORDS; ++w)
+      bits += (uint64_t)__builtin_popcount(s->pool.bitmap[k][w]);
+  return bits;
+}
+
+/* A host copy of a device table's lists and bitmaps (the host backend's own state otherwise). */
+typedef struct snapshot {
+  gh_slab_table copy;
+  int owned;
+} snapshot;
+
+static void snapshot_free(snapshot *snap) {
+  if (!snap->owned) return;
+  free(snap->copy.base);
+  for (uint32_t i = 0; i < snap->copy.pool.supers; ++i) {
+    free(snap->copy.pool.slabs[i]);
+    free(snap->copy.pool.bitmap[i]);
+  }
+}
+
+static gh_status snapshot_take(gh_table *t, const char *who, snapshot *snap) {
+  gh_slab_table *s = state(t);
+  memset(snap, 0, sizeof *snap);
+  snap->copy = *s;
+  if (s->kind == GH_MEMORY_HOST) return GH_OK;
+  snap->owned = 1;
+  memset(&snap->copy.pool, 0, sizeof snap->copy.pool);
+  snap->copy.base = (uint32_t *)malloc(s->base_bytes);
+  gh_status status = snap->copy.base ? gh__to_host(t, snap->copy.base, s->base, s->base_bytes, NULL)
+                                     : gh__fail(t, GH_ERR_OUT_OF_MEMORY, "%s: no host memory for a copy of the table", who);
+  for (uint32_t i = 0; status == GH_OK && i < s->pool.supers; ++i) {
+    const size_t slab_bytes = super_slab_bytes(s->pool.blocks[i]), bitmap_bytes = super_bitmap_bytes(s->pool.blocks[i]);
+    snap->copy.pool.slabs[i] = (uint32_t *)malloc(slab_bytes);
+    snap->copy.pool.bitmap[i] = (uint32_t *)malloc(bitmap_bytes);
+    snap->copy.pool.blocks[i] = s->pool.blocks[i];
+    snap->copy.pool.supers = i + 1;
+    if (snap->copy.pool.slabs[i] == NULL || snap->copy.pool.bitmap[i] == NULL)
+      status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "%s: no host memory for a copy of the table", who);
+    if (status == GH_OK) status = gh__to_host(t, snap->copy.pool.slabs[i], s->pool.slabs[i], slab_bytes, NULL);
+    if (status == GH_OK) status = gh__to_host(t, snap->copy.pool.bitmap[i], s->pool.bitmap[i], bitmap_bytes, NULL);
+  }
+  snap->copy.pool.total_blocks = s->pool.total_blocks;
+  if (status != GH_OK) snapshot_free(snap);
+  return status;
+}
+
+/* Walks and sorts the keys: *distinct gets their number of distinct values. */
+static gh_status walk_all(gh_table *t, const char *who, uint64_t *live, uint64_t *distinct, int check_unique) {
+  gh_slab_table *s = state(t);
+  uint64_t size = 0, slabs = 0;
+  unsigned long long used = 0;
+  snapshot snap;
+  gh_status status = gh__slab_size(t, &size);
+  if (status == GH_OK) status = gh__to_host(t, &used, &s->counters->slabs_in_use, sizeof used, NULL);
+  if (status == GH_OK) status = snapshot_take(t, who, &snap);
+  if (status != GH_OK) return status;
+  const uint64_t total = total_slabs(s);
+  uint64_t *keys = (uint64_t *)malloc((size_t)(size + 1) * sizeof *keys);
+  uint8_t *seen = (uint8_t *)calloc((size_t)total + 1, 1);
+  char message[GH_ERROR_CAPACITY - 64];
+  if (keys == NULL || seen == NULL) {
+    free(keys);
+    free(seen);
+    snapshot_free(&snap);
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "%s: no host memory to walk %llu keys", who, (unsigned long long)size);
+  }
+  if (!walk(&snap.copy, seen, keys, size, live, &slabs, message, sizeof message)) {
+    status = gh__fail(t, GH_ERR_CORRUPT, "%s: %s", who, message);
+  } else if (*live != size) {
+    status = gh__fail(t, GH_ERR_CORRUPT, "%s: the size counter says %llu but %llu entries are stored", who,
+                      (unsigned long long)size, (unsigned long long)*live);
+  } else {
+    const uint64_t bits = bitmap_count(&snap.copy);
+    if (slabs != used || bits != used)
+      status = gh__fail(t, GH_ERR_CORRUPT, "%s: SlabAlloc counts %llu slabs in use, its bitmaps %llu, the lists link %llu",
+                        who, used, (unsigned long long)bits, (unsigned long long)slabs);
+  }
+  if (status == GH_OK) {
+    qsort(keys, (size_t)size, sizeof *keys, compare_u64);
+    *distinct = size ? 1 : 0;
+    for (uint64_t i = 1; i < size; ++i) {
+      if (keys[i] != keys[i - 1]) {
+        *distinct += 1;
+      } else if (check_unique) {
+        status = gh__fail(t, GH_ERR_CORRUPT, "%s: key %llu is stored twice in a map", who, (unsigned long long)keys[i]);
+        break;
+      }
+    }
+  }
+  free(keys);
+  free(seen);
+  snapshot_free(&snap);
+  return status;
+}
+
+gh_status gh__slab_validate(gh_table *t) {
+  uint64_t live = 0, distinct = 0;
+  return walk_all(t, "validate", &live, &distinct, t->config.variant == GH_VARIANT_MAP);
+}
+
+gh_status gh__slab_stats(gh_table *t, gh_stats *stats) {
+  gh_slab_table *s = state(t);
+  uint64_t live = 0, distinct = stats->size;
+  gh_status status = gh__slab_refresh(t, NULL);
+  if (status != GH_OK) return status;
+  if (t->config.variant == GH_VARIANT_MULTIVALUE) status = walk_all(t, "gh_get_stats", &live, &distinct, 0);
+  if (status != GH_OK) return status;
+  stats->distinct_keys = distinct;
+  stats->slots = t->config.capacity;
+  stats->grows = s->grows;
+  return GH_OK;
+}
