@@ -65,7 +65,7 @@ static inline BENCH_HD uint64_t bench_zipf_rank(uint64_t i, uint64_t zipf_n, uin
 static inline BENCH_HD uint64_t bench_gen_element(const bench_gen_spec *s, uint64_t i,
                                                   uint64_t *rank) {
   const uint64_t p = s->absent_percent, value = bench_mix64(i ^ s->seed ^ BENCH_SALT_VALUES) | 1;
-  const uint64_t h = (value >> 8) % 200, op = h < p ? GH_OP_INSERT : h < 2 * p ? GH_OP_ERASE : GH_OP_FIND;
+  const uint64_t h = (value >> 8) % 200;
   switch (s->kind) {
     case GEN_UNIQUE_KEYS: return bench_key(s->index_offset + i, s->bits, s->seed);
     case GEN_ZIPF_KEYS:
@@ -75,7 +75,7 @@ static inline BENCH_HD uint64_t bench_gen_element(const bench_gen_spec *s, uint6
       return bench_key((i + 1) * p / 100 != i * p / 100 ? s->index_offset + i : i, s->bits,
                        s->seed);
     case GEN_OPS: /* 8 bits: the op; else its key */
-      if (s->bits == 8) return op;
+      if (s->bits == 8) return h < p ? GH_OP_INSERT : h < 2 * p ? GH_OP_ERASE : GH_OP_FIND;
       return bench_key(h < p || h >= 100 + p ? s->index_offset + i : i, s->bits, s->seed);
     default: return s->bits == 32 ? (value & 0xffffffffull) : value;
   }

@@ -222,8 +222,8 @@ static void print_row(const bench_run *run, const bench_result *r) {
     NOTE("spread %.1f%%", 100.0 * (r->ms_max - r->ms_min) / r->ms_median);
   printf(ROW, name_of(AX_DESIGN, ax), name_of(AX_OP, ax), name_of(AX_DIST, ax), g, load,
          axis_text(AX_N, (double)r->n, n, sizeof n), ms, rate,
-         ax[AX_OP] == OP_LIMIT_COPY ? "GB/s" : ax[AX_OP] == OP_ALLOC ? "Gslab/s" : "Gops/s", ceiling >= 0 ? limit_name(ceiling) : "-",
-         f, notes);
+         ax[AX_OP] == OP_LIMIT_COPY ? "GB/s" : ax[AX_OP] == OP_ALLOC ? "Gslab/s" : "Gops/s",
+         ceiling >= 0 ? limit_name(ceiling) : "-", f, notes);
   fflush(stdout);
 }
 
@@ -271,7 +271,7 @@ static void json_state(bench_run *run, const bench_result *r) {
   static const char *const STAT[] = {"median", "min", "max"};
   FILE *f = run->json;
   const bench_design_def *def = &bench_designs[(int)r->ax[AX_DESIGN]];
-  const int op = (int)r->ax[AX_OP], insert = op == OP_INSERT || op == OP_BUILD;
+  const int op = (int)r->ax[AX_OP], insert = bench_ops[op].ceiling == 2;
   const char gh = def->gh ? 'i' : 0, table = op < OP_LIMIT_COPY ? 'i' : 0;
   const char built = r->builds ? 'i' : 0;
   const double ms[] = {r->ms_median, r->ms_min, r->ms_max};
@@ -709,7 +709,7 @@ static int parse_axis(bench_options *o, const char *spec) {
   const char *dot = strchr(spec, '.'), *list = strchr(spec, '=');
   const size_t length = dot ? (size_t)(dot - spec) : 0;
   bench_row *r = &o->overrides[o->override_count];
-  char text[64];
+  char text[256] = "";
   size_t s = 0;
   int a = 0;
   while (s < bench_scenario_count && (strncmp(bench_scenarios[s].name, spec, length) ||
@@ -718,10 +718,10 @@ static int parse_axis(bench_options *o, const char *spec) {
   while (dot && list && a < AX_COUNT && (strncmp(bench_axes[a].name, dot + 1, list - dot - 1) ||
                                          bench_axes[a].name[list - dot - 1]))
     ++a;
+  for (int k = 0; k < AX_COUNT; ++k)
+    snprintf(strchr(text, 0), 20, "%s%s", k ? ", " : "", bench_axes[k].name);
   if (s == bench_scenario_count || a == AX_COUNT || !list || o->override_count == BENCH_MAX_LIST)
-    return usage("--axis: '%s' is not SCENARIO.AXIS=LIST (axes: design, variant, n, dist, "
-                 "multiplicity, group_size, load_factor, hash_functions, table_factor, "
-                 "absent_percent, op)", spec);
+    return usage("--axis: '%s' is not SCENARIO.AXIS=LIST (axes: %s)", spec, text);
   memset(r, 0, sizeof *r);
   for (const bench_axis_def *d = &bench_axes[a]; (list = next_item(list + 1, text, 64)); --list) {
     double v = -1;

@@ -9,15 +9,16 @@ static const char *const DESIGNS[] = {"limits", "warpdrive", "cuckoo", "sorted",
 static const char *const VARIANTS[] = {"map", "compacting", "multivalue", NULL};
 static const char *const DISTS[] = {"unique", "zipf", "cyclic", NULL};
 static const char *const OPS[] = {"insert", "build", "find", "find_absent", "erase", "find_all",
-                                  "batches", "mixed", "slab_alloc", "limit_copy", "limit_sector_read", "limit_cas64",
-                                  "limit_atomic_add32", NULL};
+                                  "batches", "mixed", "slab_alloc", "limit_copy",
+                                  "limit_sector_read", "limit_cas64", "limit_atomic_add32", NULL};
 const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_DESIGN] = {"design", DESIGNS, 's', 0, 0}, [AX_VARIANT] = {"variant", VARIANTS, 's', 0, 0},
     [AX_N] = {"n", NULL, 'i', 1, 0x1p40}, [AX_DIST] = {"dist", DISTS, 's', 0, 0},
     [AX_MULT] = {"multiplicity", NULL, 'i', 1, 0x1p32}, [AX_G] = {"group_size", NULL, 'i', 1, 32},
     [AX_LOAD] = {"load_factor", NULL, 'f', 1e-9, 1}, [AX_D] = {"hash_functions", NULL, 'i', 2, 5},
-    [AX_FACTOR] = {"table_factor", NULL, 'f', 1, 16}, [AX_SLABS] = {"slab_load", NULL, 'f', 0.05, 16},
-    [AX_START] = {"initial_buckets", NULL, 'i', 0, 0x1p36}, [AX_BATCH] = {"batch", NULL, 'i', 1, 0x1p40},
+    [AX_FACTOR] = {"table_factor", NULL, 'f', 1, 16},
+    [AX_SLABS] = {"slab_load", NULL, 'f', 0.05, 16}, [AX_BATCH] = {"batch", NULL, 'i', 1, 0x1p40},
+    [AX_START] = {"initial_buckets", NULL, 'i', 0, 0x1p36},
     [AX_UPDATES] = {"update_percent", NULL, 'i', 0, 100},
     [AX_ABSENT] = {"absent_percent", NULL, 'i', 0, 100}, [AX_OP] = {"op", OPS, 's', 0, 0}};
 /* Where a design uses an axis its scenario lacks: unique keys, a map, the chapter's d = 4 and
@@ -34,8 +35,8 @@ const bench_design_def bench_designs[D_COUNT] = {
     [D_CUCKOO] = {GH_CUCKOO, GH_KEEP_FIRST, 1, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) |
                                                       BIT(AX_D) | BIT(AX_FACTOR) | BIT(AX_ABSENT)},
     [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT)},
-    [D_SLAB] = {GH_SLAB, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_SLABS) | BIT(AX_START) | BIT(AX_BATCH) |
-                                                 BIT(AX_UPDATES)}};
+    [D_SLAB] = {GH_SLAB, GH_OVERWRITE, 0, 0,
+                COMMON | BIT(AX_SLABS) | BIT(AX_START) | BIT(AX_BATCH) | BIT(AX_UPDATES)}};
 /* An insert claims a slot by CAS (also shown against atomicAdd), an erase writes a tombstone by
  * CAS, a lookup reads sectors: ceilings 1 sector reads, 2 CAS, 3 atomicAdd (0: the copy). */
 const bench_op_def bench_ops[OP_COUNT] = {
@@ -51,18 +52,12 @@ const bench_scenario bench_scenarios[] = {
      "below d's minimum"},
     {"cuckoo-d", "cuckoo-d (4.5.2): compacting and multivalue vs key multiplicity, vs sorted", 3,
      0, NULL},
-    {"slab-a", "slab-a (VI-A, fig. 4): build, find (all / none present) vs slabs per bucket", 0, 0,
-     0},
-    {"slab-b", "slab-b (VI-A, fig. 5): build, find vs n at 0.7 slabs per bucket (60 % used)", 0, 0,
-     0},
-    {"slab-c", "slab-c (VI-B, fig. 6): all batches into one slab table vs warpdrive rebuilt per "
-     "batch (load 0.65): total time", 3, 0, 0},
-    {"slab-d", "slab-d (VI-C, fig. 7a): gh_mixed batches of n ops on n keys vs initial slabs per "
-     "bucket; updates 100 % (G0), 40 % (G1), 20 % (G2)", 0, 0, 0},
-    {"slab-e", "slab-e (SlabAlloc): slabs allocated per second (gh_get_stats' slots) by a build "
-     "of n keys at 4 and 16 slabs per bucket", 0, 0, 0},
-    {"slab-growth", "slab-growth: build of n keys into a table of 16 base buckets (SlabAlloc grows)"
-     " vs one sized for n", 3, 0, 0}};
+    {"slab-a", "slab-a (VI-A, fig. 4): build, find, find absent vs slabs per bucket", 0, 0, 0},
+    {"slab-b", "slab-b (VI-A, fig. 5): build, find vs n at 0.7 slabs per bucket (60 %)", 0, 0, 0},
+    {"slab-c", "slab-c (VI-B, fig. 6): batches into slab vs warpdrive rebuilt per batch", 3, 0, 0},
+    {"slab-d", "slab-d (VI-C, fig. 7a): gh_mixed vs initial slabs per bucket x updates", 0, 0, 0},
+    {"slab-e", "slab-e (SlabAlloc): slabs a build takes from SlabAlloc per second", 0, 0, 0},
+    {"slab-growth", "slab-growth: build into 16 base buckets vs a table sized for n", 3, 0, 0}};
 const size_t bench_scenario_count = sizeof bench_scenarios / sizeof bench_scenarios[0];
 
 #define P2(k) ((double)(1ull << (k)))
@@ -155,7 +150,9 @@ static int variant(const bench_ctx *c) {
 }
 static const bench_design_def *design(const bench_ctx *c) { return &bench_designs[(int)c->ax[0]]; }
 /* Entries per 120 data bytes of a slab: slots of 4, 8 or 16 bytes (src/slab/slab.h). */
-static unsigned per_slab(const bench_ctx *c) { return 120 / (c->kb + c->vb == 12 ? 16 : c->kb + c->vb); }
+static unsigned per_slab(const bench_ctx *c) {
+  return 120 / (c->kb + c->vb > 8 ? 16 : c->kb + c->vb);
+}
 
 gh_config bench_table_config(const bench_ctx *c) {
   gh_config config = gh_config_default(design(c)->gh);
@@ -276,61 +273,6 @@ static int table_erase_check(bench_ctx *c) {
                      (unsigned long long)size, (unsigned long long)c->stored);
 }
 
-/* slab-d: the batch (ops in counts, keys in keys_out, bench.h's GEN_OPS) and how many of each op
- * it has (an absent find's or an insert's key is not key(i)); per run the table holds the n
- * inputs again and values_out the values, so that after the batch exactly the absent finds'
- * entries differ from them (0). */
-static int mixed_prepare(bench_ctx *c) {
-  bench_gen_spec spec = {GEN_OPS, 8, c->opts->seed, c->n, 0, 0, (unsigned)c->ax[AX_UPDATES], 0};
-  int result = bench_backend_failed(c, c->be->generate(c->counts, c->n, spec, NULL), "ops");
-  spec.bits = c->kb * 8;
-  if (result == BENCH_OK)
-    result = bench_backend_failed(c, c->be->generate(c->keys_out, c->n, spec, NULL), "op keys");
-  for (int op = GH_OP_INSERT; op <= GH_OP_FIND && result == BENCH_OK; ++op)
-    result = bench_count(c, c->counts, NULL, (uint64_t)op, c->n, 1, &c->mix[op]);
-  if (result == BENCH_OK) result = bench_count(c, c->keys_out, c->keys, 0, c->n, c->kb, &c->mix[0]);
-  for (int op = GH_OP_INSERT; op <= GH_OP_FIND; ++op) c->mix[op] = c->n - c->mix[op];
-  c->absent = c->mix[0] - c->mix[GH_OP_INSERT];
-  return result;
-}
-static int ready(bench_ctx *c);
-static int mixed_setup(bench_ctx *c) {
-  const bench_gen_spec values = {GEN_VALUES, c->vb * 8, c->opts->seed, 0, 0, 0, 0, 0};
-  const int result = ready(c);
-  if (result != BENCH_OK) return result;
-  return bench_backend_failed(c, c->be->generate(c->values_out, c->n, values, NULL), "values");
-}
-static int table_mixed(bench_ctx *c) {
-  c->filled = 0;
-  return GH_CALL(c, gh_mixed(c->table, (const uint8_t *)c->counts, c->keys_out, c->values, c->n, design(c)->policy,
-                             c->values_out, c->flags, c->be->stream));
-}
-/* 1 for every insert, erase and present find; the size; the values of the present finds. */
-static int mixed_check(bench_ctx *c) {
-  const uint64_t size_expected = c->n + c->mix[GH_OP_INSERT] - c->mix[GH_OP_ERASE];
-  uint64_t zeros = 0, differ = 0, size = 0;
-  int result = bench_count(c, c->flags, NULL, 1, c->n, 1, &zeros);
-  if (result == BENCH_OK) result = bench_count(c, c->values_out, c->values, 0, c->n, c->vb, &differ);
-  if (result == BENCH_OK) result = GH_CALL(c, gh_size(c->table, &size));
-  if (result != BENCH_OK || (zeros == c->absent && differ == c->absent && size == size_expected))
-    return result;
-  return bench_wrong(c, "%llu results not 1, %llu values not the stored ones (expected %llu), "
-                     "size %llu (expected %llu)", (unsigned long long)zeros,
-                     (unsigned long long)differ, (unsigned long long)c->absent,
-                     (unsigned long long)size, (unsigned long long)size_expected);
-}
-/* slab-e: what gh_capacity says after the clear (base slabs), then the slabs the build took. */
-static int alloc_reset(bench_ctx *c) {
-  const int result = table_reset(c);
-  return result != BENCH_OK ? result : GH_CALL(c, gh_capacity(c->table, &c->slabs));
-}
-static int table_insert_check(bench_ctx *c);
-static int alloc_check(bench_ctx *c) {
-  const int result = table_insert_check(c);
-  c->slabs = (c->stats.slots - c->slabs) / per_slab(c);
-  return result;
-}
-
 /* ---- The sorted structure ----------------------------------------------------------------- */
 /* Map and multivalue: sort the pairs; compacting: the keys; then for compacting and multivalue
  * the distinct keys and their runs (multivalue: with their offsets). */
@@ -407,6 +349,58 @@ static int find_all_check(bench_ctx *c) {
   return bench_wrong(c, "returned %llu values (offsets end %s), expected %llu",
                      (unsigned long long)c->total, differ ? "differs" : "agrees",
                      (unsigned long long)c->n);
+}
+
+/* slab-d: the batch (ops in counts, keys in keys_out, bench.h's GEN_OPS) and how many of each op
+ * it has (an absent find's or an insert's key is not key(i)); per run the table holds the n
+ * inputs again and values_out the values, so that after the batch exactly the absent finds'
+ * entries differ from them (0). */
+static int mixed_prepare(bench_ctx *c) {
+  bench_gen_spec spec = {GEN_OPS, 8, c->opts->seed, c->n, 0, 0, (unsigned)c->ax[AX_UPDATES], 0};
+  int result = bench_backend_failed(c, c->be->generate(c->counts, c->n, spec, NULL), "ops");
+  if (result == BENCH_OK && (spec.bits = c->kb * 8))
+    result = bench_backend_failed(c, c->be->generate(c->keys_out, c->n, spec, NULL), "op keys");
+  for (int op = GH_OP_INSERT; op <= GH_OP_FIND && result == BENCH_OK; ++op)
+    result = bench_count(c, c->counts, NULL, (uint64_t)op, c->n, 1, &c->mix[op]);
+  if (result == BENCH_OK) result = bench_count(c, c->keys_out, c->keys, 0, c->n, c->kb, &c->mix[0]);
+  for (int op = GH_OP_INSERT; op <= GH_OP_FIND; ++op) c->mix[op] = c->n - c->mix[op];
+  c->absent = c->mix[0] - c->mix[GH_OP_INSERT];
+  return result;
+}
+static int mixed_setup(bench_ctx *c) {
+  const bench_gen_spec values = {GEN_VALUES, c->vb * 8, c->opts->seed, 0, 0, 0, 0, 0};
+  const int result = ready(c);
+  if (result != BENCH_OK) return result;
+  return bench_backend_failed(c, c->be->generate(c->values_out, c->n, values, NULL), "values");
+}
+static int table_mixed(bench_ctx *c) {
+  c->filled = 0;
+  return GH_CALL(c, gh_mixed(c->table, (const uint8_t *)c->counts, c->keys_out, c->values, c->n,
+                             design(c)->policy, c->values_out, c->flags, c->be->stream));
+}
+/* 1 for every insert, erase and present find; the size; the values of the present finds. */
+static int mixed_check(bench_ctx *c) {
+  const uint64_t size_expected = c->n + c->mix[GH_OP_INSERT] - c->mix[GH_OP_ERASE];
+  uint64_t zeros = 0, wrong = 0, size = 0;
+  int result = bench_count(c, c->flags, NULL, 1, c->n, 1, &zeros);
+  if (result == BENCH_OK) result = bench_count(c, c->values_out, c->values, 0, c->n, c->vb, &wrong);
+  if (result == BENCH_OK) result = GH_CALL(c, gh_size(c->table, &size));
+  if (result != BENCH_OK || (zeros == c->absent && wrong == c->absent && size == size_expected))
+    return result;
+  return bench_wrong(c, "%llu results not 1, %llu values not the stored ones (expected %llu), "
+                     "size %llu (expected %llu)", (unsigned long long)zeros,
+                     (unsigned long long)wrong, (unsigned long long)c->absent,
+                     (unsigned long long)size, (unsigned long long)size_expected);
+}
+/* slab-e: what gh_capacity says after the clear (base slabs), then the slabs the build took. */
+static int alloc_reset(bench_ctx *c) {
+  const int result = table_reset(c);
+  return result != BENCH_OK ? result : GH_CALL(c, gh_capacity(c->table, &c->slabs));
+}
+static int alloc_check(bench_ctx *c) {
+  const int result = table_insert_check(c);
+  c->slabs = (c->stats.slots - c->slabs) / per_slab(c);
+  return result;
 }
 
 /* ---- Ceilings: a failure is the device's, never a table's, so fatal ---------------------- */
