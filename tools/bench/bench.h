@@ -220,6 +220,7 @@ typedef struct bench_axis_def {
   const char *name, *const *names; /* names: a string axis's values index this list */
   char type;                       /* 's' string, 'i' integer, 'f' real */
   double min, max;                 /* of a numeric axis */
+  const char *note;                /* its value in a row's notes (a printf format), or none */
 } bench_axis_def;
 
 /* A row of the scenario table: the values of one axis of one scenario in some modes (M_* bits).
@@ -288,6 +289,7 @@ typedef struct bench_ctx {
   gh_config config;
   gh_table *table;
   int filled, validated;
+  const char *skipped; /* why the table was not made (SKIPPED) */
   gh_status insert_status;
   gh_stats stats; /* after the last insert */
   uint64_t stored, failed;

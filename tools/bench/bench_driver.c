@@ -197,14 +197,11 @@ static void print_row(const bench_run *run, const bench_result *r) {
   if (!r->skipped) snprintf(rate, sizeof rate, r->rate >= 100.0 ? "%.1f" : "%.3f", r->rate);
   if (!isnan(frac)) snprintf(f, sizeof f, "%.3f", frac);
   if (ax[AX_VARIANT] > GH_VARIANT_MAP) NOTE("%s; ", name_of(AX_VARIANT, ax));
-  if (ax[AX_DESIGN] == D_CUCKOO) NOTE("d=%.0f x%.2f; ", ax[AX_D], ax[AX_FACTOR]);
-  if (ax[AX_ABSENT] >= 0) NOTE("absent %.0f%%; ", ax[AX_ABSENT]);
-  if (ax[AX_DESIGN] == D_SLAB)
-    NOTE("%.2f slabs/bucket%s, %.3f used; ", ax[AX_SLABS], ax[AX_START] > 0 ? " from 16" : "",
-         (double)r->stored / (double)r->slots);
-  if (ax[AX_UPDATES] >= 0) NOTE("updates %.0f%%; ", ax[AX_UPDATES]);
-  if (ax[AX_BATCH] >= 0) NOTE("batches of %.0f%s", ax[AX_BATCH], isnan(r->ratio) ? "; " : "");
-  if (!isnan(r->ratio)) NOTE(" rebuilt: %.2fx the slab table's time; ", r->ratio);
+  for (int a = 0; a < AX_COUNT; ++a)
+    if (ax[a] >= 0 && bench_axes[a].note && (bench_designs[(int)ax[0]].axes & (1u << a)))
+      NOTE(bench_axes[a].note, ax[a]);
+  if (ax[AX_DESIGN] == D_SLAB && r->slots) NOTE("%.3f used; ", (double)r->stored / (double)r->slots);
+  if (!isnan(r->ratio)) NOTE("rebuilt: %.2fx the slab table's time; ", r->ratio);
   if (ax[AX_OP] == OP_ALLOC) NOTE("allocated by %llu inserts; ", (unsigned long long)r->pairs);
   if (ax[AX_MULT] >= 0)
     NOTE("multiplicity %.1f (%llu keys); ", (double)r->pairs / (double)r->distinct,
@@ -271,7 +268,7 @@ static void json_state(bench_run *run, const bench_result *r) {
   static const char *const STAT[] = {"median", "min", "max"};
   FILE *f = run->json;
   const bench_design_def *def = &bench_designs[(int)r->ax[AX_DESIGN]];
-  const int op = (int)r->ax[AX_OP], insert = bench_ops[op].ceiling == 2;
+  const int op = (int)r->ax[AX_OP], insert = bench_ops[op].ceiling_alt == 3;
   const char gh = def->gh ? 'i' : 0, table = op < OP_LIMIT_COPY ? 'i' : 0;
   const char built = r->builds ? 'i' : 0;
   const double ms[] = {r->ms_median, r->ms_min, r->ms_max};
@@ -556,12 +553,18 @@ static void drop_table(bench_ctx *c) {
   c->filled = c->validated = 0, c->failed = c->stored = 0;
   memset(&c->stats, 0, sizeof c->stats);
 }
-/* A new table's config, checked; warpdrive's table made now (cuckoo's before each insert). */
+/* A new table's config, checked; warpdrive's table made now (cuckoo's before each insert). A
+ * design this build has no backend for (slab on CUDA, for now) is skipped, not failed. */
 static int open_table(bench_ctx *c, const bench_scenario *sc) {
   char message[256];
+  gh_design_traits traits;
   c->config = bench_table_config(c);
-  if (gh_config_validate(&c->config, message, sizeof message) != GH_OK)
-    return sc->rejected ? SKIPPED : (bench_error("%s: %s", c->desc, message), BENCH_BROKEN);
+  c->skipped = "this build has no such backend for the design";
+  if (gh_design_info(c->config.design, &traits) || !(traits.backends & (1u << c->be->kind)))
+    return SKIPPED;
+  const gh_status valid = gh_config_validate(&c->config, message, sizeof message);
+  if (valid != GH_OK && (c->skipped = sc->rejected) != NULL) return SKIPPED;
+  if (valid != GH_OK) return bench_error("%s: %s", c->desc, message), BENCH_BROKEN;
   if (bench_designs[(int)c->ax[AX_DESIGN]].fresh_per_insert) return BENCH_OK;
   return GH_CALL(c, gh_create(&c->config, &c->table));
 }
@@ -613,7 +616,7 @@ static int run_state(bench_run *run, bench_ctx *c, const bench_plan *p, int new_
   r.warmup = p->warmup > def->min_warmup ? p->warmup : def->min_warmup;
   r.n = r.pairs = c->n, r.distinct = c->distinct;
   r.family = c->config.hash_family == GH_HASH_XOR ? "xor" : "multiply";
-  r.skipped = result == SKIPPED ? p->sc->rejected : NULL;
+  r.skipped = result == SKIPPED ? c->skipped : NULL;
   r.ms_median = r.ms_min = r.ms_max = r.rate = r.ratio = NAN;
   if (result == SKIPPED) return report_state(run, &r) == 0 ? SKIPPED : BENCH_FATAL;
   if (result == BENCH_OK && steps->prepare) result = steps->prepare(c);

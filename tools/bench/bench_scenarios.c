@@ -15,12 +15,15 @@ const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_DESIGN] = {"design", DESIGNS, 's', 0, 0}, [AX_VARIANT] = {"variant", VARIANTS, 's', 0, 0},
     [AX_N] = {"n", NULL, 'i', 1, 0x1p40}, [AX_DIST] = {"dist", DISTS, 's', 0, 0},
     [AX_MULT] = {"multiplicity", NULL, 'i', 1, 0x1p32}, [AX_G] = {"group_size", NULL, 'i', 1, 32},
-    [AX_LOAD] = {"load_factor", NULL, 'f', 1e-9, 1}, [AX_D] = {"hash_functions", NULL, 'i', 2, 5},
-    [AX_FACTOR] = {"table_factor", NULL, 'f', 1, 16},
-    [AX_SLABS] = {"slab_load", NULL, 'f', 0.05, 16}, [AX_BATCH] = {"batch", NULL, 'i', 1, 0x1p40},
-    [AX_START] = {"initial_buckets", NULL, 'i', 0, 0x1p36},
-    [AX_UPDATES] = {"update_percent", NULL, 'i', 0, 100},
-    [AX_ABSENT] = {"absent_percent", NULL, 'i', 0, 100}, [AX_OP] = {"op", OPS, 's', 0, 0}};
+    [AX_LOAD] = {"load_factor", NULL, 'f', 1e-9, 1},
+    [AX_D] = {"hash_functions", NULL, 'i', 2, 5, "d=%.0f "},
+    [AX_FACTOR] = {"table_factor", NULL, 'f', 1, 16, "x%.2f; "},
+    [AX_SLABS] = {"slab_load", NULL, 'f', 0.05, 16, "%.2f slabs/bucket; "},
+    [AX_START] = {"initial_buckets", NULL, 'i', 0, 0x1p36, "initial_buckets %.0f; "},
+    [AX_BATCH] = {"batch", NULL, 'i', 1, 0x1p40, "batches of %.0f; "},
+    [AX_UPDATES] = {"update_percent", NULL, 'i', 0, 100, "updates %.0f%%; "},
+    [AX_ABSENT] = {"absent_percent", NULL, 'i', 0, 100, "absent %.0f%%; "},
+    [AX_OP] = {"op", OPS, 's', 0, 0}};
 /* Where a design uses an axis its scenario lacks: unique keys, a map, the chapter's d = 4 and
  * table 1.25 n, warpdrive's g = 4, the slab paper's 0.7 slabs per bucket (60 % memory used). */
 const double bench_defaults[AX_COUNT] = {NAN, 0, NAN, 0, NAN, 4, NAN, 4, 1.25, 0.7, NAN, NAN,
