@@ -298,7 +298,7 @@ typedef struct bench_ctx {
   uint64_t grows[BENCH_MAX_RUNS];
   const void *q; /* the lookup: nq queries, `absent` of them never inserted */
   uint64_t nq, absent, total;
-  uint64_t mix[4], slabs; /* a mixed batch's inserts, erases, finds; slabs a build allocated */
+  uint64_t mix[3], slabs; /* [GH_OP_INSERT], [GH_OP_ERASE] of a mixed batch; slabs allocated */
 } bench_ctx;
 
 /* prepare: once per state; then per run setup (untimed), op (timed), check (untimed). */

@@ -361,12 +361,13 @@ static int find_all_check(bench_ctx *c) {
 static int mixed_prepare(bench_ctx *c) {
   bench_gen_spec spec = {GEN_OPS, 8, c->opts->seed, c->n, 0, 0, (unsigned)c->ax[AX_UPDATES], 0};
   int result = bench_backend_failed(c, c->be->generate(c->counts, c->n, spec, NULL), "ops");
-  if (result == BENCH_OK && (spec.bits = c->kb * 8))
+  spec.bits = c->kb * 8;
+  if (result == BENCH_OK)
     result = bench_backend_failed(c, c->be->generate(c->keys_out, c->n, spec, NULL), "op keys");
-  for (int op = GH_OP_INSERT; op <= GH_OP_FIND && result == BENCH_OK; ++op)
+  for (int op = GH_OP_INSERT; op <= GH_OP_ERASE && result == BENCH_OK; ++op)
     result = bench_count(c, c->counts, NULL, (uint64_t)op, c->n, 1, &c->mix[op]);
   if (result == BENCH_OK) result = bench_count(c, c->keys_out, c->keys, 0, c->n, c->kb, &c->mix[0]);
-  for (int op = GH_OP_INSERT; op <= GH_OP_FIND; ++op) c->mix[op] = c->n - c->mix[op];
+  for (int op = GH_OP_INSERT; op <= GH_OP_ERASE; ++op) c->mix[op] = c->n - c->mix[op];
   c->absent = c->mix[0] - c->mix[GH_OP_INSERT];
   return result;
 }
