@@ -21,10 +21,13 @@
 #define BENCH_SALT_ZIPF 0xd1b54a32d192ed03ull
 #define BENCH_SALT_LIMITS 0x8cb92ba72f3d8dd7ull
 /* Streams: key(offset + i), distinct for distinct i; key(rank(i)), rank Zipf distributed over
- * [0, zipf_n); a hash of i; key(offset + i mod period), each key n / period times (+-1); key(i),
- * or key(offset + i) for absent_percent % of the i, spread evenly. A spec is plain data, passed
- * to kernels by value, without padding (the driver compares specs bytewise). */
-enum { GEN_UNIQUE_KEYS, GEN_ZIPF_KEYS, GEN_VALUES, GEN_CYCLIC_KEYS, GEN_MIXED_KEYS };
+ * [0, zipf_n); a hash of i (never 0); key(offset + i mod period), each key n / period times
+ * (+-1); key(i), or key(offset + i) for absent_percent % of the i, spread evenly; a gh_mixed
+ * batch with u = absent_percent % updates: op i (bits 8) by a hash h of i mod 200, INSERT of
+ * key(offset + i) if h < u, ERASE of key(i) if h < 2u, else FIND of key(i) if h < 100 + u, or of
+ * key(offset + i) (absent). A spec is plain data, passed to kernels by value, without padding
+ * (the driver compares specs bytewise). */
+enum { GEN_UNIQUE_KEYS, GEN_ZIPF_KEYS, GEN_VALUES, GEN_CYCLIC_KEYS, GEN_MIXED_KEYS, GEN_OPS };
 typedef struct bench_gen_spec {
   unsigned kind, bits; /* bits: 32 or 64 */
   uint64_t seed, index_offset, zipf_n, period;
@@ -61,7 +64,8 @@ static inline BENCH_HD uint64_t bench_zipf_rank(uint64_t i, uint64_t zipf_n, uin
 /* Element i of a stream; for Zipf keys *rank receives the rank. */
 static inline BENCH_HD uint64_t bench_gen_element(const bench_gen_spec *s, uint64_t i,
                                                   uint64_t *rank) {
-  const uint64_t p = s->absent_percent, value = bench_mix64(i ^ s->seed ^ BENCH_SALT_VALUES);
+  const uint64_t p = s->absent_percent, value = bench_mix64(i ^ s->seed ^ BENCH_SALT_VALUES) | 1;
+  const uint64_t h = (value >> 8) % 200;
   switch (s->kind) {
     case GEN_UNIQUE_KEYS: return bench_key(s->index_offset + i, s->bits, s->seed);
     case GEN_ZIPF_KEYS:
@@ -70,6 +74,9 @@ static inline BENCH_HD uint64_t bench_gen_element(const bench_gen_spec *s, uint6
     case GEN_MIXED_KEYS: /* i absent when floor((i + 1) p / 100) > floor(i p / 100) */
       return bench_key((i + 1) * p / 100 != i * p / 100 ? s->index_offset + i : i, s->bits,
                        s->seed);
+    case GEN_OPS: /* 8 bits: the op; else its key */
+      if (s->bits == 8) return h < p ? GH_OP_INSERT : h < 2 * p ? GH_OP_ERASE : GH_OP_FIND;
+      return bench_key(h < p || h >= 100 + p ? s->index_offset + i : i, s->bits, s->seed);
     default: return s->bits == 32 ? (value & 0xffffffffull) : value;
   }
 }
@@ -91,6 +98,7 @@ static inline BENCH_HD uint64_t bench_load(const void *base, uint64_t i, unsigne
   return bytes == 4 ? ((const uint32_t *)base)[i] : ((const uint64_t *)base)[i];
 }
 static inline BENCH_HD void bench_store(void *base, uint64_t i, unsigned bytes, uint64_t v) {
+  if (bytes == 1) ((uint8_t *)base)[i] = (uint8_t)v;
   if (bytes == 4) ((uint32_t *)base)[i] = (uint32_t)v;
   if (bytes == 8) ((uint64_t *)base)[i] = v;
 }
@@ -196,22 +204,23 @@ void bench_cuda_close(void);
 void bench_host_open(bench_backend *b);
 
 /* ---- The scenarios' vocabulary (bench_scenarios.c) ---------------------------------------- */
-typedef enum { D_LIMITS, D_WARPDRIVE, D_CUCKOO, D_SORTED, D_COUNT } bench_design;
+typedef enum { D_LIMITS, D_WARPDRIVE, D_CUCKOO, D_SORTED, D_SLAB, D_COUNT } bench_design;
 typedef enum {
-  OP_INSERT, OP_BUILD, OP_FIND, OP_FIND_ABSENT, OP_ERASE, OP_FIND_ALL,
-  OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD, OP_COUNT
+  OP_INSERT, OP_BUILD, OP_FIND, OP_FIND_ABSENT, OP_ERASE, OP_FIND_ALL, OP_BATCHES, OP_MIXED,
+  OP_ALLOC, OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD, OP_COUNT
 } bench_op;
 enum { DIST_UNIQUE, DIST_ZIPF, DIST_CYCLIC };
 /* Every parameter of a state is an axis; consecutive states that agree on the axes before
  * AX_ABSENT share one table. */
 typedef enum {
-  AX_DESIGN, AX_VARIANT, AX_N, AX_DIST, AX_MULT, AX_G, AX_LOAD, AX_D, AX_FACTOR, AX_ABSENT,
-  AX_OP, AX_COUNT
+  AX_DESIGN, AX_VARIANT, AX_N, AX_DIST, AX_MULT, AX_G, AX_LOAD, AX_D, AX_FACTOR, AX_SLABS,
+  AX_START, AX_BATCH, AX_UPDATES, AX_ABSENT, AX_OP, AX_COUNT
 } bench_axis_id;
 typedef struct bench_axis_def {
   const char *name, *const *names; /* names: a string axis's values index this list */
   char type;                       /* 's' string, 'i' integer, 'f' real */
   double min, max;                 /* of a numeric axis */
+  const char *note;                /* its value in a row's notes (a printf format), or none */
 } bench_axis_def;
 
 /* A row of the scenario table: the values of one axis of one scenario in some modes (M_* bits).
@@ -280,6 +289,7 @@ typedef struct bench_ctx {
   gh_config config;
   gh_table *table;
   int filled, validated;
+  const char *skipped; /* why the table was not made (SKIPPED) */
   gh_status insert_status;
   gh_stats stats; /* after the last insert */
   uint64_t stored, failed;
@@ -288,6 +298,7 @@ typedef struct bench_ctx {
   uint64_t grows[BENCH_MAX_RUNS];
   const void *q; /* the lookup: nq queries, `absent` of them never inserted */
   uint64_t nq, absent, total;
+  uint64_t mix[3], slabs; /* [GH_OP_INSERT], [GH_OP_ERASE] of a mixed batch; slabs allocated */
 } bench_ctx;
 
 /* prepare: once per state; then per run setup (untimed), op (timed), check (untimed). */

@@ -1,39 +1,51 @@
 /* bench_scenarios.c - what gpuhash-bench measures, as data, and the steps in which the designs
  * differ. A scenario is a set of axes (bench_rows) whose product the driver runs, as nvbench's
  * state axes: limits (the ceilings), warpdrive (Juenger et al., section V-B), cuckoo-a .. d
- * (Alcantara et al., section 4.5, against the pairs radix-sorted and binary-searched). */
+ * (Alcantara et al., section 4.5, against the pairs radix-sorted and binary-searched), slab-a .. e
+ * and slab-growth (Ashkiani et al., section VI). */
 #include "bench.h"
 
-static const char *const DESIGNS[] = {"limits", "warpdrive", "cuckoo", "sorted", NULL};
+static const char *const DESIGNS[] = {"limits", "warpdrive", "cuckoo", "sorted", "slab", NULL};
 static const char *const VARIANTS[] = {"map", "compacting", "multivalue", NULL};
 static const char *const DISTS[] = {"unique", "zipf", "cyclic", NULL};
 static const char *const OPS[] = {"insert", "build", "find", "find_absent", "erase", "find_all",
-                                  "limit_copy", "limit_sector_read", "limit_cas64",
-                                  "limit_atomic_add32", NULL};
+                                  "batches", "mixed", "slab_alloc", "limit_copy",
+                                  "limit_sector_read", "limit_cas64", "limit_atomic_add32", NULL};
 const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_DESIGN] = {"design", DESIGNS, 's', 0, 0}, [AX_VARIANT] = {"variant", VARIANTS, 's', 0, 0},
     [AX_N] = {"n", NULL, 'i', 1, 0x1p40}, [AX_DIST] = {"dist", DISTS, 's', 0, 0},
     [AX_MULT] = {"multiplicity", NULL, 'i', 1, 0x1p32}, [AX_G] = {"group_size", NULL, 'i', 1, 32},
-    [AX_LOAD] = {"load_factor", NULL, 'f', 1e-9, 1}, [AX_D] = {"hash_functions", NULL, 'i', 2, 5},
-    [AX_FACTOR] = {"table_factor", NULL, 'f', 1, 16},
-    [AX_ABSENT] = {"absent_percent", NULL, 'i', 0, 100}, [AX_OP] = {"op", OPS, 's', 0, 0}};
+    [AX_LOAD] = {"load_factor", NULL, 'f', 1e-9, 1},
+    [AX_D] = {"hash_functions", NULL, 'i', 2, 5, "d=%.0f "},
+    [AX_FACTOR] = {"table_factor", NULL, 'f', 1, 16, "x%.2f; "},
+    [AX_SLABS] = {"slab_load", NULL, 'f', 0.05, 16, "%.2f slabs/bucket; "},
+    [AX_START] = {"initial_buckets", NULL, 'i', 0, 0x1p36, "initial_buckets %.0f; "},
+    [AX_BATCH] = {"batch", NULL, 'i', 1, 0x1p40, "batches of %.0f; "},
+    [AX_UPDATES] = {"update_percent", NULL, 'i', 0, 100, "updates %.0f%%; "},
+    [AX_ABSENT] = {"absent_percent", NULL, 'i', 0, 100, "absent %.0f%%; "},
+    [AX_OP] = {"op", OPS, 's', 0, 0}};
 /* Where a design uses an axis its scenario lacks: unique keys, a map, the chapter's d = 4 and
- * table 1.25 n. */
-const double bench_defaults[AX_COUNT] = {NAN, 0, NAN, 0, NAN, NAN, NAN, 4, 1.25, NAN, NAN};
+ * table 1.25 n, warpdrive's g = 4, the slab paper's 0.7 slabs per bucket (60 % memory used). */
+const double bench_defaults[AX_COUNT] = {NAN, 0, NAN, 0, NAN, 4, NAN, 4, 1.25, 0.7, NAN, NAN,
+                                         NAN, NAN, NAN};
 #define BIT(axis) (1u << (axis))
 #define COMMON (BIT(AX_DESIGN) | BIT(AX_N) | BIT(AX_DIST) | BIT(AX_OP))
 /* Duplicates update the value in warpdrive, as in the paper; cuckoo builds keep the first. */
 const bench_design_def bench_designs[D_COUNT] = {
     [D_LIMITS] = {0, 0, 0, 1, BIT(AX_DESIGN) | BIT(AX_OP)},
-    [D_WARPDRIVE] = {GH_WARPDRIVE, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_G) | BIT(AX_LOAD)},
+    [D_WARPDRIVE] = {GH_WARPDRIVE, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_G) | BIT(AX_LOAD) |
+                                                          BIT(AX_BATCH)},
     [D_CUCKOO] = {GH_CUCKOO, GH_KEEP_FIRST, 1, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) |
                                                       BIT(AX_D) | BIT(AX_FACTOR) | BIT(AX_ABSENT)},
-    [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT)}};
+    [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT)},
+    [D_SLAB] = {GH_SLAB, GH_OVERWRITE, 0, 0,
+                COMMON | BIT(AX_SLABS) | BIT(AX_START) | BIT(AX_BATCH) | BIT(AX_UPDATES)}};
 /* An insert claims a slot by CAS (also shown against atomicAdd), an erase writes a tombstone by
  * CAS, a lookup reads sectors: ceilings 1 sector reads, 2 CAS, 3 atomicAdd (0: the copy). */
 const bench_op_def bench_ops[OP_COUNT] = {
     [OP_INSERT] = {2, 3}, [OP_BUILD] = {2, 3}, [OP_FIND] = {1, -1}, [OP_FIND_ABSENT] = {1, -1},
-    [OP_ERASE] = {2, -1}, [OP_FIND_ALL] = {1, -1}};
+    [OP_ERASE] = {2, -1}, [OP_FIND_ALL] = {1, -1}, [OP_BATCHES] = {2, 3}, [OP_MIXED] = {2, 1},
+    [OP_ALLOC] = {-1, -1}};
 const bench_scenario bench_scenarios[] = {
     {"limits", "ceilings: coalesced copy, random sector reads, random CAS and atomicAdd", 0, 0, 0},
     {"warpdrive", "warpdrive (paper V-B): insert, find, find of absent keys, erase", 0, 1, NULL},
@@ -42,7 +54,13 @@ const bench_scenario bench_scenarios[] = {
     {"cuckoo-c", "cuckoo-c (4.3.1.1): build, find vs table factor x d, restarts per build", 3, 0,
      "below d's minimum"},
     {"cuckoo-d", "cuckoo-d (4.5.2): compacting and multivalue vs key multiplicity, vs sorted", 3,
-     0, NULL}};
+     0, NULL},
+    {"slab-a", "slab-a (VI-A, fig. 4): build, find, find absent vs slabs per bucket", 0, 0, 0},
+    {"slab-b", "slab-b (VI-A, fig. 5): build, find vs n at 0.7 slabs per bucket (60 %)", 0, 0, 0},
+    {"slab-c", "slab-c (VI-B, fig. 6): batches into slab vs warpdrive rebuilt per batch", 3, 0, 0},
+    {"slab-d", "slab-d (VI-C, fig. 7a): gh_mixed vs initial slabs per bucket x updates", 0, 0, 0},
+    {"slab-e", "slab-e (SlabAlloc): slabs a build takes from SlabAlloc per second", 0, 0, 0},
+    {"slab-growth", "slab-growth: build into 16 base buckets vs a table sized for n", 3, 0, 0}};
 const size_t bench_scenario_count = sizeof bench_scenarios / sizeof bench_scenarios[0];
 
 #define P2(k) ((double)(1ull << (k)))
@@ -90,7 +108,43 @@ const bench_row bench_rows[] = {
     {"cuckoo-d", AX_MULT, ALL, 10, {1, 2, 4, 8, 16, 32, 64, 128, 256, 512}},
     {"cuckoo-d", AX_VARIANT, ALL, 2, {GH_VARIANT_COMPACTING, GH_VARIANT_MULTIVALUE}},
     {"cuckoo-d", AX_DESIGN, ALL, 2, {D_CUCKOO, D_SORTED}},
-    {"cuckoo-d", AX_OP, ALL, 2, {OP_BUILD, OP_FIND}}};
+    {"cuckoo-d", AX_OP, ALL, 2, {OP_BUILD, OP_FIND}},
+    /* The slab paper's figures at its 2^22 and at the 2^27 of the targets. */
+    {"slab-a", AX_DESIGN, ALL, 1, {D_SLAB}},
+    {"slab-a", AX_N, M_FULL_GPU, 2, {P2(22), P2(27)}},
+    {"slab-a", AX_N, ALL, PER_MODE, {0, P2(22), P2(20), P2(16)}},
+    {"slab-a", AX_SLABS, QUICK, 3, {0.2, 0.7, 4}},
+    {"slab-a", AX_SLABS, ALL, 12, {0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.5, 2, 4}},
+    {"slab-a", AX_OP, ALL, 3, {OP_BUILD, OP_FIND, OP_FIND_ABSENT}},
+    {"slab-b", AX_N, ALL, SWEEP, {P2(16), P2(16), P2(16), P2(14), P2(27), P2(24), P2(20), P2(17)}},
+    {"slab-b", AX_DESIGN, ALL, 1, {D_SLAB}},
+    {"slab-b", AX_OP, ALL, 3, {OP_BUILD, OP_FIND, OP_FIND_ABSENT}},
+    /* c: the paper's 2M keys, and 2^26; warpdrive: clear + insert of all keys so far per batch */
+    {"slab-c", AX_N, M_FULL_GPU, 2, {P2(21), P2(26)}},
+    {"slab-c", AX_N, ALL, PER_MODE, {0, P2(21), P2(19), P2(16)}},
+    {"slab-c", AX_BATCH, M_QUICK_HOST, 3, {P2(11), P2(12), P2(13)}},
+    {"slab-c", AX_BATCH, M_FULL_HOST, 3, {P2(12), P2(13), P2(14)}},
+    {"slab-c", AX_BATCH, ALL, 3, {P2(15), P2(16), P2(17)}},
+    {"slab-c", AX_DESIGN, ALL, 2, {D_SLAB, D_WARPDRIVE}},
+    {"slab-c", AX_LOAD, ALL, 1, {0.65}},
+    {"slab-c", AX_OP, ALL, 1, {OP_BATCHES}},
+    {"slab-d", AX_DESIGN, ALL, 1, {D_SLAB}},
+    {"slab-d", AX_N, ALL, PER_MODE, {P2(22), P2(20), P2(20), P2(16)}},
+    {"slab-d", AX_SLABS, QUICK, 2, {0.3, 1.0}},
+    {"slab-d", AX_SLABS, ALL, 8, {0.2, 0.3, 0.5, 0.7, 0.9, 1.0, 1.5, 2}},
+    {"slab-d", AX_UPDATES, ALL, 3, {100, 40, 20}},
+    {"slab-d", AX_OP, ALL, 1, {OP_MIXED}},
+    {"slab-e", AX_DESIGN, ALL, 1, {D_SLAB}},
+    {"slab-e", AX_N, ALL, PER_MODE, {P2(24), P2(20), P2(20), P2(16)}},
+    {"slab-e", AX_SLABS, ALL, 2, {4, 16}},
+    {"slab-e", AX_OP, ALL, 1, {OP_ALLOC}},
+    /* The issue's done criterion: grown from 16 buckets to 2^27 keys, < 30 % lost (the chains
+     * hold n / 16 keys: a walk of each per insert) */
+    {"slab-growth", AX_DESIGN, ALL, 1, {D_SLAB}},
+    {"slab-growth", AX_N, ALL, PER_MODE, {P2(27), P2(18), P2(16), P2(13)}},
+    {"slab-growth", AX_SLABS, ALL, 1, {0.6}},
+    {"slab-growth", AX_START, ALL, 2, {16, 0}},
+    {"slab-growth", AX_OP, ALL, 1, {OP_BUILD}}};
 const size_t bench_row_count = sizeof bench_rows / sizeof bench_rows[0];
 
 /* ---- gpuhash tables ----------------------------------------------------------------------- */
@@ -98,6 +152,10 @@ static int variant(const bench_ctx *c) {
   return c->ax[AX_VARIANT] > 0 ? (int)c->ax[AX_VARIANT] : 0;
 }
 static const bench_design_def *design(const bench_ctx *c) { return &bench_designs[(int)c->ax[0]]; }
+/* Entries per 120 data bytes of a slab: slots of 4, 8 or 16 bytes (src/slab/slab.h). */
+static unsigned per_slab(const bench_ctx *c) {
+  return 120 / (c->kb + c->vb > 8 ? 16 : c->kb + c->vb);
+}
 
 gh_config bench_table_config(const bench_ctx *c) {
   gh_config config = gh_config_default(design(c)->gh);
@@ -108,6 +166,10 @@ gh_config bench_table_config(const bench_ctx *c) {
   if (config.design == GH_WARPDRIVE) {
     config.group_size = (unsigned)c->ax[AX_G];
     config.capacity = (uint64_t)ceil((double)c->distinct / c->ax[AX_LOAD]);
+  } else if (config.design == GH_SLAB) { /* initial_buckets: the capacity of that many */
+    config.slab_load = c->ax[AX_SLABS];
+    config.capacity = c->ax[AX_START] > 0 ? (uint64_t)(c->ax[AX_START] * per_slab(c) *
+                                                       config.slab_load) : c->distinct;
   } else { /* the keys; the table holds capacity x table_factor slots */
     config.variant = (gh_variant)variant(c);
     config.capacity = c->distinct;
@@ -127,15 +189,29 @@ static int table_reset(bench_ctx *c) {
   c->config.seed = c->opts->seed + c->runs;
   return GH_CALL(c, gh_create(&c->config, &c->table));
 }
-static int insert(bench_ctx *c, uint8_t *failed_out) {
+/* Inputs [from, from + n) */
+static int insert(bench_ctx *c, uint8_t *failed_out, uint64_t from, uint64_t n) {
   const int v = variant(c), values = v != GH_VARIANT_COMPACTING && c->vb;
-  c->insert_status = gh_insert(c->table, c->keys, values ? c->values : NULL, c->n,
+  c->insert_status = gh_insert(c->table, (char *)c->keys + from * c->kb,
+                               values ? (char *)c->values + from * c->vb : NULL, n,
                                v == GH_VARIANT_MULTIVALUE ? GH_APPEND : design(c)->policy,
                                failed_out, c->be->stream);
   if (c->insert_status == GH_ERR_TABLE_FULL) return BENCH_OK;
   return bench_call_failed(c, "gh_insert", c->insert_status);
 }
-static int table_insert(bench_ctx *c) { return insert(c, NULL); }
+static int table_insert(bench_ctx *c) { return insert(c, NULL, 0, c->n); }
+/* slab-c: the inputs in batches; slab inserts each batch, warpdrive rebuilds (clears and inserts
+ * every input so far) per batch. */
+static int table_batches(bench_ctx *c) {
+  const uint64_t b = (uint64_t)c->ax[AX_BATCH], rebuild = design(c)->gh == GH_WARPDRIVE;
+  int result = BENCH_OK;
+  for (uint64_t done = 0, m; done < c->n && result == BENCH_OK; done += m) {
+    m = done + b < c->n ? b : c->n - done;
+    if (rebuild && done) result = GH_CALL(c, gh_clear(c->table, c->be->stream));
+    if (result == BENCH_OK) result = insert(c, NULL, rebuild ? 0 : done, rebuild ? done + m : m);
+  }
+  return result;
+}
 
 /* After each insert: the entries (multivalue: every pair), and this insert's restarts. */
 static int after_insert(bench_ctx *c, uint64_t failed) {
@@ -161,7 +237,7 @@ static int after_insert(bench_ctx *c, uint64_t failed) {
 static int table_fill(bench_ctx *c) {
   uint64_t failed = 0;
   int result = table_reset(c);
-  if (result == BENCH_OK) result = insert(c, c->flags);
+  if (result == BENCH_OK) result = insert(c, c->flags, 0, c->n);
   if (result == BENCH_OK) result = bench_count(c, c->flags, NULL, 0, c->n, 1, &failed);
   if (result != BENCH_OK) return result;
   if ((c->insert_status == GH_OK) != (failed == 0))
@@ -278,6 +354,59 @@ static int find_all_check(bench_ctx *c) {
                      (unsigned long long)c->n);
 }
 
+/* slab-d: the batch (ops in counts, keys in keys_out, bench.h's GEN_OPS) and how many of each op
+ * it has (an absent find's or an insert's key is not key(i)); per run the table holds the n
+ * inputs again and values_out the values, so that after the batch exactly the absent finds'
+ * entries differ from them (0). */
+static int mixed_prepare(bench_ctx *c) {
+  bench_gen_spec spec = {GEN_OPS, 8, c->opts->seed, c->n, 0, 0, (unsigned)c->ax[AX_UPDATES], 0};
+  int result = bench_backend_failed(c, c->be->generate(c->counts, c->n, spec, NULL), "ops");
+  spec.bits = c->kb * 8;
+  if (result == BENCH_OK)
+    result = bench_backend_failed(c, c->be->generate(c->keys_out, c->n, spec, NULL), "op keys");
+  for (int op = GH_OP_INSERT; op <= GH_OP_ERASE && result == BENCH_OK; ++op)
+    result = bench_count(c, c->counts, NULL, (uint64_t)op, c->n, 1, &c->mix[op]);
+  if (result == BENCH_OK) result = bench_count(c, c->keys_out, c->keys, 0, c->n, c->kb, &c->mix[0]);
+  for (int op = GH_OP_INSERT; op <= GH_OP_ERASE; ++op) c->mix[op] = c->n - c->mix[op];
+  c->absent = c->mix[0] - c->mix[GH_OP_INSERT];
+  return result;
+}
+static int mixed_setup(bench_ctx *c) {
+  const bench_gen_spec values = {GEN_VALUES, c->vb * 8, c->opts->seed, 0, 0, 0, 0, 0};
+  const int result = ready(c);
+  if (result != BENCH_OK) return result;
+  return bench_backend_failed(c, c->be->generate(c->values_out, c->n, values, NULL), "values");
+}
+static int table_mixed(bench_ctx *c) {
+  c->filled = 0;
+  return GH_CALL(c, gh_mixed(c->table, (const uint8_t *)c->counts, c->keys_out, c->values, c->n,
+                             design(c)->policy, c->values_out, c->flags, c->be->stream));
+}
+/* 1 for every insert, erase and present find; the size; the values of the present finds. */
+static int mixed_check(bench_ctx *c) {
+  const uint64_t size_expected = c->n + c->mix[GH_OP_INSERT] - c->mix[GH_OP_ERASE];
+  uint64_t zeros = 0, wrong = 0, size = 0;
+  int result = bench_count(c, c->flags, NULL, 1, c->n, 1, &zeros);
+  if (result == BENCH_OK) result = bench_count(c, c->values_out, c->values, 0, c->n, c->vb, &wrong);
+  if (result == BENCH_OK) result = GH_CALL(c, gh_size(c->table, &size));
+  if (result != BENCH_OK || (zeros == c->absent && wrong == c->absent && size == size_expected))
+    return result;
+  return bench_wrong(c, "%llu results not 1, %llu values not the stored ones (expected %llu), "
+                     "size %llu (expected %llu)", (unsigned long long)zeros,
+                     (unsigned long long)wrong, (unsigned long long)c->absent,
+                     (unsigned long long)size, (unsigned long long)size_expected);
+}
+/* slab-e: what gh_capacity says after the clear (base slabs), then the slabs the build took. */
+static int alloc_reset(bench_ctx *c) {
+  const int result = table_reset(c);
+  return result != BENCH_OK ? result : GH_CALL(c, gh_capacity(c->table, &c->slabs));
+}
+static int alloc_check(bench_ctx *c) {
+  const int result = table_insert_check(c);
+  c->slabs = (c->stats.slots - c->slabs) / per_slab(c);
+  return result;
+}
+
 /* ---- Ceilings: a failure is the device's, never a table's, so fatal ---------------------- */
 static int limit(bench_ctx *c, int step) {
   const int which = (int)c->ax[AX_OP] - OP_LIMIT_COPY;
@@ -298,7 +427,10 @@ const bench_steps *bench_steps_for(int design, int op) {
       [OP_FIND] = {NULL, ready, table_find, find_check},
       [OP_FIND_ABSENT] = {NULL, ready, table_find, find_check},
       [OP_ERASE] = {NULL, ready, table_erase, table_erase_check},
-      [OP_FIND_ALL] = {NULL, ready, table_find_all, find_all_check}};
+      [OP_FIND_ALL] = {NULL, ready, table_find_all, find_all_check},
+      [OP_BATCHES] = {NULL, table_reset, table_batches, table_insert_check},
+      [OP_MIXED] = {mixed_prepare, mixed_setup, table_mixed, mixed_check},
+      [OP_ALLOC] = {NULL, alloc_reset, table_insert, alloc_check}};
   static const bench_steps SORTED[OP_COUNT] = {
       [OP_BUILD] = {NULL, NULL, sorted_build, sorted_build_check},
       [OP_FIND] = {NULL, ready, sorted_find, find_check},
