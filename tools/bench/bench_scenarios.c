@@ -141,7 +141,9 @@ const bench_row bench_rows[] = {
     /* The issue's done criterion: grown from 16 buckets to 2^27 keys, < 30 % lost (the chains
      * hold n / 16 keys: a walk of each per insert) */
     {"slab-growth", AX_DESIGN, ALL, 1, {D_SLAB}},
-    {"slab-growth", AX_N, ALL, PER_MODE, {P2(27), P2(18), P2(16), P2(13)}},
+    /* Not 2^27 yet: the table does not add base buckets as it grows, so 16 chains of n / 16 keys
+     * make a 2^27 build take hours (issue 10's growth criterion needs bucket growth first). */
+    {"slab-growth", AX_N, ALL, PER_MODE, {P2(18), P2(16), P2(16), P2(13)}},
     {"slab-growth", AX_SLABS, ALL, 1, {0.6}},
     {"slab-growth", AX_START, ALL, 2, {16, 0}},
     {"slab-growth", AX_OP, ALL, 1, {OP_BUILD}}};
