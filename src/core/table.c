@@ -231,12 +231,13 @@ static gh_status call_end(gh_call *c, gh_status status, int ran) {
   gh_table *t = c->t;
   char copy_error[GH_ERROR_CAPACITY] = "", wait_error[GH_ERROR_CAPACITY] = "";
   gh_status copied = GH_OK, waited = GH_OK;
-  int staged = 0;
+  int staged = 0, gave_back = status == GH_OK;
   for (int i = 0; i < c->count; ++i) {
     gh_staged *s = &c->arrays[i];
     if (!s->owned) continue;
     staged = 1;
     const int returned = status == GH_OK || (s->partial != GH_OK && status == s->partial);
+    gave_back |= ran && s->role != GH_STAGE_IN && returned;
     if (ran && s->role != GH_STAGE_IN && returned && copied == GH_OK)
       copied = gh__cuda_copy(s->user, s->resident, s->bytes, c->stream, copy_error, sizeof copy_error);
   }
@@ -253,7 +254,9 @@ static gh_status call_end(gh_call *c, gh_status status, int ran) {
     if (s->owned) gh__free(t, s->resident, s->bytes, s->kind);
     s->owned = 0;
   }
-  if (status == GH_OK || status == GH_ERR_TABLE_FULL) {
+  /* A result the caller is handed (a success, or a partial one such as GH_ERR_TABLE_FULL) is only
+   * as good as the copies and the wait behind it. */
+  if (gave_back || status == GH_ERR_TABLE_FULL) {
     if (copied != GH_OK) status = gh__fail(t, copied, "copying results back failed: %s", copy_error);
     else if (waited != GH_OK) status = gh__fail(t, waited, "the operation failed on the device: %s", wait_error);
   }
@@ -442,7 +445,9 @@ gh_status gh_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offse
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   uint64_t *o = (uint64_t *)call_stage_as(&c, offsets_out, (n + 1) * sizeof(uint64_t), GH_STAGE_OUT,
                                           GH_ERR_BUFFER_TOO_SMALL, &status);
-  void *v = call_stage(&c, values_out, values_out ? values_capacity * value_bytes(t) : 0, 1, &status);
+  /* values_out is written only up to the keys' total: staged in/out, the rest keeps the caller's bytes. */
+  void *v = call_stage_as(&c, values_out, values_out ? values_capacity * value_bytes(t) : 0, GH_STAGE_INOUT, GH_OK,
+                          &status);
   status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   status = t->ops->find_all(t, k, n, o, v, values_capacity, stream);

@@ -4,6 +4,7 @@
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
+#include <limits.h>
 
 #include "core/kernels.cuh"
 
@@ -98,6 +99,10 @@ template <unsigned KB>
 static gh_status encode_typed(gh_table *t, const void *keys_in, uint64_t n, void *unique_out, uint64_t *counts_out,
                               uint64_t *runs_out, cudaStream_t stream) {
   typedef typename gh_word_of<KB>::type K;
+  /* CUB's run-length encode counts items in an int (CCCL 3.0): refuse what it would truncate. */
+  if (n > (uint64_t)INT_MAX)
+    return gh__fail(t, GH_ERR_UNSUPPORTED, "run-length encode of %llu keys: CUB counts at most %d items; nothing "
+                    "was changed", (unsigned long long)n, INT_MAX);
   return cub_run(t, "CUB run-length encode", stream, [&](void *temp, size_t &bytes) {
     return cub::DeviceRunLengthEncode::Encode(temp, bytes, (const K *)keys_in, (K *)unique_out, counts_out, runs_out,
                                               (int64_t)n, stream);

@@ -214,7 +214,11 @@ static gh_status batch_alloc(gh_table *t, gh_ck_batch *b, uint64_t room) {
   b->entries = gh__alloc(t, batch_entry_bytes(t, b), kind);
   b->flags = (uint8_t *)gh__alloc(t, (size_t)(room ? room : 1), kind);
   if (b->entries != NULL && b->flags != NULL) return GH_OK;
-  batch_free(t, b, NULL); /* nothing was queued on them */
+  /* Nothing was queued on them: freed at once (a deferred free would cost a device-wide wait). */
+  gh__free(t, b->entries, batch_entry_bytes(t, b), kind);
+  gh__free(t, b->flags, (size_t)(room ? room : 1), kind);
+  b->entries = NULL;
+  b->flags = NULL;
   return GH_ERR_OUT_OF_MEMORY;
 }
 
@@ -477,7 +481,11 @@ static void multivalue_release_arrays(gh_table *t, void *stream) {
 static int scratch_all(gh_table *t, gh_scratch *const *list) {
   for (size_t i = 0; list[i] != NULL; ++i) {
     if (gh__scratch_alloc(t, list[i], list[i]->bytes) != GH_OK) {
-      while (i-- > 0) gh__scratch_free(t, list[i], NULL);
+      /* Nothing was queued on them yet: freed at once. */
+      while (i-- > 0) {
+        gh__free(t, list[i]->ptr, list[i]->bytes, list[i]->kind);
+        list[i]->ptr = NULL;
+      }
       return 0;
     }
   }
@@ -573,6 +581,8 @@ static gh_status multivalue_insert(gh_table *t, const void *keys, const void *va
     const gh_ck_table before = *w;
     w->slots = slots;
     w->slots_bytes = slot_bytes;
+    w->geometry.slot_count = slot_count;
+    w->geometry.slot_magic = gh_ck_magic(slot_count);
     w->geometry.stash = NULL;
     w->geometry.stash_slots = 0;
     w->stash_bytes = 0;

@@ -360,8 +360,7 @@ __global__ void slab_export_kernel(gh_slab_geometry g, uint32_t *base, gh_slab_p
       for (unsigned i = 0; i < g.per_slab; ++i) {
         const void *e = gh_slab_entry(f, slab, i);
         const uint64_t k = gh_slot_load_key(f, e);
-        if (k == empty) break;
-        if (k == empty - 1u) continue;
+        if (k == empty || k == empty - 1u) continue; /* as the host backend: every entry is looked at */
         const uint64_t at = atomicAdd(&counters->call.total, 1ull);
         gh__write_word(keys_out, at, KB, gh_slab_user_key(&g, b, k));
         if (VB && values_out) gh__write_word(values_out, at, VB, gh_slot_load_value(f, e));
