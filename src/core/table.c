@@ -483,6 +483,31 @@ gh_status gh_export(gh_table *t, void *keys_out, void *values_out, uint64_t out_
   return call_end(&c, status, 1);
 }
 
+/* *bad = the first position of ops that holds no gh_op_code (UINT64_MAX: none), read where ops
+ * lives (device op codes are copied to the host for it), before anything runs. */
+static gh_status first_bad_op(gh_table *t, const uint8_t *ops, uint64_t n, void *stream, uint64_t *bad) {
+  const uint8_t *readable = ops;
+  uint8_t *copy = NULL;
+  gh_status status = GH_OK;
+  if (gh__cuda_pointer_location(ops) == GH_POINTER_DEVICE) {
+    copy = (uint8_t *)gh__alloc(t, (size_t)n, GH_MEMORY_HOST);
+    if (copy == NULL)
+      return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "gh_mixed: no host memory to check %llu op codes; nothing was "
+                      "executed", (unsigned long long)n);
+    status = gh__cuda_copy(copy, ops, (size_t)n, stream, t->last_error, sizeof t->last_error);
+    if (status == GH_OK) status = gh__cuda_sync(stream, t->last_error, sizeof t->last_error);
+    readable = copy;
+  }
+  *bad = UINT64_MAX;
+  for (uint64_t i = 0; status == GH_OK && i < n; ++i)
+    if (readable[i] < GH_OP_INSERT || readable[i] > GH_OP_FIND) {
+      *bad = i;
+      break;
+    }
+  gh__free(t, copy, (size_t)n, GH_MEMORY_HOST);
+  return status;
+}
+
 gh_status gh_mixed(gh_table *t, const uint8_t *ops, const void *keys, const void *values, uint64_t n,
                    gh_dup_policy policy, void *values_out, uint8_t *results_out, gh_stream stream) {
   GH_ENTER(t);
@@ -494,6 +519,12 @@ gh_status gh_mixed(gh_table *t, const uint8_t *ops, const void *keys, const void
     return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_mixed: the table is a set (value_bits = 0): values_out must be NULL; use results_out");
   status = check_insert_args(t, "gh_mixed", values, n, policy);
   if (status != GH_OK || n == 0) return status;
+  uint64_t bad = UINT64_MAX, failed = 0;
+  status = first_bad_op(t, ops, n, stream, &bad);
+  if (status != GH_OK) return status;
+  if (bad != UINT64_MAX)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_mixed: ops[%llu] is not a gh_op_code (1 insert, 2 erase, 3 find); "
+                    "nothing was executed", (unsigned long long)bad);
   gh_call c = {t, stream, {{0}}, 0};
   const uint8_t *o = (const uint8_t *)call_stage(&c, ops, n, 0, &status);
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
@@ -504,11 +535,7 @@ gh_status gh_mixed(gh_table *t, const uint8_t *ops, const void *keys, const void
   uint8_t *r = (uint8_t *)call_stage_as(&c, results_out, results_out ? n : 0, GH_STAGE_OUT, GH_ERR_TABLE_FULL, &status);
   status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
-  uint64_t bad = UINT64_MAX, failed = 0;
-  status = t->ops->mixed(t, o, k, v, n, policy, vo, r, &bad, &failed, stream);
-  if (status == GH_OK && bad != UINT64_MAX)
-    return call_end(&c, gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_mixed: ops[%llu] is not a gh_op_code (1 insert, "
-                                 "2 erase, 3 find); nothing was executed", (unsigned long long)bad), 0);
+  status = t->ops->mixed(t, o, k, v, n, policy, vo, r, &failed, stream);
   if (status == GH_OK && failed > 0)
     status = gh__fail(t, GH_ERR_TABLE_FULL, "gh_mixed: %llu of %llu inserts did not fit: %s; every other "
                       "operation was executed%s", (unsigned long long)failed, (unsigned long long)n,

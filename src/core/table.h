@@ -47,11 +47,10 @@ typedef struct gh_table_ops {
   gh_status (*stats)(gh_table *t, gh_stats *stats);
   gh_status (*device_view)(gh_table *t, gh_device_view *view);
   gh_status (*take_flags)(gh_table *t, unsigned *flags);
-  /* gh_mixed: checks every op code first; on a bad one sets *bad_position (else UINT64_MAX) and
-   * returns GH_OK having executed nothing. *failed = inserts that found no memory. */
+  /* gh_mixed (every op code already checked by core). *failed = inserts that found no memory. */
   gh_status (*mixed)(gh_table *t, const uint8_t *ops, const void *keys, const void *values, uint64_t n,
-                     gh_dup_policy policy, void *values_out, uint8_t *results_out, uint64_t *bad_position,
-                     uint64_t *failed, void *stream);
+                     gh_dup_policy policy, void *values_out, uint8_t *results_out, uint64_t *failed,
+                     void *stream);
   gh_status (*compact)(gh_table *t, void *stream);
 } gh_table_ops;
 

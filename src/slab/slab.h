@@ -54,6 +54,20 @@
 /* The special key patterns and the stand-in key their side buckets store. */
 #define GH_SLAB_SIDE_KEY 0ull
 
+/* How an insert chooses its entry (see "No duplicate keys" in docs/architecture.md). */
+typedef enum gh_slab_insert_mode {
+  GH_SLAB_FRONTIER = 0, /* map in a mixed batch: the first EMPTY entry of the list only */
+  GH_SLAB_REUSE = 1,    /* map in an insert-only batch: the first free entry (tombstone or EMPTY) */
+  GH_SLAB_APPEND = 2    /* multivalue: the first free entry, duplicates allowed */
+} gh_slab_insert_mode;
+
+/* The mode of an insert: erases may race with it only in a mixed batch, and only there must a map
+ * insert keep to the EMPTY frontier. */
+GH_HD gh_slab_insert_mode gh_slab_insert_mode_for(int multivalue, int mixed_batch) {
+  if (multivalue) return GH_SLAB_APPEND;
+  return mixed_batch ? GH_SLAB_FRONTIER : GH_SLAB_REUSE;
+}
+
 typedef struct gh_slab_geometry {
   gh_slot_format format;
   unsigned per_slab; /* entries per slab: 120 / slot bytes */

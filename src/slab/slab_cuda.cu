@@ -43,8 +43,6 @@ enum slab_op {
   SLAB_ELECT = 7  /* phase 2: tombstone first[i] (the one op that does wins), then erase the rest */
 };
 
-enum slab_mode { MODE_FRONTIER = 0, MODE_REUSE = 1, MODE_APPEND = 2 };
-
 /* One kernel launch's arguments (by value). */
 typedef struct slab_args {
   gh_slab_geometry g;
@@ -181,15 +179,15 @@ static __device__ op_result warp_insert(const slab_args &A, warp_alloc *wa, uint
     bool merged = false;
     for (;;) {
       const slab_view v = read_slab<KB, VB>(slab, stored, lane);
-      if (A.mode != MODE_APPEND && v.match) {
+      if (A.mode != GH_SLAB_APPEND && v.match) {
         if (lane == 0) gh_slot_update_value(f, slab + (__ffs((int)v.match) - 1), A.policy, value);
         merged = true;
         break;
       }
-      const unsigned candidates = v.empties | (A.mode != MODE_FRONTIER ? v.tombs : 0u);
+      const unsigned candidates = v.empties | (A.mode != GH_SLAB_FRONTIER ? v.tombs : 0u);
       if (target == NULL && candidates) target = slab + (__ffs((int)candidates) - 1);
       /* EMPTY entries are the tail of the list; multivalue takes the first free entry. */
-      if (v.empties || (A.mode == MODE_APPEND && target != NULL)) break;
+      if (v.empties || (A.mode == GH_SLAB_APPEND && target != NULL)) break;
       tail = slab;
       if (v.next == GH_SLAB_NULL) break;
       slab = gh_slab_at(&A.pool, v.next);
@@ -203,7 +201,7 @@ static __device__ op_result warp_insert(const slab_args &A, warp_alloc *wa, uint
       if (lane == 0) {
         const gh_slot_bits seen = gh_slot_load(f, target);
         const uint64_t k = gh_slot_bits_key(f, seen);
-        if (k == empty || (A.mode != MODE_FRONTIER && k == empty - 1u))
+        if (k == empty || (A.mode != GH_SLAB_FRONTIER && k == empty - 1u))
           ok = gh_slot_bits_equal(gh_slot_cas(f, target, seen, desired), seen);
       }
       if (__shfl_sync(FULL_WARP, ok, 0)) {
@@ -436,11 +434,6 @@ static gh_status reserve_for(gh_table *t, const uint8_t *ops, const void *keys, 
 
 /* ---- Ops ----------------------------------------------------------------------------------------------- */
 
-static int mode_of(gh_table *t, int mixed) {
-  if (t->config.variant == GH_VARIANT_MULTIVALUE) return MODE_APPEND;
-  return mixed ? MODE_FRONTIER : MODE_REUSE;
-}
-
 static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
                              uint8_t *failed_out, uint64_t *failed, void *stream) {
   gh_status status = reserve_for(t, NULL, keys, n, stream);
@@ -453,7 +446,7 @@ static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, 
   a.results_out = failed_out;
   a.insert_failed_only = 1;
   a.policy = (int)policy;
-  a.mode = mode_of(t, 0);
+  a.mode = gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 0);
   gh_slab_call_counters after;
   status = run_ops(t, &a, &after, stream);
   if (status == GH_OK) *failed = after.failed;
@@ -553,22 +546,9 @@ static gh_status cuda_export(gh_table *t, void *keys_out, void *values_out, uint
 }
 
 static gh_status cuda_mixed(gh_table *t, const uint8_t *ops, const void *keys, const void *values, uint64_t n,
-                            gh_dup_policy policy, void *values_out, uint8_t *results_out, uint64_t *bad_position,
-                            uint64_t *failed, void *stream) {
-  /* The op codes are checked on the host first (one copy of n bytes): nothing runs if one is bad. */
-  uint8_t *host_ops = (uint8_t *)gh__alloc(t, (size_t)n, GH_MEMORY_HOST);
-  if (host_ops == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "gh_mixed: no host memory to check %llu op codes; nothing was "
-                                          "executed", (unsigned long long)n);
-  gh_status status = gh__to_host(t, host_ops, ops, (size_t)n, stream);
-  for (uint64_t i = 0; status == GH_OK && i < n; ++i) {
-    if (host_ops[i] < GH_OP_INSERT || host_ops[i] > GH_OP_FIND) {
-      *bad_position = i;
-      break;
-    }
-  }
-  gh__free(t, host_ops, (size_t)n, GH_MEMORY_HOST);
-  if (status != GH_OK || *bad_position != UINT64_MAX) return status;
-  status = reserve_for(t, ops, keys, n, stream);
+                            gh_dup_policy policy, void *values_out, uint8_t *results_out, uint64_t *failed,
+                            void *stream) {
+  gh_status status = reserve_for(t, ops, keys, n, stream);
   if (status != GH_OK) return status;
   slab_args a = args_for(t);
   a.ops = ops;
@@ -578,7 +558,7 @@ static gh_status cuda_mixed(gh_table *t, const uint8_t *ops, const void *keys, c
   a.values_out = values_out;
   a.results_out = results_out;
   a.policy = (int)policy;
-  a.mode = mode_of(t, 1);
+  a.mode = gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 1);
   a.erase_all = t->config.variant == GH_VARIANT_MULTIVALUE;
   a.recheck = 1;
   gh_slab_call_counters after;

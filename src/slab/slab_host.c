@@ -12,13 +12,6 @@
 
 static gh_slab_table *state(gh_table *t) { return (gh_slab_table *)t->impl; }
 
-/* How an insert chooses its entry. */
-typedef enum insert_mode {
-  MODE_FRONTIER = 0, /* map in a mixed batch: the first EMPTY entry of the list only */
-  MODE_REUSE = 1,    /* map in an insert-only batch: the first free entry (tombstone or EMPTY) */
-  MODE_APPEND = 2    /* multivalue: the first free entry, duplicates allowed */
-} insert_mode;
-
 typedef enum outcome { OUT_MERGED = 0, OUT_INSERTED = 1, OUT_NOT_FITTED = 2 } outcome;
 
 /* A worker thread's SlabAlloc state: its resident memory block. */
@@ -39,7 +32,7 @@ typedef struct host_call {
   uint8_t *flags_out;
   uint64_t default_value;
   int policy;
-  insert_mode mode;
+  gh_slab_insert_mode mode;
   void **first_match; /* multivalue erase: phase 1's first match per key */
   uint32_t *bucket_counts;
   uint64_t n;
@@ -95,7 +88,7 @@ static uint32_t *head_of(const host_call *c, uint64_t bucket) { return c->s->bas
 static void *entry_of(const gh_slab_geometry *g, uint32_t *slab, unsigned i) { return gh_slab_entry(g->format, slab, i); }
 static uint32_t *next_slab(const host_call *c, const uint32_t *slab) { return gh_slab_next(&c->pool, slab); }
 
-static outcome insert_one(const host_call *c, alloc_state *a, uint64_t key, uint64_t value, insert_mode mode) {
+static outcome insert_one(const host_call *c, alloc_state *a, uint64_t key, uint64_t value, gh_slab_insert_mode mode) {
   const gh_slab_geometry *g = &c->s->geometry;
   const gh_slot_format f = g->format;
   const uint64_t empty = gh_slab_empty_key(g), tomb = gh_slab_tombstone_key(g);
@@ -115,18 +108,18 @@ static outcome insert_one(const host_call *c, alloc_state *a, uint64_t key, uint
         void *e = entry_of(g, slab, i);
         const gh_slot_bits bits = gh_slot_load(f, e);
         const uint64_t k = gh_slot_bits_key(f, bits);
-        if (k == stored && mode != MODE_APPEND) {
+        if (k == stored && mode != GH_SLAB_APPEND) {
           gh_slot_update_value(f, e, c->policy, value);
           result = OUT_MERGED;
           goto finish;
         }
-        if (k == empty || (k == tomb && mode != MODE_FRONTIER && target == NULL)) {
+        if (k == empty || (k == tomb && mode != GH_SLAB_FRONTIER && target == NULL)) {
           if (target == NULL) {
             target = e;
             target_bits = bits;
           }
-          /* EMPTY entries are the tail of a list: nothing follows. MODE_APPEND takes the first free. */
-          if (k == empty || mode == MODE_APPEND) {
+          /* EMPTY entries are the tail of a list: nothing follows. GH_SLAB_APPEND takes the first free. */
+          if (k == empty || mode == GH_SLAB_APPEND) {
             done = 1;
             break;
           }
@@ -295,7 +288,7 @@ static gh_status host_insert(gh_table *t, const void *keys, const void *values, 
   c.values = values;
   c.flags_out = failed_out;
   c.policy = (int)policy;
-  c.mode = t->config.variant == GH_VARIANT_MULTIVALUE ? MODE_APPEND : MODE_REUSE;
+  c.mode = gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 0);
   gh_status status = reserve_for(t, &c, n);
   if (status != GH_OK) return status;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, insert_chunk, &c);
@@ -460,7 +453,7 @@ static gh_status host_export(gh_table *t, void *keys_out, void *values_out, uint
 static gh_counters mixed_chunk(void *context, uint64_t begin, uint64_t end) {
   host_call *c = (host_call *)context;
   const gh_slab_geometry *g = &c->s->geometry;
-  const int multi = c->mode == MODE_APPEND;
+  const int multi = c->mode == GH_SLAB_APPEND;
   alloc_state a = alloc_begin(c);
   gh_counters counted = {{0}};
   for (uint64_t i = begin; i < end; ++i) {
@@ -493,25 +486,18 @@ static gh_counters mixed_chunk(void *context, uint64_t begin, uint64_t end) {
 }
 
 static gh_status host_mixed(gh_table *t, const uint8_t *ops, const void *keys, const void *values, uint64_t n,
-                            gh_dup_policy policy, void *values_out, uint8_t *results_out, uint64_t *bad_position,
-                            uint64_t *failed, void *stream) {
+                            gh_dup_policy policy, void *values_out, uint8_t *results_out, uint64_t *failed,
+                            void *stream) {
   host_call c;
   (void)stream;
   begin_call(t, &c);
   c.ops = ops;
-  /* The first bad op code, before anything runs. */
-  for (uint64_t i = 0; i < n; ++i) {
-    if (ops[i] < GH_OP_INSERT || ops[i] > GH_OP_FIND) {
-      *bad_position = i;
-      return GH_OK;
-    }
-  }
   c.keys = keys;
   c.values = values;
   c.values_out = values_out;
   c.flags_out = results_out;
   c.policy = (int)policy;
-  c.mode = t->config.variant == GH_VARIANT_MULTIVALUE ? MODE_APPEND : MODE_FRONTIER;
+  c.mode = gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 1);
   gh_status status = reserve_for(t, &c, n);
   if (status != GH_OK) return status;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, mixed_chunk, &c);
