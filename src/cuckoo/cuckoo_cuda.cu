@@ -294,6 +294,14 @@ __global__ void ck_counts_kernel(const gh_ck_key_info *info, const uint32_t *ids
     counts[i] = i < n && (found == NULL || found[i]) ? info[ids[i]].count : 0;
 }
 
+__global__ void ck_removed_values_kernel(const gh_ck_key_info *info, const uint32_t *ids, const uint8_t *removed,
+                                         uint64_t n, gh_ck_counters *counters) {
+  unsigned long long values = 0;
+  for (uint64_t i = gh_thread_index(); i < gh_warp_rounded(n); i += gh_grid_threads())
+    values += i < n && removed[i] ? info[ids[i]].count : 0;
+  gh_warp_add(&counters->count, values);
+}
+
 /* One thread per key copies its values (keys are few values each on average; a key with many
  * values is one long loop, which the chapter's retrieval has too). */
 __global__ void ck_gather_values_kernel(const gh_ck_key_info *info, const void *sorted_values, const uint32_t *ids,
@@ -507,6 +515,16 @@ static gh_status cuda_value_counts(gh_table *t, const gh_ck_key_info *info, cons
   return launch(t, (const void *)ck_counts_kernel, n + 1, stream, args);
 }
 
+static gh_status cuda_removed_values(gh_table *t, const gh_ck_key_info *info, const uint32_t *ids,
+                                     const uint8_t *removed, uint64_t n, uint64_t *total, void *stream) {
+  gh_ck_counters *counters = state(t)->counters;
+  void *args[] = {(void *)&info, (void *)&ids, (void *)&removed, &n, &counters};
+  gh_ck_counters after;
+  gh_status status = run_counted(t, (const void *)ck_removed_values_kernel, n, args, &after, stream);
+  if (status == GH_OK) *total = after.count;
+  return status;
+}
+
 static gh_status cuda_gather_values(gh_table *t, const gh_ck_key_info *info, const void *sorted_values,
                                     const uint32_t *ids, const uint8_t *found, const uint64_t *offsets, uint64_t n,
                                     uint64_t default_value, const void *keys, void *keys_out, void *values_out,
@@ -532,5 +550,6 @@ extern "C" const gh_ck_backend gh__cuckoo_cuda_backend = {
     .keys_of_ids = cuda_keys_of_ids,
     .key_info = cuda_key_info,
     .value_counts = cuda_value_counts,
+    .removed_values = cuda_removed_values,
     .gather_values = cuda_gather_values,
 };

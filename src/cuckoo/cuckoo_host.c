@@ -298,6 +298,14 @@ static gh_status host_value_counts(gh_table *t, const gh_ck_key_info *info, cons
   return GH_OK;
 }
 
+static gh_status host_removed_values(gh_table *t, const gh_ck_key_info *info, const uint32_t *ids,
+                                     const uint8_t *removed, uint64_t n, uint64_t *total, void *stream) {
+  (void)t, (void)stream;
+  *total = 0;
+  for (uint64_t i = 0; i < n; ++i) *total += removed[i] ? info[ids[i]].count : 0;
+  return GH_OK;
+}
+
 static gh_status host_gather_values(gh_table *t, const gh_ck_key_info *info, const void *sorted_values,
                                     const uint32_t *ids, const uint8_t *found, const uint64_t *offsets, uint64_t n,
                                     uint64_t default_value, const void *keys, void *keys_out, void *values_out,
@@ -336,5 +344,6 @@ const gh_ck_backend gh__cuckoo_host_backend = {
     .keys_of_ids = host_keys_of_ids,
     .key_info = host_key_info,
     .value_counts = host_value_counts,
+    .removed_values = host_removed_values,
     .gather_values = host_gather_values,
 };

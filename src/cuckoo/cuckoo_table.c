@@ -759,10 +759,11 @@ static gh_status ck_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *er
     *erased = counts.main + counts.side + counts.stash;
     return GH_OK;
   }
-  /* Multivalue: the keys' ids are read before the keys leave the map, to count their values. */
+  /* Multivalue: the keys' ids are read before the keys leave the map, to count their values; the
+   * count after the erase allocates nothing, so a done erase is always accounted for. */
   id_lookup before = {want((size_t)n * sizeof(uint32_t)), want((size_t)n)};
-  gh_scratch removed = want((size_t)n), offsets = want((size_t)(n + 1) * sizeof(uint64_t));
-  gh_scratch *const scratch[] = {&before.ids, &before.found, &removed, &offsets, NULL};
+  gh_scratch removed = want((size_t)n);
+  gh_scratch *const scratch[] = {&before.ids, &before.found, &removed, NULL};
   if (!scratch_all(t, scratch)) return out_of_memory(t, "erasing", scratch_total(scratch));
   uint64_t pairs = 0;
   gh_status status = id_lookup_run(t, keys, n, &before, stream);
@@ -770,8 +771,8 @@ static gh_status ck_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *er
   if (status == GH_OK) {
     count_erased(w, &counts);
     *erased = counts.main + counts.side + counts.stash;
-    status = count_values(t, (const uint32_t *)before.ids.ptr, (const uint8_t *)removed.ptr, n, NULL,
-                             (uint64_t *)offsets.ptr, &pairs, stream);
+    status = b->removed_values(t, w->info, (const uint32_t *)before.ids.ptr, (const uint8_t *)removed.ptr, n,
+                               &pairs, stream);
   }
   if (status == GH_OK) w->pairs -= pairs;
   if (status == GH_OK && erased_out) status = gh__copy(t, erased_out, removed.ptr, (size_t)n, stream);
@@ -934,7 +935,9 @@ static gh_status validate_map(gh_table *t, const gh_ck_geometry *g, const void *
 /* Copies n bytes of backend memory into a fresh host buffer (freed with free()). */
 static gh_status snapshot(gh_table *t, const void *src, size_t bytes, void **out) {
   *out = malloc(bytes ? bytes : 1);
-  if (*out == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: no host memory for a %zu-byte copy", bytes);
+  if (*out == NULL)
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: no host memory for a %zu-byte copy; the table is unchanged",
+                    bytes);
   gh_status status = bytes ? gh__to_host(t, *out, src, bytes, NULL) : GH_OK;
   if (status != GH_OK) {
     free(*out);

@@ -88,6 +88,10 @@ typedef struct gh_ck_backend {
    * and counts[n] = 0 (so that one exclusive scan of n + 1 gives offsets and the total). */
   gh_status (*value_counts)(gh_table *t, const gh_ck_key_info *info, const uint32_t *ids, const uint8_t *found,
                             uint64_t n, uint64_t *counts, void *stream);
+  /* *total = the sum of info[ids[i]].count over the i with removed[i]: what a multivalue erase
+   * took out. It allocates nothing, so that an erase, once done, cannot fail at counting. */
+  gh_status (*removed_values)(gh_table *t, const gh_ck_key_info *info, const uint32_t *ids, const uint8_t *removed,
+                              uint64_t n, uint64_t *total, void *stream);
   /* values_out[offsets[i] + j] = j-th value of ids[i] (found ones only); when keys_out is given,
    * keys_out[offsets[i] + j] = keys[i] too. With offsets NULL instead: values_out[i] = the first
    * value of ids[i], or default_value where not found. */

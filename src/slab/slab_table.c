@@ -363,7 +363,8 @@ static gh_status snapshot_take(gh_table *t, const char *who, snapshot *snap) {
   memset(&snap->copy.pool, 0, sizeof snap->copy.pool);
   snap->copy.base = (uint32_t *)malloc(s->base_bytes);
   gh_status status = snap->copy.base ? gh__to_host(t, snap->copy.base, s->base, s->base_bytes, NULL)
-                                     : gh__fail(t, GH_ERR_OUT_OF_MEMORY, "%s: no host memory for a copy of the table", who);
+                                     : gh__fail(t, GH_ERR_OUT_OF_MEMORY, "%s: no host memory for a copy of the table; "
+                                                "it is unchanged", who);
   for (uint32_t i = 0; status == GH_OK && i < s->pool.supers; ++i) {
     const size_t slab_bytes = super_slab_bytes(s->pool.blocks[i]), bitmap_bytes = super_bitmap_bytes(s->pool.blocks[i]);
     snap->copy.pool.slabs[i] = (uint32_t *)malloc(slab_bytes);
@@ -371,7 +372,7 @@ static gh_status snapshot_take(gh_table *t, const char *who, snapshot *snap) {
     snap->copy.pool.blocks[i] = s->pool.blocks[i];
     snap->copy.pool.supers = i + 1;
     if (snap->copy.pool.slabs[i] == NULL || snap->copy.pool.bitmap[i] == NULL)
-      status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "%s: no host memory for a copy of the table", who);
+      status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "%s: no host memory for a copy of the table; it is unchanged", who);
     if (status == GH_OK) status = gh__to_host(t, snap->copy.pool.slabs[i], s->pool.slabs[i], slab_bytes, NULL);
     if (status == GH_OK) status = gh__to_host(t, snap->copy.pool.bitmap[i], s->pool.bitmap[i], bitmap_bytes, NULL);
   }

@@ -230,7 +230,8 @@ gh_status gh__wd_validate(gh_table *t) {
   if (w->kind == GH_MEMORY_HOST) return validate_snapshot(t, w->slots, size);
   void *snapshot = gh__alloc(t, w->slots_bytes, GH_MEMORY_HOST);
   if (snapshot == NULL)
-    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: no host memory for a %zu-byte copy of the table", w->slots_bytes);
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: no host memory for a %zu-byte copy of the table; it is "
+                    "unchanged", w->slots_bytes);
   status = gh__to_host(t, snapshot, w->slots, w->slots_bytes, NULL);
   if (status == GH_OK) status = validate_snapshot(t, snapshot, size);
   gh__free(t, snapshot, w->slots_bytes, GH_MEMORY_HOST);
