@@ -161,6 +161,14 @@ GH_HD void gh_slab_free(const gh_slab_pool *p, unsigned long long *in_use, uint3
 #endif
 }
 
+/* Replaces an entry's key field by the tombstone (its value bits stay, so a racing find never reads
+ * half an erase); 1 when this caller removed it. */
+GH_HD int gh_slab_tombstone_entry(const gh_slab_geometry *g, void *e, uint64_t stored) {
+  const uint64_t tomb = gh_slab_tombstone_key(g);
+  if (g->format.key_bits == 32) return gh_cas_u32(e, (uint32_t)stored, (uint32_t)tomb) == (uint32_t)stored;
+  return gh_cas_u64(e, stored, tomb) == stored;
+}
+
 GH_HD uint32_t *gh_slab_next(const gh_slab_pool *p, const uint32_t *slab) {
   const uint32_t next = gh_load_u32(&slab[GH_SLAB_NEXT_LANE]);
   return next == GH_SLAB_NULL ? (uint32_t *)0 : gh_slab_at(p, next);

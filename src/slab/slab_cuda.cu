@@ -1,13 +1,16 @@
-/* slab_cuda.cu - the slab hash on the GPU: warp-cooperative work sharing (WCWS, Ashkiani et al.
- * section IV). Every thread of a warp holds one operation; the warp forms a work queue with
- * __ballot_sync and runs the queued operations one at a time, all 32 lanes together: one slab is
- * one coalesced 128-byte read (lane l reads its entry's key, lane 31 the next address), and the
- * decisions are ballots over the entry lanes (match, EMPTY, TOMBSTONE). One kernel serves every
- * operation (insert, erase, find, count, fill, and the two phases of a multivalue erase), so a
- * mixed batch is one kernel. SlabAlloc is warp-cooperative too: a warp keeps a resident memory
- * block whose 32 bitmap words are one per lane; a free bit is taken by ballot + atomicCAS, a full
- * block is replaced by a hashed choice, and after GH_SLAB_ALLOC_ATTEMPTS blocks every block is
- * scanned, so the host's reservation always suffices.
+/* slab_cuda.cu - the slab hash on the GPU: cooperative work sharing (Ashkiani et al. section IV),
+ * by tiles of 8 lanes instead of the paper's whole warps. Every thread holds one operation; its
+ * tile forms a work queue with a ballot and runs the queued operations one at a time, all 8 lanes
+ * together: one slab is one coalesced 128-byte read (lane r reads words 4r .. 4r + 3 in one 16-byte
+ * load, lane 7 the next address), and the decisions are OR-reductions of per-word masks (match,
+ * EMPTY, TOMBSTONE). Why tiles: an operation is a chain of dependent slab reads, so a warp that
+ * runs one at a time waits a full memory latency per operation; four tiles per warp keep four
+ * reads in flight, and the 16-byte loads bring each entry's value with its key (no second read).
+ * One kernel serves every operation (insert, erase, find, count, fill, and the two phases of a
+ * multivalue erase), so a mixed batch is one kernel. SlabAlloc is per tile too: a tile keeps a
+ * resident memory block whose 32 bitmap words are four per lane; a free bit is taken by ballot +
+ * atomicCAS, a full block is replaced by a hashed choice, and after GH_SLAB_ALLOC_ATTEMPTS blocks
+ * every block is scanned, so the host's reservation always suffices.
  *
  * The same decisions as the host backend (slab_host.c): EMPTY entries are the tail of a list,
  * map inserts of mixed batches claim only the first EMPTY entry, gh_insert also reuses tombstones
@@ -16,19 +19,19 @@
 #include <cuda_runtime.h>
 
 #include "core/kernels.cuh"
+#include "gpuhash_device.cuh"
 
 extern "C" {
 #include "core/toolkit.h"
 #include "slab/slab_table.h"
 }
 
-/* Launch shape and what the host reserves for it: each resident warp may hold one spare slab. */
-typedef struct slab_launch_policy {
-  int block_threads;
-} slab_launch_policy;
-static const slab_launch_policy kLaunch = {128};
-
-#define FULL_WARP 0xFFFFFFFFu
+/* Launch shape. Each tile of kTile lanes may hold one spare slab: the host reserves one per
+ * resident tile on top of a batch's count. */
+static const int kBlockThreads = 128;
+/* Lanes per operation: one 16-byte load per lane reads the whole 128-byte slab. */
+static const unsigned kTile = 8;
+static const unsigned kTileWords = GH_SLAB_LANES / kTile; /* slab words per lane: 4 */
 
 static gh_slab_table *state(gh_table *t) { return (gh_slab_table *)t->impl; }
 
@@ -40,10 +43,11 @@ enum slab_op {
   SLAB_COUNT = 4, /* values of the key: numbers[i] */
   SLAB_FILL = 5,  /* its values to values_out[numbers[i] ...] */
   SLAB_FIRST = 6, /* multivalue erase, phase 1: the key's first entry to first[i] */
-  SLAB_ELECT = 7  /* phase 2: tombstone first[i] (the one op that does wins), then erase the rest */
+  SLAB_ELECT = 7, /* phase 2: tombstone first[i] (the one op that does wins), then erase the rest */
+  SLAB_ANY = -1   /* a kernel for every operation (slab_ops_kernel's ONLY) */
 };
 
-/* One kernel launch's arguments (by value). */
+/* One kernel launch's arguments (by value, read in place as a __grid_constant__). */
 typedef struct slab_args {
   gh_slab_geometry g;
   uint32_t *base;
@@ -62,54 +66,104 @@ typedef struct slab_args {
   int policy;
   int mode;
   int erase_all;         /* multivalue: an erase removes every value */
-  int recheck;           /* mixed: a find reads the key again after the value */
   int insert_failed_only;
 } slab_args;
 
 template <unsigned KB, unsigned VB>
 struct slab_shape {
   static const unsigned bytes = KB + VB <= 32 ? 4u : (KB + VB <= 64 ? 8u : 16u);
-  static const unsigned lanes = bytes / 4u;       /* lanes per entry */
+  static const unsigned words = bytes / 4u;       /* words per entry */
   static const unsigned per_slab = 120u / bytes;  /* entries per slab */
 };
 
-/* What a warp learns from one read of a slab. */
+/* What a tile learns from one read of a slab. The masks have bit w set for the entry that starts
+ * at word w; each lane keeps the four words it read, so values come without a second load. */
 typedef struct slab_view {
-  unsigned match, empties, tombs; /* lanes that start an entry holding the key / EMPTY / TOMBSTONE */
+  unsigned match, empties, tombs;
   uint32_t next;
+  uint4 mine; /* words 4 rank .. 4 rank + 3 */
 } slab_view;
 
+/* The words of the slab this lane reads. */
+static __device__ __forceinline__ unsigned own_words(const gh_device_group &tile) {
+  return 0xFu << (tile.rank * kTileWords);
+}
+
+/* Word k of four (selects, not an indexed array: that would go through local memory). */
+static __device__ __forceinline__ uint32_t word_of(uint4 w, unsigned k) {
+  return k == 0 ? w.x : (k == 1 ? w.y : (k == 2 ? w.z : w.w));
+}
+
+/* The bits of the entry that starts at word k of four words (k a multiple of the entry's words). */
 template <unsigned KB, unsigned VB>
-static __device__ __forceinline__ slab_view read_slab(const uint32_t *slab, uint64_t stored, unsigned lane) {
+static __device__ __forceinline__ gh_slot_bits entry_in(uint4 w, unsigned k) {
   typedef slab_shape<KB, VB> S;
-  const bool first = lane % S::lanes == 0 && lane / S::lanes < S::per_slab;
-  const uint64_t empty = KB == 64 ? ~0ull : 0xFFFFFFFFull;
-  uint64_t key = 0;
-  uint32_t next = 0;
-  /* The whole key in one load (64-bit keys too): a key is never seen half written. */
-  if (first) key = KB == 64 ? gh_load_u64(slab + lane) : gh_load_u32(slab + lane);
-  if (lane == GH_SLAB_NEXT_LANE) next = gh_load_u32(slab + lane);
+  gh_slot_bits b;
+  b.lo = S::words == 1 ? word_of(w, k) : (word_of(w, k) | (uint64_t)word_of(w, k + 1u) << 32);
+  b.hi = S::words == 4 ? (w.z | (uint64_t)w.w << 32) : ~0ull;
+  return b;
+}
+
+/* The bits of the entry at slab word `at`, on every lane (from the lane that read it). */
+template <unsigned KB, unsigned VB>
+static __device__ __forceinline__ gh_slot_bits entry_at(const gh_device_group &tile, const slab_view &v, unsigned at) {
+  const unsigned owner = at / kTileWords;
+  gh_slot_bits b = {0, 0};
+  if (tile.rank == owner) b = entry_in<KB, VB>(v.mine, at % kTileWords);
+  b.lo = gh_device_group_broadcast(tile, b.lo, owner);
+  b.hi = gh_device_group_broadcast(tile, b.hi, owner);
+  return b;
+}
+
+/* One coalesced 128-byte read of a slab (L2, not L1: other SMs write slabs during a batch). A
+ * 16-byte load holds whole entries, so an entry's key and value are read together. */
+template <unsigned KB, unsigned VB>
+static __device__ __forceinline__ slab_view read_slab(const gh_device_group &tile, const uint32_t *slab,
+                                                      uint64_t stored) {
+  typedef slab_shape<KB, VB> S;
+  const gh_slot_format f = gh_slot_format_make(KB, VB);
+  const uint64_t empty = gh_slot_empty_key(KB);
   slab_view v;
-  v.match = __ballot_sync(FULL_WARP, first && key == stored);
-  v.empties = __ballot_sync(FULL_WARP, first && key == empty);
-  v.tombs = __ballot_sync(FULL_WARP, first && key == empty - 1u);
-  v.next = __shfl_sync(FULL_WARP, next, GH_SLAB_NEXT_LANE);
+  v.mine = __ldcg((const uint4 *)slab + tile.rank);
+  unsigned match = 0, empties = 0, tombs = 0;
+#pragma unroll
+  for (unsigned k = 0; k < kTileWords; k += S::words) {
+    const unsigned at = tile.rank * kTileWords + k;
+    if (at / S::words >= S::per_slab) continue; /* the auxiliary and next lanes */
+    const uint64_t key = gh_slot_bits_key(f, entry_in<KB, VB>(v.mine, k));
+    match |= (unsigned)(key == stored) << at;
+    empties |= (unsigned)(key == empty) << at;
+    tombs |= (unsigned)(key == empty - 1u) << at;
+  }
+  v.match = __reduce_or_sync(tile.mask, match);
+  v.empties = __reduce_or_sync(tile.mask, empties);
+  v.tombs = __reduce_or_sync(tile.mask, tombs);
+  v.next = (uint32_t)gh_device_group_broadcast(tile, v.mine.w, kTile - 1u); /* word 31 */
   return v;
 }
 
-/* Word j (lane j of entry 0) of an entry's bits. */
-static __device__ __forceinline__ uint32_t slot_word(gh_slot_bits b, unsigned j) {
-  return j < 2 ? (uint32_t)(b.lo >> (32u * j)) : (uint32_t)(b.hi >> (32u * (j - 2u)));
+/* ---- SlabAlloc, a tile at a time ----------------------------------------------------------------- */
+
+typedef struct tile_alloc {
+  uint32_t who, attempt, resident; /* the same on every lane of the tile */
+} tile_alloc;
+
+/* The first of four bitmap words with a free bit (4 when none). */
+static __device__ __forceinline__ unsigned first_free_word(uint4 w) {
+  return w.x != 0xFFFFFFFFu ? 0u : (w.y != 0xFFFFFFFFu ? 1u : (w.z != 0xFFFFFFFFu ? 2u : (w.w != 0xFFFFFFFFu ? 3u : 4u)));
 }
 
-/* ---- Warp-cooperative SlabAlloc ------------------------------------------------------------------- */
+static __device__ __forceinline__ void set_word(uint4 *w, unsigned k, uint32_t value) {
+  w->x = k == 0 ? value : w->x;
+  w->y = k == 1 ? value : w->y;
+  w->z = k == 2 ? value : w->z;
+  w->w = k == 3 ? value : w->w;
+}
 
-typedef struct warp_alloc {
-  uint32_t who, attempt, resident; /* warp-uniform */
-} warp_alloc;
-
-static __device__ uint32_t warp_slab_alloc(const gh_slab_pool *p, unsigned long long *in_use, warp_alloc *a,
-                                           unsigned lane) {
+/* A free slab of the pool, taken by one CAS on a bitmap word of the tile's resident memory block
+ * (the tile reads the block's 32 bitmap words, four per lane); GH_SLAB_NULL when none is left. */
+static __device__ uint32_t tile_slab_alloc(const gh_device_group &tile, const gh_slab_pool *p,
+                                           unsigned long long *in_use, tile_alloc *a) {
   if (p->total_blocks == 0) return GH_SLAB_NULL;
   const uint32_t tries = GH_SLAB_ALLOC_ATTEMPTS + p->total_blocks;
   for (uint32_t attempt = 0; attempt < tries; ++attempt) {
@@ -122,34 +176,36 @@ static __device__ uint32_t warp_slab_alloc(const gh_slab_pool *p, unsigned long 
     }
     uint32_t super, block;
     gh_slab_block_locate(p, global, &super, &block);
-    uint32_t *words = p->bitmap[super] + (uint64_t)block * GH_SLAB_BLOCK_WORDS;
-    uint32_t w = gh_load_u32(words + lane);
-    unsigned free_lanes = __ballot_sync(FULL_WARP, w != 0xFFFFFFFFu);
+    uint32_t *bitmap = p->bitmap[super] + (uint64_t)block * GH_SLAB_BLOCK_WORDS + tile.rank * kTileWords;
+    uint4 words = __ldcg((const uint4 *)bitmap);
+    unsigned free_lanes = gh_device_group_ballot(tile, first_free_word(words) < 4);
     while (free_lanes) {
       const unsigned src = (unsigned)__ffs((int)free_lanes) - 1u;
       int ok = 0;
-      unsigned bit = 0;
-      if (lane == src) {
-        bit = (unsigned)__ffs((int)~w) - 1u;
-        const uint32_t before = atomicCAS(words + lane, w, w | (1u << bit));
-        ok = before == w;
-        w = ok ? (w | (1u << bit)) : before;
+      unsigned unit = 0;
+      if (tile.rank == src) {
+        const unsigned k = first_free_word(words);
+        const uint32_t seen = word_of(words, k), bit = (unsigned)__ffs((int)~seen) - 1u;
+        const uint32_t before = atomicCAS(bitmap + k, seen, seen | (1u << bit));
+        ok = before == seen;
+        set_word(&words, k, ok ? (seen | (1u << bit)) : before);
+        unit = (src * kTileWords + k) * 32u + bit;
       }
-      ok = __shfl_sync(FULL_WARP, ok, src);
-      bit = __shfl_sync(FULL_WARP, bit, src);
+      ok = (int)gh_device_group_broadcast(tile, (uint64_t)ok, src);
+      unit = (unsigned)gh_device_group_broadcast(tile, unit, src);
       if (ok) {
-        if (lane == 0) atomicAdd(in_use, 1ull);
+        if (tile.rank == 0) atomicAdd(in_use, 1ull);
         a->resident = global;
-        return gh_slab_address(super, block, src * 32u + bit);
+        return gh_slab_address(super, block, unit);
       }
-      free_lanes = __ballot_sync(FULL_WARP, w != 0xFFFFFFFFu);
+      free_lanes = gh_device_group_ballot(tile, first_free_word(words) < 4);
     }
     if (attempt < GH_SLAB_ALLOC_ATTEMPTS) a->resident = GH_SLAB_NULL;
   }
   return GH_SLAB_NULL;
 }
 
-/* ---- One operation, the whole warp ------------------------------------------------------------------ */
+/* ---- One operation, the whole tile ------------------------------------------------------------------ */
 
 /* What an operation leaves for the lane that owns it. */
 typedef struct op_result {
@@ -159,33 +215,31 @@ typedef struct op_result {
   uint64_t count;     /* count: values */
 } op_result;
 
-static __device__ __forceinline__ int tombstone(gh_slot_format f, void *e, uint64_t stored) {
-  const uint64_t tomb = gh_slot_empty_key(f.key_bits) - 1u;
-  if (f.key_bits == 32) return gh_cas_u32(e, (uint32_t)stored, (uint32_t)tomb) == (uint32_t)stored;
-  return gh_cas_u64(e, stored, tomb) == stored;
-}
-
 template <unsigned KB, unsigned VB>
-static __device__ op_result warp_insert(const slab_args &A, warp_alloc *wa, uint32_t *head, uint64_t stored,
-                                        uint64_t value, unsigned lane) {
+static __device__ op_result tile_insert(const gh_device_group &tile, const slab_args &A, tile_alloc *ta,
+                                        uint32_t *head, uint64_t stored, uint64_t value) {
   typedef slab_shape<KB, VB> S;
   const gh_slot_format f = gh_slot_format_make(KB, VB);
   const uint64_t empty = gh_slot_empty_key(KB);
-  const gh_slot_bits desired = gh_slot_pack(f, stored, value);
+  const gh_slot_bits desired = gh_slot_pack(f, stored, value), blank = gh_slot_pack(f, empty, ~0ull);
   op_result r = {2, 0, 0, 0};
   uint32_t spare = GH_SLAB_NULL;
   for (;;) {
     uint32_t *slab = head, *tail = head, *target = NULL;
-    bool merged = false;
+    bool merged = false, target_empty = false;
     for (;;) {
-      const slab_view v = read_slab<KB, VB>(slab, stored, lane);
+      const slab_view v = read_slab<KB, VB>(tile, slab, stored);
       if (A.mode != GH_SLAB_APPEND && v.match) {
-        if (lane == 0) gh_slot_update_value(f, slab + (__ffs((int)v.match) - 1), A.policy, value);
+        if (tile.rank == 0) gh_slot_update_value(f, slab + (__ffs((int)v.match) - 1), A.policy, value);
         merged = true;
         break;
       }
       const unsigned candidates = v.empties | (A.mode != GH_SLAB_FRONTIER ? v.tombs : 0u);
-      if (target == NULL && candidates) target = slab + (__ffs((int)candidates) - 1);
+      if (target == NULL && candidates) {
+        const unsigned at = (unsigned)__ffs((int)candidates) - 1u;
+        target = slab + at;
+        target_empty = (v.empties >> at) & 1u;
+      }
       /* EMPTY entries are the tail of the list; multivalue takes the first free entry. */
       if (v.empties || (A.mode == GH_SLAB_APPEND && target != NULL)) break;
       tail = slab;
@@ -198,114 +252,121 @@ static __device__ op_result warp_insert(const slab_args &A, warp_alloc *wa, uint
     }
     if (target != NULL) {
       int ok = 0;
-      if (lane == 0) {
-        const gh_slot_bits seen = gh_slot_load(f, target);
+      if (tile.rank == 0) {
+        /* An EMPTY entry is all ones; a tombstone keeps old value bits, so it is read first. */
+        const gh_slot_bits seen = target_empty ? blank : gh_slot_load(f, target);
         const uint64_t k = gh_slot_bits_key(f, seen);
         if (k == empty || (A.mode != GH_SLAB_FRONTIER && k == empty - 1u))
           ok = gh_slot_bits_equal(gh_slot_cas(f, target, seen, desired), seen);
       }
-      if (__shfl_sync(FULL_WARP, ok, 0)) {
+      if (gh_device_group_broadcast(tile, (uint64_t)ok, 0)) {
         r.code = 1;
         break;
       }
       continue; /* lost the entry: decide again from the list's start */
     }
     /* No free entry: link a new slab that already holds the entry. */
-    if (spare == GH_SLAB_NULL) spare = warp_slab_alloc(&A.pool, &A.counters->slabs_in_use, wa, lane);
+    if (spare == GH_SLAB_NULL) spare = tile_slab_alloc(tile, &A.pool, &A.counters->slabs_in_use, ta);
     if (spare == GH_SLAB_NULL) break; /* r.code 2: no memory */
     uint32_t *fresh = gh_slab_at(&A.pool, spare);
-    fresh[lane] = lane < S::lanes ? slot_word(desired, lane) : 0xFFFFFFFFu;
+    uint4 words;
+#pragma unroll
+    for (unsigned j = 0; j < kTileWords; ++j) {
+      const unsigned at = tile.rank * kTileWords + j;
+      set_word(&words, j, at < S::words ? (uint32_t)((at < 2 ? desired.lo : desired.hi) >> (32u * (at % 2u))) : ~0u);
+    }
+    __stcg((uint4 *)fresh + tile.rank, words);
     __threadfence();
-    __syncwarp();
+    __syncwarp(tile.mask);
     int linked = 0;
-    if (lane == 0) linked = atomicCAS(&tail[GH_SLAB_NEXT_LANE], GH_SLAB_NULL, spare) == GH_SLAB_NULL;
-    if (__shfl_sync(FULL_WARP, linked, 0)) {
+    if (tile.rank == 0) linked = atomicCAS(&tail[GH_SLAB_NEXT_LANE], GH_SLAB_NULL, spare) == GH_SLAB_NULL;
+    if (gh_device_group_broadcast(tile, (uint64_t)linked, 0)) {
       spare = GH_SLAB_NULL;
       r.code = 1;
       break;
     }
-    /* Another warp linked first: its slab may hold the key now; ours is kept for the next try. */
+    /* Another tile linked first: its slab may hold the key now; ours is kept for the next try. */
   }
-  if (spare != GH_SLAB_NULL && lane == 0) gh_slab_free(&A.pool, &A.counters->slabs_in_use, spare);
-  __syncwarp();
+  if (spare != GH_SLAB_NULL && tile.rank == 0) gh_slab_free(&A.pool, &A.counters->slabs_in_use, spare);
+  __syncwarp(tile.mask);
   return r;
 }
 
 template <unsigned KB, unsigned VB>
-static __device__ op_result warp_op(const slab_args &A, warp_alloc *wa, int op, uint64_t key, uint64_t value,
-                                    uint64_t index, unsigned lane) {
+static __device__ op_result tile_op(const gh_device_group &tile, const slab_args &A, tile_alloc *ta, int op,
+                                    uint64_t key, uint64_t value, uint64_t index) {
   const gh_slot_format f = gh_slot_format_make(KB, VB);
   uint64_t stored;
   uint32_t *head = A.base + gh_slab_bucket(&A.g, key, &stored) * GH_SLAB_LANES;
   op_result r = {0, 0, 0, 0};
-  if (op == SLAB_INSERT) return warp_insert<KB, VB>(A, wa, head, stored, value, lane);
+  if (op == SLAB_INSERT) return tile_insert<KB, VB>(tile, A, ta, head, stored, value);
   if (op == SLAB_ELECT) {
     int won = 0;
-    if (lane == 0) won = A.first[index] != NULL && tombstone(f, A.first[index], stored);
-    won = __shfl_sync(FULL_WARP, won, 0);
+    if (tile.rank == 0) won = A.first[index] != NULL && gh_slab_tombstone_entry(&A.g, A.first[index], stored);
+    won = (int)gh_device_group_broadcast(tile, (uint64_t)won, 0);
     r.code = (uint8_t)won;
     r.removed = (uint64_t)won;
   }
   const uint64_t at = op == SLAB_FILL ? A.numbers[index] : 0;
   for (uint32_t *slab = head; slab != NULL;) {
-    const slab_view v = read_slab<KB, VB>(slab, stored, lane);
-    const bool mine = (v.match >> lane) & 1u;
+    const slab_view v = read_slab<KB, VB>(tile, slab, stored);
     if (op == SLAB_ERASE || op == SLAB_ELECT) {
       const bool all = A.erase_all || op == SLAB_ELECT;
-      const bool tries = all ? mine : (mine && lane == (unsigned)__ffs((int)v.match) - 1u);
-      const unsigned removed = __ballot_sync(FULL_WARP, tries && tombstone(f, slab + lane, stored));
-      r.removed += (uint64_t)__popc((int)removed);
+      unsigned tries = (all ? v.match : v.match & (0u - v.match)) & own_words(tile), removed = 0;
+      for (; tries; tries &= tries - 1u)
+        removed += (unsigned)gh_slab_tombstone_entry(&A.g, slab + (__ffs((int)tries) - 1), stored);
+      removed = __reduce_add_sync(tile.mask, removed);
+      r.removed += removed;
       if (op == SLAB_ERASE) r.code = r.removed > 0;
       if (!all && removed) break;
     } else if (op == SLAB_FIND || op == SLAB_FIRST) {
       if (v.match) {
         const unsigned leader = (unsigned)__ffs((int)v.match) - 1u;
-        int found = 1;
-        uint64_t got = 0;
-        if (lane == 0 && op == SLAB_FIND) {
-          got = gh_slot_load_value(f, slab + leader);
-          /* Mixed batches: an entry erased between the two reads counts as absent. */
-          if (A.recheck) found = gh_slot_load_key(f, slab + leader) == stored;
-        }
-        if (lane == 0 && op == SLAB_FIRST) A.first[index] = slab + leader;
-        r.code = (uint8_t)__shfl_sync(FULL_WARP, found, 0);
-        r.value = __shfl_sync(FULL_WARP, (unsigned long long)got, 0);
+        if (op == SLAB_FIND) r.value = gh_slot_bits_value(f, entry_at<KB, VB>(tile, v, leader));
+        if (op == SLAB_FIRST && tile.rank == 0) A.first[index] = slab + leader;
+        r.code = 1;
         return r;
       }
     } else { /* SLAB_COUNT, SLAB_FILL */
-      if (op == SLAB_FILL && mine && A.values_out)
-        gh__write_word(A.values_out, at + r.count + (uint64_t)__popc((int)(v.match & ((1u << lane) - 1u))), VB,
-                       gh_slot_load_value(f, slab + lane));
+      if (op == SLAB_FILL && A.values_out)
+        for (unsigned mine = v.match & own_words(tile); mine; mine &= mine - 1u) {
+          const unsigned word = (unsigned)__ffs((int)mine) - 1u;
+          const uint64_t position = at + r.count + (uint64_t)__popc((int)(v.match & ((1u << word) - 1u)));
+          gh__write_word(A.values_out, position, VB, gh_slot_bits_value(f, entry_in<KB, VB>(v.mine, word % kTileWords)));
+        }
       r.count += (uint64_t)__popc((int)v.match);
     }
     if (v.empties || v.next == GH_SLAB_NULL) break;
     slab = gh_slab_at(&A.pool, v.next);
   }
-  if (op == SLAB_FIRST && lane == 0) A.first[index] = NULL;
+  if (op == SLAB_FIRST && tile.rank == 0) A.first[index] = NULL;
   return r;
 }
 
-/* The work queue: each lane brings one operation; the warp runs them one after the other. */
-template <unsigned KB, unsigned VB>
-__global__ void __launch_bounds__(128) slab_ops_kernel(slab_args A) {
-  const unsigned lane = threadIdx.x & 31u;
-  warp_alloc wa = {(uint32_t)(gh_thread_index() / 32u), 0u, GH_SLAB_NULL};
+/* The work queue: each lane brings one operation; its tile runs them one after the other, and the
+ * four tiles of a warp have four slab reads in flight at once. ONLY is SLAB_ANY (operations
+ * from A.ops or A.op) or the one operation of a gh_insert / gh_find: those instantiations leave
+ * the other operations' code and registers out (more warps per multiprocessor). */
+template <unsigned KB, unsigned VB, int ONLY>
+__global__ void __launch_bounds__(kBlockThreads) slab_ops_kernel(const __grid_constant__ slab_args A) {
+  const gh_device_group tile = gh_device_group_make(kTile);
+  tile_alloc ta = {(uint32_t)(gh_thread_index() / kTile), 0u, GH_SLAB_NULL};
   unsigned long long inserted = 0, failed = 0, removed = 0, erased = 0, total = 0;
   for (uint64_t i = gh_thread_index(); i < gh_warp_rounded(A.n); i += gh_grid_threads()) {
     const bool active = i < A.n;
-    const int my_op = active ? (A.ops ? (int)A.ops[i] : A.op) : 0;
+    const int my_op = ONLY != SLAB_ANY ? ONLY : (active ? (A.ops ? (int)A.ops[i] : A.op) : 0);
     const uint64_t my_key = active ? gh__read_word(A.keys, i, KB) : 0;
     const uint64_t my_value = active && VB && A.values ? gh__read_word(A.values, i, VB) : 0;
-    unsigned queue = __ballot_sync(FULL_WARP, active);
+    unsigned queue = gh_device_group_ballot(tile, active);
     while (queue) {
       const unsigned src = (unsigned)__ffs((int)queue) - 1u;
       queue &= queue - 1u;
-      const int op = __shfl_sync(FULL_WARP, my_op, src);
-      const uint64_t key = __shfl_sync(FULL_WARP, (unsigned long long)my_key, src);
-      const uint64_t value = __shfl_sync(FULL_WARP, (unsigned long long)my_value, src);
-      const uint64_t index = __shfl_sync(FULL_WARP, (unsigned long long)i, src);
-      const op_result r = warp_op<KB, VB>(A, &wa, op, key, value, index, lane);
-      if (lane != src) continue;
+      const int op = ONLY != SLAB_ANY ? ONLY : (int)gh_device_group_broadcast(tile, (uint64_t)my_op, src);
+      const uint64_t key = gh_device_group_broadcast(tile, my_key, src);
+      const uint64_t value = gh_device_group_broadcast(tile, my_value, src);
+      const uint64_t index = gh_device_group_broadcast(tile, i, src);
+      const op_result r = tile_op<KB, VB>(tile, A, &ta, op, key, value, index);
+      if (tile.rank != src) continue;
       if (op == SLAB_INSERT) {
         inserted += r.code == 1;
         failed += r.code == 2;
@@ -370,14 +431,16 @@ __global__ void slab_export_kernel(gh_slab_geometry g, uint32_t *base, gh_slab_p
 /* ---- Launching --------------------------------------------------------------------------------------- */
 
 typedef struct slab_kernels {
-  const void *ops, *count, *export_all;
+  const void *ops, *insert, *find, *count, *export_all;
 } slab_kernels;
 
 static slab_kernels kernels_for(const gh_slab_geometry &g) {
-  slab_kernels k = {NULL, NULL, NULL};
+  slab_kernels k = {NULL, NULL, NULL, NULL, NULL};
 #define GH_SLAB_KERNELS_CASE(kb, vb)                                                   \
   if (g.format.key_bits == kb && g.format.value_bits == vb) {                          \
-    k.ops = (const void *)slab_ops_kernel<kb, vb>;                                     \
+    k.ops = (const void *)slab_ops_kernel<kb, vb, SLAB_ANY>;                           \
+    k.insert = (const void *)slab_ops_kernel<kb, vb, SLAB_INSERT>;                     \
+    k.find = (const void *)slab_ops_kernel<kb, vb, SLAB_FIND>;                         \
     k.count = (const void *)slab_count_kernel<kb>;                                     \
     k.export_all = (const void *)slab_export_kernel<kb, vb>;                           \
   }
@@ -397,10 +460,17 @@ static slab_args args_for(gh_table *t) {
   return a;
 }
 
+/* The instantiation that runs a launch: gh_insert's and gh_find's own, the general one otherwise. */
+static const void *ops_kernel(const slab_args *a) {
+  const slab_kernels k = kernels_for(a->g);
+  if (a->ops == NULL && a->op == SLAB_INSERT) return k.insert;
+  return a->ops == NULL && a->op == SLAB_FIND ? k.find : k.ops;
+}
+
 /* Runs the operations kernel; reads the call's counters back (the op's one wait). */
 static gh_status run_ops(gh_table *t, slab_args *a, gh_slab_call_counters *after, void *stream) {
   void *args[] = {a};
-  return gh__cuda_launch_counted(t, kernels_for(a->g).ops, a->n, kLaunch.block_threads, args, &state(t)->counters->call,
+  return gh__cuda_launch_counted(t, ops_kernel(a), a->n, kBlockThreads, args, &state(t)->counters->call,
                                  after, sizeof *after, stream);
 }
 
@@ -417,26 +487,26 @@ static gh_status count_slabs(gh_table *t, void *context, uint32_t *bucket_counts
   gh_slab_geometry g = s->geometry;
   void *args[] = {&g, (void *)&c->ops, (void *)&c->keys, &c->n, &bucket_counts, &s->counters};
   gh_slab_call_counters after;
-  const gh_status status = gh__cuda_launch_counted(t, kernels_for(g).count, c->n, kLaunch.block_threads, args,
+  const gh_status status = gh__cuda_launch_counted(t, kernels_for(g).count, c->n, kBlockThreads, args,
                                                    &s->counters->call, &after, sizeof after, c->stream);
   if (status == GH_OK) *needed = after.total;
   return status;
 }
 
-/* Reserves a batch's slabs: one spare per resident warp on top of the count. */
-static gh_status reserve_for(gh_table *t, const uint8_t *ops, const void *keys, uint64_t n, void *stream) {
+/* Reserves a batch's slabs for the kernel that will run it: one spare per resident tile on top of
+ * the count. */
+static gh_status reserve_for(gh_table *t, const void *kernel, const uint8_t *ops, const void *keys, uint64_t n,
+                             void *stream) {
   count_context c = {ops, keys, n, stream};
-  const uint64_t warps =
-      (uint64_t)gh_cuda_resident_grid(n, kernels_for(state(t)->geometry).ops, kLaunch.block_threads) *
-      (uint64_t)(kLaunch.block_threads / 32);
-  return gh__slab_reserve_batch(t, n, warps + 1, count_slabs, &c, stream);
+  const uint64_t tiles = (uint64_t)gh_cuda_resident_grid(n, kernel, kBlockThreads) * (uint64_t)(kBlockThreads / kTile);
+  return gh__slab_reserve_batch(t, n, tiles + 1, count_slabs, &c, stream);
 }
 
 /* ---- Ops ----------------------------------------------------------------------------------------------- */
 
 static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
                              uint8_t *failed_out, uint64_t *failed, void *stream) {
-  gh_status status = reserve_for(t, NULL, keys, n, stream);
+  gh_status status = reserve_for(t, kernels_for(state(t)->geometry).insert, NULL, keys, n, stream);
   if (status != GH_OK) return status;
   slab_args a = args_for(t);
   a.op = SLAB_INSERT;
@@ -463,7 +533,7 @@ static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *valu
   a.results_out = found_out;
   a.default_value = default_value;
   void *args[] = {&a};
-  return gh__cuda_launch(t, kernels_for(a.g).ops, n, kLaunch.block_threads, args, stream);
+  return gh__cuda_launch(t, ops_kernel(&a), n, kBlockThreads, args, stream);
 }
 
 static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out, uint64_t *erased,
@@ -483,7 +553,7 @@ static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *
     a.first = (void **)first.ptr;
     a.op = SLAB_FIRST;
     void *args[] = {&a};
-    status = gh__cuda_launch(t, kernels_for(a.g).ops, n, kLaunch.block_threads, args, stream);
+    status = gh__cuda_launch(t, kernels_for(a.g).ops, n, kBlockThreads, args, stream);
     a.op = SLAB_ELECT;
   }
   gh_slab_call_counters after;
@@ -530,7 +600,7 @@ static gh_status cuda_find_all(gh_table *t, const void *keys, uint64_t n, uint64
   a.op = SLAB_FILL;
   a.values_out = values_out;
   void *args[] = {&a};
-  return gh__cuda_launch(t, kernels_for(a.g).ops, n, kLaunch.block_threads, args, stream);
+  return gh__cuda_launch(t, kernels_for(a.g).ops, n, kBlockThreads, args, stream);
 }
 
 static gh_status cuda_export(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream) {
@@ -539,7 +609,7 @@ static gh_status cuda_export(gh_table *t, void *keys_out, void *values_out, uint
   gh_slab_pool pool = s->pool;
   void *args[] = {&g, &s->base, &pool, &keys_out, &values_out, &s->counters};
   gh_slab_call_counters after;
-  const gh_status status = gh__cuda_launch_counted(t, kernels_for(g).export_all, g.buckets + 2, kLaunch.block_threads,
+  const gh_status status = gh__cuda_launch_counted(t, kernels_for(g).export_all, g.buckets + 2, kBlockThreads,
                                                    args, &s->counters->call, &after, sizeof after, stream);
   if (status == GH_OK) *count = after.total;
   return status;
@@ -548,7 +618,7 @@ static gh_status cuda_export(gh_table *t, void *keys_out, void *values_out, uint
 static gh_status cuda_mixed(gh_table *t, const uint8_t *ops, const void *keys, const void *values, uint64_t n,
                             gh_dup_policy policy, void *values_out, uint8_t *results_out, uint64_t *failed,
                             void *stream) {
-  gh_status status = reserve_for(t, ops, keys, n, stream);
+  gh_status status = reserve_for(t, kernels_for(state(t)->geometry).ops, ops, keys, n, stream);
   if (status != GH_OK) return status;
   slab_args a = args_for(t);
   a.ops = ops;
@@ -560,7 +630,6 @@ static gh_status cuda_mixed(gh_table *t, const uint8_t *ops, const void *keys, c
   a.policy = (int)policy;
   a.mode = gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 1);
   a.erase_all = t->config.variant == GH_VARIANT_MULTIVALUE;
-  a.recheck = 1;
   gh_slab_call_counters after;
   status = run_ops(t, &a, &after, stream);
   if (status == GH_OK) *failed = after.failed;
@@ -573,7 +642,7 @@ static gh_status cuda_compact(gh_table *t, void *stream) {
   gh_slab_pool pool = s->pool;
   void *args[] = {&g, &s->base, &pool, &s->counters};
   const gh_status status =
-      gh__cuda_launch(t, (const void *)slab_compact_kernel, g.buckets + 2, kLaunch.block_threads, args, stream);
+      gh__cuda_launch(t, (const void *)slab_compact_kernel, g.buckets + 2, kBlockThreads, args, stream);
   return status == GH_OK ? gh__slab_refresh(t, stream) : status;
 }
 

@@ -186,20 +186,12 @@ static void *find_entry(const host_call *c, uint64_t key) {
   return match_next(c, &it);
 }
 
-/* Replaces the key field by the tombstone (value bits stay, so a racing find never reads half an
- * erase); 1 when this caller removed it. */
-static int tombstone(const gh_slab_geometry *g, void *e, uint64_t stored) {
-  const uint64_t tomb = gh_slab_tombstone_key(g);
-  if (g->format.key_bits == 32) return gh_cas_u32(e, (uint32_t)stored, (uint32_t)tomb) == (uint32_t)stored;
-  return gh_cas_u64(e, stored, tomb) == stored;
-}
-
 /* Erases every entry of the key (all) or the first; returns how many this caller removed. */
 static uint64_t erase_from(const host_call *c, uint64_t key, int all) {
   match_iter it = match_begin(c, key);
   uint64_t removed = 0;
   for (void *e; (e = match_next(c, &it)) != NULL;) {
-    if (!tombstone(&c->s->geometry, e, it.stored)) continue;
+    if (!gh_slab_tombstone_entry(&c->s->geometry, e, it.stored)) continue;
     removed += 1;
     if (!all) break;
   }
@@ -343,7 +335,7 @@ static gh_counters erase_chunk(void *context, uint64_t begin, uint64_t end) {
     if (c->first_match) {
       uint64_t stored;
       gh_slab_bucket(g, key, &stored);
-      erased = c->first_match[i] != NULL && tombstone(g, c->first_match[i], stored);
+      erased = c->first_match[i] != NULL && gh_slab_tombstone_entry(g, c->first_match[i], stored);
       const uint64_t removed = (uint64_t)erased + erase_from(c, key, 1);
       counted.value[1] += removed;
     } else {
