@@ -150,7 +150,8 @@ typedef struct tile_alloc {
 
 /* The first of four bitmap words with a free bit (4 when none). */
 static __device__ __forceinline__ unsigned first_free_word(uint4 w) {
-  return w.x != 0xFFFFFFFFu ? 0u : (w.y != 0xFFFFFFFFu ? 1u : (w.z != 0xFFFFFFFFu ? 2u : (w.w != 0xFFFFFFFFu ? 3u : 4u)));
+  const uint32_t full = 0xFFFFFFFFu;
+  return w.x != full ? 0u : (w.y != full ? 1u : (w.z != full ? 2u : (w.w != full ? 3u : 4u)));
 }
 
 static __device__ __forceinline__ void set_word(uint4 *w, unsigned k, uint32_t value) {
@@ -332,7 +333,8 @@ static __device__ op_result tile_op(const gh_device_group &tile, const slab_args
         for (unsigned mine = v.match & own_words(tile); mine; mine &= mine - 1u) {
           const unsigned word = (unsigned)__ffs((int)mine) - 1u;
           const uint64_t position = at + r.count + (uint64_t)__popc((int)(v.match & ((1u << word) - 1u)));
-          gh__write_word(A.values_out, position, VB, gh_slot_bits_value(f, entry_in<KB, VB>(v.mine, word % kTileWords)));
+          const gh_slot_bits entry = entry_in<KB, VB>(v.mine, word % kTileWords);
+          gh__write_word(A.values_out, position, VB, gh_slot_bits_value(f, entry));
         }
       r.count += (uint64_t)__popc((int)v.match);
     }
@@ -344,11 +346,12 @@ static __device__ op_result tile_op(const gh_device_group &tile, const slab_args
 }
 
 /* The work queue: each lane brings one operation; its tile runs them one after the other, and the
- * four tiles of a warp have four slab reads in flight at once. ONLY is SLAB_ANY (operations
- * from A.ops or A.op) or the one operation of a gh_insert / gh_find: those instantiations leave
- * the other operations' code and registers out (more warps per multiprocessor). */
+ * four tiles of a warp have four slab reads in flight at once (one load instruction). ONLY is
+ * SLAB_ANY (operations from A.ops or A.op) or the one operation of a gh_insert / gh_find: those
+ * instantiations leave the other operations' code and registers out (more warps per SM). */
 template <unsigned KB, unsigned VB, int ONLY>
-__global__ void __launch_bounds__(kBlockThreads) slab_ops_kernel(const __grid_constant__ slab_args A) {
+__global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND ? 16 : 1)
+    slab_ops_kernel(const __grid_constant__ slab_args A) {
   const gh_device_group tile = gh_device_group_make(kTile);
   tile_alloc ta = {(uint32_t)(gh_thread_index() / kTile), 0u, GH_SLAB_NULL};
   unsigned long long inserted = 0, failed = 0, removed = 0, erased = 0, total = 0;
@@ -357,27 +360,33 @@ __global__ void __launch_bounds__(kBlockThreads) slab_ops_kernel(const __grid_co
     const int my_op = ONLY != SLAB_ANY ? ONLY : (active ? (A.ops ? (int)A.ops[i] : A.op) : 0);
     const uint64_t my_key = active ? gh__read_word(A.keys, i, KB) : 0;
     const uint64_t my_value = active && VB && A.values ? gh__read_word(A.values, i, VB) : 0;
-    unsigned queue = gh_device_group_ballot(tile, active);
-    while (queue) {
-      const unsigned src = (unsigned)__ffs((int)queue) - 1u;
-      queue &= queue - 1u;
+    /* The tiles of a warp step through their queues together, one operation each per step, and
+     * meet at the end of every step: a warp whose tiles drifted apart would run them one after
+     * the other, each waiting for its own read. */
+    const unsigned queue = gh_device_group_ballot(tile, active);
+    for (unsigned src = 0; src < kTile; ++src) {
       const int op = ONLY != SLAB_ANY ? ONLY : (int)gh_device_group_broadcast(tile, (uint64_t)my_op, src);
       const uint64_t key = gh_device_group_broadcast(tile, my_key, src);
       const uint64_t value = gh_device_group_broadcast(tile, my_value, src);
       const uint64_t index = gh_device_group_broadcast(tile, i, src);
-      const op_result r = tile_op<KB, VB>(tile, A, &ta, op, key, value, index);
-      if (tile.rank != src) continue;
-      if (op == SLAB_INSERT) {
-        inserted += r.code == 1;
-        failed += r.code == 2;
+      if ((queue >> src) & 1u) {
+        const op_result r = tile_op<KB, VB>(tile, A, &ta, op, key, value, index);
+        if (tile.rank == src) {
+          if (op == SLAB_INSERT) {
+            inserted += r.code == 1;
+            failed += r.code == 2;
+          }
+          if (op == SLAB_ERASE || op == SLAB_ELECT) erased += r.code;
+          removed += r.removed;
+          total += r.count;
+          if (op == SLAB_COUNT && A.numbers) A.numbers[i] = r.count;
+          if (op == SLAB_FIND && VB && A.values_out)
+            gh__write_word(A.values_out, i, VB, r.code ? r.value : A.default_value);
+          if (A.results_out && (op <= SLAB_FIND || op == SLAB_ELECT))
+            A.results_out[i] = (uint8_t)(op == SLAB_INSERT && A.insert_failed_only ? r.code == 2 : r.code);
+        }
       }
-      if (op == SLAB_ERASE || op == SLAB_ELECT) erased += r.code;
-      removed += r.removed;
-      total += r.count;
-      if (op == SLAB_COUNT && A.numbers) A.numbers[i] = r.count;
-      if (op == SLAB_FIND && VB && A.values_out) gh__write_word(A.values_out, i, VB, r.code ? r.value : A.default_value);
-      if (A.results_out && (op <= SLAB_FIND || op == SLAB_ELECT))
-        A.results_out[i] = (uint8_t)(op == SLAB_INSERT && A.insert_failed_only ? r.code == 2 : r.code);
+      __syncwarp();
     }
   }
   gh_warp_add(&A.counters->call.inserted, inserted);
