@@ -76,18 +76,16 @@ struct slab_shape {
   static const unsigned per_slab = 120u / bytes;  /* entries per slab */
 };
 
-/* What a tile learns from one read of a slab. The masks have bit w set for the entry that starts
- * at word w; each lane keeps the four words it read, so values come without a second load. */
+/* What a tile learns from one read of a slab, with as little traffic between lanes as possible
+ * (lane exchanges share one pipe with the loads, which they would crowd out): which lanes hold a
+ * match / an EMPTY / a TOMBSTONE entry (one ballot each), and on each lane its own four words and
+ * which of them start such entries (bit k = word 4 rank + k). The next address (word 31, on the
+ * last lane) is exchanged only when the walk goes on. */
 typedef struct slab_view {
-  unsigned match, empties, tombs;
-  uint32_t next;
-  uint4 mine; /* words 4 rank .. 4 rank + 3 */
+  unsigned match, empties, tombs;          /* lanes of the tile */
+  unsigned my_match, my_empties, my_tombs; /* this lane's words */
+  uint4 mine;                              /* words 4 rank .. 4 rank + 3 */
 } slab_view;
-
-/* The words of the slab this lane reads. */
-static __device__ __forceinline__ unsigned own_words(const gh_device_group &tile) {
-  return 0xFu << (tile.rank * kTileWords);
-}
 
 /* Word k of four (selects, not an indexed array: that would go through local memory). */
 static __device__ __forceinline__ uint32_t word_of(uint4 w, unsigned k) {
@@ -104,15 +102,18 @@ static __device__ __forceinline__ gh_slot_bits entry_in(uint4 w, unsigned k) {
   return b;
 }
 
-/* The bits of the entry at slab word `at`, on every lane (from the lane that read it). */
-template <unsigned KB, unsigned VB>
-static __device__ __forceinline__ gh_slot_bits entry_at(const gh_device_group &tile, const slab_view &v, unsigned at) {
-  const unsigned owner = at / kTileWords;
-  gh_slot_bits b = {0, 0};
-  if (tile.rank == owner) b = entry_in<KB, VB>(v.mine, at % kTileWords);
-  b.lo = gh_device_group_broadcast(tile, b.lo, owner);
-  b.hi = gh_device_group_broadcast(tile, b.hi, owner);
-  return b;
+static __device__ __forceinline__ unsigned lowest(unsigned mask) { return (unsigned)__ffs((int)mask) - 1u; }
+
+/* The address of this lane's word k of slab. */
+static __device__ __forceinline__ uint32_t *own_word(const gh_device_group &tile, uint32_t *slab, unsigned k) {
+  return slab + tile.rank * kTileWords + k;
+}
+
+/* A word-sized value from lane src of the tile (one exchange for 32 bits, two for 64). */
+template <unsigned BITS>
+static __device__ __forceinline__ uint64_t broadcast_word(const gh_device_group &tile, uint64_t value, unsigned src) {
+  if (BITS == 64) return gh_device_group_broadcast(tile, value, src);
+  return __shfl_sync(tile.mask, (uint32_t)value, (int)(tile.first_lane + src));
 }
 
 /* One coalesced 128-byte read of a slab (L2, not L1: other SMs write slabs during a batch). A
@@ -125,21 +126,26 @@ static __device__ __forceinline__ slab_view read_slab(const gh_device_group &til
   const uint64_t empty = gh_slot_empty_key(KB);
   slab_view v;
   v.mine = __ldcg((const uint4 *)slab + tile.rank);
-  unsigned match = 0, empties = 0, tombs = 0;
+  v.my_match = v.my_empties = v.my_tombs = 0;
 #pragma unroll
   for (unsigned k = 0; k < kTileWords; k += S::words) {
-    const unsigned at = tile.rank * kTileWords + k;
-    if (at / S::words >= S::per_slab) continue; /* the auxiliary and next lanes */
+    if ((tile.rank * kTileWords + k) / S::words >= S::per_slab) continue; /* the auxiliary and next lanes */
     const uint64_t key = gh_slot_bits_key(f, entry_in<KB, VB>(v.mine, k));
-    match |= (unsigned)(key == stored) << at;
-    empties |= (unsigned)(key == empty) << at;
-    tombs |= (unsigned)(key == empty - 1u) << at;
+    v.my_match |= (unsigned)(key == stored) << k;
+    v.my_empties |= (unsigned)(key == empty) << k;
+    v.my_tombs |= (unsigned)(key == empty - 1u) << k;
   }
-  v.match = __reduce_or_sync(tile.mask, match);
-  v.empties = __reduce_or_sync(tile.mask, empties);
-  v.tombs = __reduce_or_sync(tile.mask, tombs);
-  v.next = (uint32_t)gh_device_group_broadcast(tile, v.mine.w, kTile - 1u); /* word 31 */
+  v.match = gh_device_group_ballot(tile, v.my_match != 0);
+  v.empties = gh_device_group_ballot(tile, v.my_empties != 0);
+  v.tombs = gh_device_group_ballot(tile, v.my_tombs != 0);
   return v;
+}
+
+/* The slab after this one, or NULL at the list's end. */
+static __device__ __forceinline__ uint32_t *next_slab(const gh_device_group &tile, const gh_slab_pool *p,
+                                                      const slab_view &v) {
+  const uint32_t next = (uint32_t)broadcast_word<32>(tile, v.mine.w, kTile - 1u);
+  return next == GH_SLAB_NULL ? NULL : gh_slab_at(p, next);
 }
 
 /* ---- SlabAlloc, a tile at a time ----------------------------------------------------------------- */
@@ -208,11 +214,13 @@ static __device__ uint32_t tile_slab_alloc(const gh_device_group &tile, const gh
 
 /* ---- One operation, the whole tile ------------------------------------------------------------------ */
 
-/* What an operation leaves for the lane that owns it. */
+/* What an operation leaves: code, removed and count on every lane; a find's value on lane `owner`
+ * (the lane that read it: it writes the value out, no exchange). */
 typedef struct op_result {
   uint8_t code;       /* the result byte (gh_mixed's meaning) */
+  unsigned owner;     /* find: the lane holding the value */
   uint64_t removed;   /* entries erased */
-  uint64_t value;     /* find: the value */
+  uint64_t value;     /* find: the value, on lane owner */
   uint64_t count;     /* count: values */
 } op_result;
 
@@ -223,44 +231,53 @@ static __device__ op_result tile_insert(const gh_device_group &tile, const slab_
   const gh_slot_format f = gh_slot_format_make(KB, VB);
   const uint64_t empty = gh_slot_empty_key(KB);
   const gh_slot_bits desired = gh_slot_pack(f, stored, value), blank = gh_slot_pack(f, empty, ~0ull);
-  op_result r = {2, 0, 0, 0};
+  op_result r = {2, 0, 0, 0, 0};
   uint32_t spare = GH_SLAB_NULL;
   for (;;) {
-    uint32_t *slab = head, *tail = head, *target = NULL;
+    uint32_t *slab = head, *tail = head;
+    /* The first free entry: the lane that holds it (kTile: none yet), and on that lane its address
+     * and whether it is EMPTY. */
+    unsigned target_lane = kTile;
+    uint32_t *target = NULL;
     bool merged = false, target_empty = false;
     for (;;) {
       const slab_view v = read_slab<KB, VB>(tile, slab, stored);
       if (A.mode != GH_SLAB_APPEND && v.match) {
-        if (tile.rank == 0) gh_slot_update_value(f, slab + (__ffs((int)v.match) - 1), A.policy, value);
+        if (tile.rank == lowest(v.match))
+          gh_slot_update_value(f, own_word(tile, slab, lowest(v.my_match)), A.policy, value);
         merged = true;
         break;
       }
-      const unsigned candidates = v.empties | (A.mode != GH_SLAB_FRONTIER ? v.tombs : 0u);
-      if (target == NULL && candidates) {
-        const unsigned at = (unsigned)__ffs((int)candidates) - 1u;
-        target = slab + at;
-        target_empty = (v.empties >> at) & 1u;
+      const bool reuse = A.mode != GH_SLAB_FRONTIER;
+      const unsigned candidates = v.empties | (reuse ? v.tombs : 0u);
+      if (target_lane == kTile && candidates) {
+        target_lane = lowest(candidates);
+        if (tile.rank == target_lane) {
+          const unsigned k = lowest(v.my_empties | (reuse ? v.my_tombs : 0u));
+          target = own_word(tile, slab, k);
+          target_empty = (v.my_empties >> k) & 1u;
+        }
       }
       /* EMPTY entries are the tail of the list; multivalue takes the first free entry. */
-      if (v.empties || (A.mode == GH_SLAB_APPEND && target != NULL)) break;
+      if (v.empties || (A.mode == GH_SLAB_APPEND && target_lane != kTile)) break;
       tail = slab;
-      if (v.next == GH_SLAB_NULL) break;
-      slab = gh_slab_at(&A.pool, v.next);
+      slab = next_slab(tile, &A.pool, v);
+      if (slab == NULL) break;
     }
     if (merged) {
       r.code = 0;
       break;
     }
-    if (target != NULL) {
+    if (target_lane != kTile) {
       int ok = 0;
-      if (tile.rank == 0) {
+      if (tile.rank == target_lane) {
         /* An EMPTY entry is all ones; a tombstone keeps old value bits, so it is read first. */
         const gh_slot_bits seen = target_empty ? blank : gh_slot_load(f, target);
         const uint64_t k = gh_slot_bits_key(f, seen);
         if (k == empty || (A.mode != GH_SLAB_FRONTIER && k == empty - 1u))
           ok = gh_slot_bits_equal(gh_slot_cas(f, target, seen, desired), seen);
       }
-      if (gh_device_group_broadcast(tile, (uint64_t)ok, 0)) {
+      if (gh_device_group_ballot(tile, ok)) {
         r.code = 1;
         break;
       }
@@ -281,7 +298,7 @@ static __device__ op_result tile_insert(const gh_device_group &tile, const slab_
     __syncwarp(tile.mask);
     int linked = 0;
     if (tile.rank == 0) linked = atomicCAS(&tail[GH_SLAB_NEXT_LANE], GH_SLAB_NULL, spare) == GH_SLAB_NULL;
-    if (gh_device_group_broadcast(tile, (uint64_t)linked, 0)) {
+    if (gh_device_group_ballot(tile, linked)) {
       spare = GH_SLAB_NULL;
       r.code = 1;
       break;
@@ -293,18 +310,29 @@ static __device__ op_result tile_insert(const gh_device_group &tile, const slab_
   return r;
 }
 
+/* The sum of x over the lanes of the tile before this one. */
+static __device__ __forceinline__ unsigned lanes_before(const gh_device_group &tile, unsigned x) {
+  unsigned sum = x;
+#pragma unroll
+  for (unsigned d = 1; d < kTile; d <<= 1) {
+    const unsigned below = __shfl_up_sync(tile.mask, sum, d, kTile);
+    if (tile.rank >= d) sum += below;
+  }
+  return sum - x;
+}
+
 template <unsigned KB, unsigned VB>
 static __device__ op_result tile_op(const gh_device_group &tile, const slab_args &A, tile_alloc *ta, int op,
                                     uint64_t key, uint64_t value, uint64_t index) {
   const gh_slot_format f = gh_slot_format_make(KB, VB);
   uint64_t stored;
   uint32_t *head = A.base + gh_slab_bucket(&A.g, key, &stored) * GH_SLAB_LANES;
-  op_result r = {0, 0, 0, 0};
+  op_result r = {0, 0, 0, 0, 0};
   if (op == SLAB_INSERT) return tile_insert<KB, VB>(tile, A, ta, head, stored, value);
   if (op == SLAB_ELECT) {
     int won = 0;
     if (tile.rank == 0) won = A.first[index] != NULL && gh_slab_tombstone_entry(&A.g, A.first[index], stored);
-    won = (int)gh_device_group_broadcast(tile, (uint64_t)won, 0);
+    won = gh_device_group_ballot(tile, won) != 0;
     r.code = (uint8_t)won;
     r.removed = (uint64_t)won;
   }
@@ -313,33 +341,41 @@ static __device__ op_result tile_op(const gh_device_group &tile, const slab_args
     const slab_view v = read_slab<KB, VB>(tile, slab, stored);
     if (op == SLAB_ERASE || op == SLAB_ELECT) {
       const bool all = A.erase_all || op == SLAB_ELECT;
-      unsigned tries = (all ? v.match : v.match & (0u - v.match)) & own_words(tile), removed = 0;
+      const bool first_lane = v.match && tile.rank == lowest(v.match);
+      unsigned tries = all ? v.my_match : (first_lane ? v.my_match & (0u - v.my_match) : 0u);
+      unsigned removed = 0;
       for (; tries; tries &= tries - 1u)
-        removed += (unsigned)gh_slab_tombstone_entry(&A.g, slab + (__ffs((int)tries) - 1), stored);
+        removed += (unsigned)gh_slab_tombstone_entry(&A.g, own_word(tile, slab, lowest(tries)), stored);
       removed = __reduce_add_sync(tile.mask, removed);
       r.removed += removed;
       if (op == SLAB_ERASE) r.code = r.removed > 0;
       if (!all && removed) break;
     } else if (op == SLAB_FIND || op == SLAB_FIRST) {
       if (v.match) {
-        const unsigned leader = (unsigned)__ffs((int)v.match) - 1u;
-        if (op == SLAB_FIND) r.value = gh_slot_bits_value(f, entry_at<KB, VB>(tile, v, leader));
-        if (op == SLAB_FIRST && tile.rank == 0) A.first[index] = slab + leader;
+        r.owner = lowest(v.match);
+        if (tile.rank == r.owner) {
+          const unsigned k = lowest(v.my_match);
+          if (op == SLAB_FIND) r.value = gh_slot_bits_value(f, entry_in<KB, VB>(v.mine, k));
+          if (op == SLAB_FIRST) A.first[index] = own_word(tile, slab, k);
+        }
         r.code = 1;
         return r;
       }
     } else { /* SLAB_COUNT, SLAB_FILL */
-      if (op == SLAB_FILL && A.values_out)
-        for (unsigned mine = v.match & own_words(tile); mine; mine &= mine - 1u) {
-          const unsigned word = (unsigned)__ffs((int)mine) - 1u;
-          const uint64_t position = at + r.count + (uint64_t)__popc((int)(v.match & ((1u << word) - 1u)));
-          const gh_slot_bits entry = entry_in<KB, VB>(v.mine, word % kTileWords);
-          gh__write_word(A.values_out, position, VB, gh_slot_bits_value(f, entry));
+      const unsigned here = __reduce_add_sync(tile.mask, (unsigned)__popc((int)v.my_match));
+      if (op == SLAB_FILL && A.values_out && v.match) {
+        /* Values in list order: those of the lanes before this one come first. */
+        const uint64_t first = at + r.count + lanes_before(tile, (unsigned)__popc((int)v.my_match));
+        for (unsigned mine = v.my_match; mine; mine &= mine - 1u) {
+          const unsigned k = lowest(mine);
+          const uint64_t position = first + (uint64_t)__popc((int)(v.my_match & ((1u << k) - 1u)));
+          gh__write_word(A.values_out, position, VB, gh_slot_bits_value(f, entry_in<KB, VB>(v.mine, k)));
         }
-      r.count += (uint64_t)__popc((int)v.match);
+      }
+      r.count += here;
     }
-    if (v.empties || v.next == GH_SLAB_NULL) break;
-    slab = gh_slab_at(&A.pool, v.next);
+    if (v.empties) break;
+    slab = next_slab(tile, &A.pool, v);
   }
   if (op == SLAB_FIRST && tile.rank == 0) A.first[index] = NULL;
   return r;
@@ -365,12 +401,15 @@ __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND ? 16 : 1)
      * the other, each waiting for its own read. */
     const unsigned queue = gh_device_group_ballot(tile, active);
     for (unsigned src = 0; src < kTile; ++src) {
-      const int op = ONLY != SLAB_ANY ? ONLY : (int)gh_device_group_broadcast(tile, (uint64_t)my_op, src);
-      const uint64_t key = gh_device_group_broadcast(tile, my_key, src);
-      const uint64_t value = gh_device_group_broadcast(tile, my_value, src);
-      const uint64_t index = gh_device_group_broadcast(tile, i, src);
+      const int op = ONLY != SLAB_ANY ? ONLY : (int)broadcast_word<32>(tile, (uint32_t)my_op, src);
+      const uint64_t key = broadcast_word<KB>(tile, my_key, src);
+      const uint64_t value = ONLY == SLAB_FIND || VB == 0 ? 0 : broadcast_word<VB == 0 ? 32 : VB>(tile, my_value, src);
+      const uint64_t index = i - tile.rank + src; /* the lanes of a tile hold consecutive operations */
       if ((queue >> src) & 1u) {
         const op_result r = tile_op<KB, VB>(tile, A, &ta, op, key, value, index);
+        const unsigned writer = op == SLAB_FIND && r.code ? r.owner : src;
+        if (op == SLAB_FIND && VB && A.values_out && tile.rank == writer)
+          gh__write_word(A.values_out, index, VB, r.code ? r.value : A.default_value);
         if (tile.rank == src) {
           if (op == SLAB_INSERT) {
             inserted += r.code == 1;
@@ -380,8 +419,6 @@ __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND ? 16 : 1)
           removed += r.removed;
           total += r.count;
           if (op == SLAB_COUNT && A.numbers) A.numbers[i] = r.count;
-          if (op == SLAB_FIND && VB && A.values_out)
-            gh__write_word(A.values_out, i, VB, r.code ? r.value : A.default_value);
           if (A.results_out && (op <= SLAB_FIND || op == SLAB_ELECT))
             A.results_out[i] = (uint8_t)(op == SLAB_INSERT && A.insert_failed_only ? r.code == 2 : r.code);
         }
