@@ -1,6 +1,5 @@
-/* bench.h - shared by bench_scenarios.c (the scenarios as data, the designs' steps), bench_driver.c
- * and the backends bench_host.c and bench_cuda.cu (bench_cuda_stub.c). Plain C, also for nvcc: the
- * inline streams and searches run in host loops and kernels alike (same keys for a seed). */
+/* bench.h - what bench_scenarios.c, bench_driver.c and the backends (bench_host.c, bench_cuda.cu)
+ * share. Plain C, also for nvcc: the inline streams and searches run in host loops and kernels. */
 #ifndef GPUHASH_BENCH_H
 #define GPUHASH_BENCH_H
 
@@ -10,32 +9,28 @@
 #include <stdio.h>
 
 #include "gpuhash.h"
-#ifdef __CUDACC__
+#ifdef __CUDACC__ /* bench_cuda.cu: C++, its bench_cuda_open() and _close() with C linkage */
 #define BENCH_HD __host__ __device__
+#define BENCH_C extern "C"
 #else
 #define BENCH_HD
+#define BENCH_C
 #endif
 
 /* Salts that make the value, Zipf and ceiling streams independent of the keys under one seed. */
 #define BENCH_SALT_VALUES 0x9e3779b97f4a7c15ull
 #define BENCH_SALT_ZIPF 0xd1b54a32d192ed03ull
 #define BENCH_SALT_LIMITS 0x8cb92ba72f3d8dd7ull
-/* Streams: key(offset + i), distinct for distinct i; key(rank(i)), rank Zipf distributed over
- * [0, zipf_n); a hash of i (never 0); key(offset + i mod period), each key n / period times
- * (+-1); key(i), or key(offset + i) for absent_percent % of the i, spread evenly; a gh_mixed
- * batch with u = absent_percent % updates: op i (bits 8) by a hash h of i mod 200, INSERT of
- * key(offset + i) if h < u, ERASE of key(i) if h < 2u, else FIND of key(i) if h < 100 + u, or of
- * key(offset + i) (absent). A spec is plain data, passed to kernels by value, without padding
- * (the driver compares specs bytewise). */
+/* The streams (bench/README.md, Inputs), element i of each in bench_gen_element. A spec is plain
+ * data, passed to kernels by value, without padding (the driver compares specs bytewise). */
 enum { GEN_UNIQUE_KEYS, GEN_ZIPF_KEYS, GEN_VALUES, GEN_CYCLIC_KEYS, GEN_MIXED_KEYS, GEN_OPS };
 typedef struct bench_gen_spec {
-  unsigned kind, bits; /* bits: 32 or 64 */
+  unsigned kind, bits; /* bits: 32 or 64; 8: GEN_OPS's op codes */
   uint64_t seed, index_offset, zipf_n, period;
   unsigned absent_percent, unused;
 } bench_gen_spec;
 
-/* Mueller's 32-bit hash and the splitmix64 finalizer: bijections, and deliberately not murmur's
- * fmix, which the tables hash keys with. */
+/* Mueller's 32-bit hash and the splitmix64 finalizer: bijections, not the tables' murmur fmix. */
 static inline BENCH_HD uint32_t bench_mix32(uint32_t x) {
   x = (x ^ (x >> 16)) * 0x45d9f3bu;
   x = (x ^ (x >> 16)) * 0x45d9f3bu;
@@ -50,9 +45,8 @@ static inline BENCH_HD uint64_t bench_mix64(uint64_t x) {
 static inline BENCH_HD uint64_t bench_key(uint64_t index, unsigned bits, uint64_t seed) {
   return bits == 32 ? (uint64_t)bench_mix32((uint32_t)(index ^ seed)) : bench_mix64(index ^ seed);
 }
-/* Zipf rank of sample i in [0, N - 1), s = 1 + 1e-6: the exact inverse CDF of a power law cut
- * at N differs from its s -> 1 limit N^u by a relative 1e-6 u (1 - u) ln(N)^2 / 2 (< 5e-5 at
- * N = 2^27), far below one rank where ranks repeat: P(rank >= r) = 1 - ln r / ln N. */
+/* Zipf rank of sample i in [0, N - 1), s = 1 + 1e-6, by the s -> 1 limit N^u of the inverse CDF:
+ * a relative error < 5e-5 at N = 2^27, far below one rank where ranks repeat (bench/README.md). */
 static inline BENCH_HD uint64_t bench_zipf_rank(uint64_t i, uint64_t zipf_n, uint64_t seed) {
   double u = (double)(bench_mix64(i ^ seed ^ BENCH_SALT_ZIPF) >> 11) * 0x1p-53; /* [0, 1) */
   double x = exp(u * log((double)zipf_n)); /* N^u in [1, N) */
@@ -61,7 +55,8 @@ static inline BENCH_HD uint64_t bench_zipf_rank(uint64_t i, uint64_t zipf_n, uin
   if (rank < 1) rank = 1;
   return rank - 1;
 }
-/* Element i of a stream; for Zipf keys *rank receives the rank. */
+/* Element i of a stream; for Zipf keys *rank receives the rank. GEN_OPS, p % updates, h a hash of
+ * i mod 200: INSERT of a new key (h < p), ERASE (h < 2p), FIND, of a new key if h >= 100 + p. */
 static inline BENCH_HD uint64_t bench_gen_element(const bench_gen_spec *s, uint64_t i,
                                                   uint64_t *rank) {
   const uint64_t p = s->absent_percent, value = bench_mix64(i ^ s->seed ^ BENCH_SALT_VALUES) | 1;
@@ -81,8 +76,7 @@ static inline BENCH_HD uint64_t bench_gen_element(const bench_gen_spec *s, uint6
   }
 }
 
-/* A bijection of [0, 2^bits) (xor, odd multiply, xorshift: each invertible modulo 2^bits), so
- * that every CAS of the random-CAS ceiling hits a slot of its own. */
+/* A bijection of [0, 2^bits) (xor, odd multiply, xorshift): each CAS of the CAS ceiling, a slot. */
 static inline BENCH_HD uint64_t bench_permute(uint64_t x, unsigned bits, uint64_t seed) {
   const uint64_t mask = (1ull << bits) - 1;
   const unsigned shift = (bits + 1) / 2;
@@ -92,7 +86,7 @@ static inline BENCH_HD uint64_t bench_permute(uint64_t x, unsigned bits, uint64_
   x = (x * 0xbf58476d1ce4e5b9ull) & mask;
   return x ^ (x >> shift);
 }
-/* Element i of an array of 1-, 4- or 8-byte elements; a store into 4 or 8. */
+/* Element i of an array of 1-, 4- or 8-byte elements, and a store into one. */
 static inline BENCH_HD uint64_t bench_load(const void *base, uint64_t i, unsigned bytes) {
   if (bytes == 1) return ((const uint8_t *)base)[i];
   return bytes == 4 ? ((const uint32_t *)base)[i] : ((const uint64_t *)base)[i];
@@ -102,8 +96,7 @@ static inline BENCH_HD void bench_store(void *base, uint64_t i, unsigned bytes, 
   if (bytes == 4) ((uint32_t *)base)[i] = (uint32_t)v;
   if (bytes == 8) ((uint64_t *)base)[i] = v;
 }
-/* Element i of a stream into out, and a 1 at its Zipf rank in rank_map if given (every writer
- * of a rank stores the same 1, so concurrent duplicates are benign). */
+/* Element i of a stream into out, and 1 at its Zipf rank in rank_map if given (races write 1s). */
 static inline BENCH_HD void bench_gen_store(void *out, uint64_t i, const bench_gen_spec *spec,
                                             uint8_t *rank_map) {
   uint64_t rank = 0;
@@ -111,9 +104,8 @@ static inline BENCH_HD void bench_gen_store(void *out, uint64_t i, const bench_g
   if (rank_map != NULL) rank_map[rank] = 1;
 }
 
-/* The sorted baseline (Alcantara et al., section 4.5): the pairs sorted by key, searched by
- * binary search; for compacting / multivalue inputs also the run-length encoding of the keys
- * (distinct keys, counts, where each run starts). Plain data, passed to kernels by value. */
+/* The sorted baseline (Alcantara et al., 4.5): the pairs sorted by key for binary searches, and for
+ * compacting / multivalue the keys' run-length encoding. Plain data, passed to kernels by value. */
 typedef struct bench_sorted {
   unsigned key_bytes, value_bytes; /* value_bytes 0: keys only (compacting) */
   uint64_t n, unique;              /* pairs sorted; distinct keys (after the encoding) */
@@ -133,8 +125,7 @@ static inline BENCH_HD uint64_t bench_sorted_position(const void *keys, uint64_t
   }
   return first < m && bench_load(keys, first, key_bytes) == key ? first : ~0ull;
 }
-/* Query i: a hit writes values[pos] (values NULL: pos, a distinct key's id) and found 1; a miss
- * writes 0 and 0. */
+/* Query i: a hit writes values[pos] (values NULL: pos, the key's id) and found 1, a miss 0, 0. */
 static inline BENCH_HD void bench_sorted_find_one(const void *keys, const void *values, uint64_t m,
                                                   unsigned key_bytes, unsigned out_bytes,
                                                   const void *queries, uint64_t i,
@@ -154,14 +145,14 @@ static inline BENCH_HD void bench_sorted_count_one(const bench_sorted *s, const 
   counts[i] = run != ~0ull ? s->run_counts[run] : 0;
   positions[i] = run != ~0ull ? s->run_offsets[run] : 0;
 }
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /* Step results: BROKEN skips the rest of a table's states (a wrong answer or a failed call:
  * their timings would be worthless), FATAL ends the run (the device is unusable). */
 enum { BENCH_OK = 0, BENCH_BROKEN = 1, BENCH_FATAL = -1 };
 enum { BENCH_PREPARE, BENCH_RESET, BENCH_LAUNCH, BENCH_VERIFY }; /* steps of a ceiling */
+/* The ceilings' buffer, a power of two (they mask with it): 40x the 50 MB L2 of an H100, so random
+ * accesses miss the cache, and the copy moves 1 GiB each way: launch overhead is noise. */
+#define BENCH_LIMIT_BYTES ((size_t)1 << 31)
 enum { BENCH_MAX_LIST = 16, BENCH_MAX_VALUES = 48, BENCH_MAX_REPS = 101, BENCH_MAX_RUNS = 111 };
 /* A backend, filled by bench_host_open() or bench_cuda_open() (about: "NAME (device 0, sm_90,
  * ...)", or why CUDA did not start). Its int functions return 0, or -1 with error() saying why. */
@@ -172,35 +163,31 @@ typedef struct bench_backend {
   char device[256]; /* the GPU's name, or "host" */
   int sm_version, sm_count;
   size_t memory_bytes, l2_bytes;
-  int (*memory)(size_t *free_bytes);
-  int (*alloc)(void **ptr, size_t bytes);
+  int (*memory)(size_t *free_bytes), (*alloc)(void **ptr, size_t bytes);
   int (*release)(void *ptr); /* accepts NULL */
   /* out[i] = element i of spec's stream; rank_map (zipf_n bytes, cleared first): 1 per rank. */
   int (*generate)(void *out, uint64_t n, bench_gen_spec spec, uint8_t *rank_map);
   /* *count = elements i < n (1, 4 or 8 bytes) with a[i] != (b ? b[i] : value). */
   int (*count_differ)(const void *a, const void *b, uint64_t value, uint64_t n, unsigned bytes,
                       uint64_t *count);
-  int (*timer_start)(void);
-  int (*timer_stop)(double *ms); /* waits for the work since timer_start */
-  /* The sorted baseline: scratch for n pairs; sort; run-length encode (with_offsets: scan the
-   * counts too); per-query binary search; gh_count + gh_find_all's shape (count, scan, copy). */
+  int (*timer_start)(void), (*timer_stop)(double *ms); /* stop waits for the work since start */
+  /* The sorted baseline: scratch for n pairs; sort, then unless a map run-length encode (and for
+   * multivalue scan the counts); per-query binary search; gh_count + gh_find_all's shape. */
   int (*sorted_temp_bytes)(uint64_t n, unsigned key_bytes, unsigned value_bytes, size_t *bytes);
-  int (*sorted_build)(bench_sorted *s, const void *keys_in, const void *values_in);
-  int (*sorted_runs)(bench_sorted *s, int with_offsets);
+  int (*sorted_build)(bench_sorted *s, const void *keys_in, const void *values_in, gh_variant v);
   int (*sorted_find)(const void *keys, const void *values, uint64_t m, unsigned key_bytes,
                      unsigned out_bytes, const void *queries, uint64_t n, void *values_out,
                      uint8_t *found_out);
   int (*sorted_find_all)(const bench_sorted *s, const void *queries, uint64_t n,
                          uint64_t *offsets_out, uint64_t *positions, void *values_out,
                          uint64_t values_capacity, uint64_t *total);
-  /* A step of ceiling `which` (bench_op - OP_LIMIT_COPY; NULL on the host): PREPARE fills the
-   * buffer, *ops = what a launch does (the copy: bytes moved); RESET restores what a launch
-   * consumes; LAUNCH; VERIFY checks that the launch did what was counted. */
-  int (*limit)(int step, int which, void *buffer, size_t bytes, uint64_t seed, uint64_t *ops);
+  /* Step of ceiling `which` (bench_op - OP_LIMIT_COPY; NULL on the host) over BENCH_LIMIT_BYTES:
+   * PREPARE (*ops = a launch's work; the copy's: bytes), RESET (what it used), LAUNCH, VERIFY. */
+  int (*limit)(int step, int which, void *buffer, uint64_t seed, uint64_t *ops);
   const char *(*error)(void);
 } bench_backend;
-int bench_cuda_open(int device, bench_backend *b, char *about, size_t about_size);
-void bench_cuda_close(void);
+BENCH_C int bench_cuda_open(int device, bench_backend *b, char *about, size_t about_size);
+BENCH_C void bench_cuda_close(void);
 void bench_host_open(bench_backend *b);
 
 /* ---- The scenarios' vocabulary (bench_scenarios.c) ---------------------------------------- */
@@ -210,8 +197,7 @@ typedef enum {
   OP_ALLOC, OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD, OP_COUNT
 } bench_op;
 enum { DIST_UNIQUE, DIST_ZIPF, DIST_CYCLIC };
-/* Every parameter of a state is an axis; consecutive states that agree on the axes before
- * AX_ABSENT share one table. */
+/* Every parameter of a state is an axis; consecutive states alike up to AX_ABSENT share a table. */
 typedef enum {
   AX_DESIGN, AX_VARIANT, AX_N, AX_DIST, AX_MULT, AX_G, AX_LOAD, AX_D, AX_FACTOR, AX_SLABS,
   AX_START, AX_BATCH, AX_UPDATES, AX_ABSENT, AX_OP, AX_COUNT
@@ -282,10 +268,9 @@ typedef struct bench_ctx {
   void *keys, *queries, *keys_out, *values, *values_out, *limit_buffer;
   uint8_t *flags;
   uint64_t *counts, *offsets;
-  size_t limit_bytes;
   bench_sorted sorted;
   bench_gen_spec have[3]; /* what keys, queries and values hold */
-  uint64_t have_n[3], have_distinct;
+  uint64_t have_n[3];
   gh_config config;
   gh_table *table;
   int filled, validated;
@@ -309,15 +294,14 @@ const bench_steps *bench_steps_for(int design, int op);
 gh_config bench_table_config(const bench_ctx *c);
 
 int bench_error(const char *format, ...) __attribute__((format(printf, 1, 2))); /* FATAL */
-int bench_wrong(const bench_ctx *c, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* A check's failure: reported, BENCH_BROKEN. */
+#define bench_wrong(c, format, ...)                                                    \
+  (bench_error("%s gave a WRONG ANSWER: " format "; configuration skipped", (c)->desc, \
+               __VA_ARGS__), BENCH_BROKEN)
 /* A gh_* call's status: BENCH_OK, or reported: BENCH_BROKEN (FATAL when the device is gone). */
 int bench_call_failed(const bench_ctx *c, const char *call, gh_status status);
 #define GH_CALL(c, call) bench_call_failed(c, #call, call)
 int bench_backend_failed(const bench_ctx *c, int failed, const char *what); /* OK if !failed */
-int bench_count(const bench_ctx *c, const void *a, const void *b, uint64_t value, uint64_t n,
-                unsigned bytes, uint64_t *count);
-
-#ifdef __cplusplus
-}
-#endif
+/* The backend's count_differ(a, b, value, n, bytes, count), a failure reported as fatal. */
+#define bench_count(c, ...) bench_backend_failed(c, (c)->be->count_differ(__VA_ARGS__), "verifying")
 #endif /* GPUHASH_BENCH_H */

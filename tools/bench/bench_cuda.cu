@@ -1,6 +1,5 @@
-/* bench_cuda.cu - the CUDA backend behind bench_cuda_open() (bench.h): generation, verification
- * counts, the ceilings, the sorted baseline on CUB, CUDA events on the stream every gh_* call gets.
- * A function returns 0, or -1 with bcu_error() naming the CUDA call, its error and where. */
+/* bench_cuda.cu - the CUDA backend (bench_cuda_open()): generation, verification counts, ceilings,
+ * the sorted baseline on CUB, CUDA events on the gh_* calls' stream; failures: -1, bcu_error(). */
 #include <cuda_runtime.h>
 #include <limits.h>
 #include <stdio.h>
@@ -21,8 +20,7 @@ enum {
   BCU_SECTOR_READS_PER_SECTOR = 4 /* reads per launch = 4 x sectors in the buffer */
 };
 enum { BCU_COPY, BCU_SECTOR_READ, BCU_CAS64, BCU_ATOMIC_ADD32 }; /* bench_op - OP_LIMIT_COPY */
-/* No sector holds it in practice (the buffer holds 64-bit hashes; a match costs one harmless
- * store): the load stays live without a write per thread. */
+/* No sector holds it in practice (a match costs one harmless store): it keeps a load alive. */
 #define BCU_SINK_MAGIC 0x5ec70f00dbadc0deull
 #define BCU_ALL_ONES 0xffffffffffffffffull
 
@@ -31,27 +29,24 @@ static struct {
   cudaStream_t stream;
   cudaEvent_t start, stop;
   unsigned long long *scratch; /* count_differ's counter, the ceilings' sink, the runs of a RLE */
-  cudaError_t err;
-  char error[512];
 } g_bcu;
+static char g_bcu_error[512]; /* kept by bench_cuda_close() */
 
-static int bcu_fail(const char *what, cudaError_t err, int line) {
-  snprintf(g_bcu.error, sizeof g_bcu.error, "%s failed: %s (%s) at %s:%d", what,
+/* 0 if err is cudaSuccess, else -1 with what failed, how and where in g_bcu_error. */
+static int bcu_check(const char *what, cudaError_t err, int line) {
+  if (err == cudaSuccess) return 0;
+  snprintf(g_bcu_error, sizeof g_bcu_error, "%s failed: %s (%s) at %s:%d", what,
            cudaGetErrorName(err), cudaGetErrorString(err), __FILE__, line);
   return -1;
 }
 static int bcu_fail_msg(const char *message) {
-  return snprintf(g_bcu.error, sizeof g_bcu.error, "%s", message), -1;
+  return snprintf(g_bcu_error, sizeof g_bcu_error, "%s", message), -1;
 }
-static const char *bcu_error(void) { return g_bcu.error; }
+static const char *bcu_error(void) { return g_bcu_error; }
 
-#define BCU_TRY(what, call)                                                                 \
-  do {                                                                                      \
-    if ((g_bcu.err = (call)) != cudaSuccess) return bcu_fail(what, g_bcu.err, __LINE__); \
-  } while (0)
-#define BCU_CHECK(call) BCU_TRY(#call, call)
-/* A launch fails at once, or while running: then a later synchronising call says so. */
-#define BCU_CHECK_LAUNCH(kernel) BCU_TRY("launch of " kernel, cudaGetLastError())
+/* bcu_check() of a call, or of a launch (that fails at once, or running: a later sync says so). */
+#define BCU_CALL(call) bcu_check(#call, call, __LINE__)
+#define BCU_LAUNCHED(kernel) bcu_check("launch of " kernel, cudaGetLastError(), __LINE__)
 
 /* Blocks for one thread per item, and for a grid-stride kernel (up to a full device). */
 static unsigned bcu_blocks_for(uint64_t items) {
@@ -109,17 +104,15 @@ static __global__ void sector_read_kernel(const unsigned long long *table, uint6
   const unsigned long long v = table[sector * (BCU_SECTOR_BYTES / sizeof(unsigned long long))];
   if (v == BCU_SINK_MAGIC) *sink = v;
 }
-/* The ceilings have no counter (a hot-spot atomic would cap the rate they measure): a store that
- * only happens for an impossible word keeps their work alive, and VERIFY checks it after timing.
- * CAS(all-ones -> i) at slot permute(i), a bijection: every CAS finds its slot empty, as an
- * insert into an empty table does, and waits for its reply (a failure is flagged) as one does. */
+/* No ceiling has a counter (a hot-spot atomic would cap its rate): a store for an impossible word
+ * keeps the work alive. CAS at slot permute(i) finds the slot empty as an insert into an empty
+ * table does, and waits for its reply (a failure is flagged), as one does (bench/README.md). */
 static __global__ void cas_kernel(unsigned long long *table, unsigned slot_bits, uint64_t ops,
                                   uint64_t seed, unsigned long long *sink) {
   const uint64_t i = bcu_global_index();
   if (i >= ops) return;
   const uint64_t slot = bench_permute(i, slot_bits, seed);
-  const unsigned long long old = atomicCAS(&table[slot], BCU_ALL_ONES, (unsigned long long)i);
-  if (old != BCU_ALL_ONES) *sink = 1;
+  if (atomicCAS(&table[slot], BCU_ALL_ONES, (unsigned long long)i) != BCU_ALL_ONES) *sink = 1;
 }
 /* One atomicAdd per thread at a pseudo-random word; the result is unused (a reduction). */
 static __global__ void atomic_add_kernel(unsigned *array, uint64_t word_mask, uint64_t ops,
@@ -161,42 +154,40 @@ static __global__ void sorted_find_kernel(const void *keys, const void *values, 
 /* ---- Memory, timing, generation, verification --------------------------------------------- */
 static int bcu_memory(size_t *free_bytes) {
   size_t total = 0;
-  BCU_CHECK(cudaMemGetInfo(free_bytes, &total));
-  return 0;
+  return BCU_CALL(cudaMemGetInfo(free_bytes, &total));
 }
 static int bcu_alloc(void **ptr, size_t bytes) {
-  if ((g_bcu.err = cudaMalloc(ptr, bytes)) == cudaSuccess) return 0;
-  *ptr = NULL;
-  return bcu_fail("cudaMalloc", g_bcu.err, __LINE__);
+  if (bcu_check("cudaMalloc", cudaMalloc(ptr, bytes), __LINE__) == 0) return 0;
+  return *ptr = NULL, -1;
 }
 static int bcu_free(void *ptr) {
   if (ptr == NULL || g_bcu.stream == NULL) return 0;
-  BCU_CHECK(cudaStreamSynchronize(g_bcu.stream));
-  BCU_CHECK(cudaFree(ptr));
-  return 0;
+  if (BCU_CALL(cudaStreamSynchronize(g_bcu.stream))) return -1;
+  return BCU_CALL(cudaFree(ptr));
 }
-static int bcu_timer_start(void) {
-  BCU_CHECK(cudaEventRecord(g_bcu.start, g_bcu.stream));
-  return 0;
-}
+static int bcu_timer_start(void) { return BCU_CALL(cudaEventRecord(g_bcu.start, g_bcu.stream)); }
 static int bcu_timer_stop(double *ms) {
   float elapsed = 0.0f;
-  BCU_CHECK(cudaEventRecord(g_bcu.stop, g_bcu.stream));
-  BCU_CHECK(cudaEventSynchronize(g_bcu.stop));
-  BCU_CHECK(cudaEventElapsedTime(&elapsed, g_bcu.start, g_bcu.stop));
-  *ms = (double)elapsed;
-  return 0;
+  if (BCU_CALL(cudaEventRecord(g_bcu.stop, g_bcu.stream))) return -1;
+  if (BCU_CALL(cudaEventSynchronize(g_bcu.stop))) return -1;
+  if (BCU_CALL(cudaEventElapsedTime(&elapsed, g_bcu.start, g_bcu.stop))) return -1;
+  return *ms = (double)elapsed, 0;
+}
+/* *word = the 8 bytes at device address from, after the stream's work: synchronises. */
+static int bcu_read_word(const void *from, unsigned long long *word) {
+  if (BCU_CALL(cudaMemcpyAsync(word, from, sizeof *word, cudaMemcpyDeviceToHost, g_bcu.stream)))
+    return -1;
+  return BCU_CALL(cudaStreamSynchronize(g_bcu.stream));
 }
 
 /* Synchronises. */
 static int bcu_generate(void *out, uint64_t n, bench_gen_spec spec, uint8_t *rank_map) {
   if (n == 0) return 0;
-  if (rank_map) BCU_CHECK(cudaMemsetAsync(rank_map, 0, spec.zipf_n, g_bcu.stream));
+  if (rank_map && BCU_CALL(cudaMemsetAsync(rank_map, 0, spec.zipf_n, g_bcu.stream))) return -1;
   gen_kernel<<<bcu_grid_stride_blocks(n), BCU_BLOCK_THREADS, 0, g_bcu.stream>>>(out, n, spec,
                                                                                 rank_map);
-  BCU_CHECK_LAUNCH("gen_kernel");
-  BCU_CHECK(cudaStreamSynchronize(g_bcu.stream));
-  return 0;
+  if (BCU_LAUNCHED("gen_kernel")) return -1;
+  return BCU_CALL(cudaStreamSynchronize(g_bcu.stream));
 }
 /* Synchronises. */
 static int bcu_count_differ(const void *a, const void *b, uint64_t value, uint64_t n,
@@ -204,53 +195,44 @@ static int bcu_count_differ(const void *a, const void *b, uint64_t value, uint64
   unsigned long long host_count = 0;
   *count = 0;
   if (n == 0) return 0;
-  BCU_CHECK(cudaMemsetAsync(&g_bcu.scratch[0], 0, sizeof host_count, g_bcu.stream));
+  if (BCU_CALL(cudaMemsetAsync(&g_bcu.scratch[0], 0, sizeof host_count, g_bcu.stream))) return -1;
   count_differ_kernel<<<bcu_grid_stride_blocks(n), BCU_BLOCK_THREADS, 0, g_bcu.stream>>>(
       a, b, value, n, elem_bytes, &g_bcu.scratch[0]);
-  BCU_CHECK_LAUNCH("count_differ_kernel");
-  BCU_CHECK(cudaMemcpyAsync(&host_count, &g_bcu.scratch[0], sizeof host_count,
-                            cudaMemcpyDeviceToHost, g_bcu.stream));
-  BCU_CHECK(cudaStreamSynchronize(g_bcu.stream));
-  *count = host_count;
-  return 0;
+  if (BCU_LAUNCHED("count_differ_kernel") || bcu_read_word(&g_bcu.scratch[0], &host_count))
+    return -1;
+  return *count = host_count, 0;
 }
 
-/* ---- Ceilings, over a buffer of 2^k bytes ------------------------------------------------- */
-static int bcu_limit(int step, int which, void *buffer, size_t bytes, uint64_t seed,
-                     uint64_t *ops) {
+/* ---- Ceilings, over the BENCH_LIMIT_BYTES buffer ----------------------------------------- */
+static int bcu_limit(int step, int which, void *buffer, uint64_t seed, uint64_t *ops) {
+  const size_t bytes = BENCH_LIMIT_BYTES;
   /* Elements: the copy's 16-byte words of a half; sectors; 64-bit CAS slots; 32-bit words. */
   static const size_t ELEMENT_BYTES[] = {2 * sizeof(uint4), BCU_SECTOR_BYTES, 8, 4};
   const uint64_t elements = bytes / ELEMENT_BYTES[which], mask = elements - 1;
   const uint64_t threads = which == BCU_SECTOR_READ ? elements * BCU_SECTOR_READS_PER_SECTOR
                            : which == BCU_CAS64     ? elements /* the permutation covers all */
                                                     : elements / 2;
-  const uint64_t per_copy_block = (uint64_t)BCU_BLOCK_THREADS * BCU_COPY_UNROLL;
   const uint64_t position_seed = seed ^ BENCH_SALT_LIMITS, half = bytes / 2 / sizeof(uint64_t);
   const unsigned blocks = bcu_blocks_for(threads), bits = (unsigned)__builtin_ctzll(elements);
   const cudaStream_t st = g_bcu.stream;
   unsigned long long sink = 0;
   uint64_t count = 0;
   char *second_half = (char *)buffer + bytes / 2;
-  /* 64-bit hashes: real data to read or copy, never zeros */
-  const bench_gen_spec hashes = {GEN_VALUES, 64, seed ^ BENCH_SALT_LIMITS, 0, 0, 0, 0, 0};
+  const bench_gen_spec hashes = {GEN_VALUES, 64, position_seed, 0, 0, 0, 0, 0}; /* data, never 0 */
   switch (step) {
     case BENCH_PREPARE: /* the copy's destination cleared; CAS: RESET fills its slots */
-      if (bytes < (1u << 20) || (bytes & (bytes - 1)))
-        return bcu_fail_msg("the ceilings' buffer must be a power of two of at least 1 MiB");
       *ops = which == BCU_COPY ? bytes : threads;
-      BCU_CHECK(cudaMemsetAsync(&g_bcu.scratch[1], 0, sizeof sink, st));
-      if (which == BCU_COPY) BCU_CHECK(cudaMemsetAsync(second_half, 0, bytes / 2, st));
-      if (which == BCU_ATOMIC_ADD32) BCU_CHECK(cudaMemsetAsync(buffer, 0, bytes, st));
+      if (BCU_CALL(cudaMemsetAsync(&g_bcu.scratch[1], 0, sizeof sink, st))) return -1;
+      if (which == BCU_COPY && BCU_CALL(cudaMemsetAsync(second_half, 0, bytes / 2, st))) return -1;
+      if (which == BCU_ATOMIC_ADD32 && BCU_CALL(cudaMemsetAsync(buffer, 0, bytes, st))) return -1;
       if (which <= BCU_SECTOR_READ && bcu_generate(buffer, which ? 2 * half : half, hashes, NULL))
         return -1;
-      BCU_CHECK(cudaStreamSynchronize(st));
-      return 0;
+      return BCU_CALL(cudaStreamSynchronize(st));
     case BENCH_RESET: /* CAS: every slot back to all-ones, as an empty table's */
-      if (which == BCU_CAS64) BCU_CHECK(cudaMemsetAsync(buffer, 0xff, bytes, st));
-      return 0;
+      return which == BCU_CAS64 ? BCU_CALL(cudaMemsetAsync(buffer, 0xff, bytes, st)) : 0;
     case BENCH_LAUNCH:
-      if (which == BCU_COPY)
-        copy_kernel<<<(unsigned)((elements + per_copy_block - 1) / per_copy_block),
+      if (which == BCU_COPY) /* a block copies BCU_COPY_UNROLL words per thread */
+        copy_kernel<<<bcu_blocks_for((elements + BCU_COPY_UNROLL - 1) / BCU_COPY_UNROLL),
                       BCU_BLOCK_THREADS, 0, st>>>((const uint4 *)buffer, (uint4 *)second_half,
                                                   elements);
       if (which == BCU_SECTOR_READ)
@@ -262,13 +244,11 @@ static int bcu_limit(int step, int which, void *buffer, size_t bytes, uint64_t s
       if (which == BCU_ATOMIC_ADD32)
         atomic_add_kernel<<<blocks, BCU_BLOCK_THREADS, 0, st>>>((unsigned *)buffer, mask, threads,
                                                                 position_seed);
-      BCU_CHECK_LAUNCH("a ceiling kernel");
-      return 0;
+      return BCU_LAUNCHED("a ceiling kernel");
   }
   /* VERIFY: the copy's destination equals its source; no CAS found its slot taken, each slot
    * was written. (The sector sink fires one time in 2^64; atomicAdd's result is unused.) */
-  BCU_CHECK(cudaMemcpyAsync(&sink, &g_bcu.scratch[1], sizeof sink, cudaMemcpyDeviceToHost, st));
-  BCU_CHECK(cudaStreamSynchronize(st));
+  if (bcu_read_word(&g_bcu.scratch[1], &sink)) return -1;
   if (which == BCU_CAS64 && sink != 0)
     return bcu_fail_msg("CAS ceiling: a CAS found its slot taken (not a bijection)");
   if (which != BCU_COPY && which != BCU_CAS64) return 0;
@@ -281,36 +261,32 @@ static int bcu_limit(int step, int which, void *buffer, size_t bytes, uint64_t s
 }
 
 /* ---- The sorted baseline ------------------------------------------------------------------ */
-/* CUB's radix sort of s->n keys (and values) into s; temp NULL only sizes it (two-phase). */
-template <typename K, typename V>
-static cudaError_t bcu_sort_typed(void *temp, size_t *temp_bytes, const bench_sorted *s,
-                                  const void *keys_in, const void *values_in) {
-  const int64_t n = (int64_t)s->n;
-  if (s->value_bytes == 0)
-    return cub::DeviceRadixSort::SortKeys(temp, *temp_bytes, (const K *)keys_in, (K *)s->keys, n,
-                                          0, (int)sizeof(K) * 8, g_bcu.stream);
-  return cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, (const K *)keys_in, (K *)s->keys,
-                                         (const V *)values_in, (V *)s->values, n, 0,
-                                         (int)sizeof(K) * 8, g_bcu.stream);
-}
-static cudaError_t bcu_sort(void *temp, size_t *temp_bytes, const bench_sorted *s,
-                            const void *keys_in, const void *values_in) {
-  const int wide = s->value_bytes == 8;
-  if (s->key_bytes == 4)
-    return wide ? bcu_sort_typed<uint32_t, uint64_t>(temp, temp_bytes, s, keys_in, values_in)
-                : bcu_sort_typed<uint32_t, uint32_t>(temp, temp_bytes, s, keys_in, values_in);
-  return wide ? bcu_sort_typed<uint64_t, uint64_t>(temp, temp_bytes, s, keys_in, values_in)
-              : bcu_sort_typed<uint64_t, uint32_t>(temp, temp_bytes, s, keys_in, values_in);
-}
+/* CUB, on keys of type K: the radix sort of s->n keys (and values) into s, or the run-length
+ * encoding of the sorted keys (the run count into scratch[2]); temp NULL only sizes it. */
+enum { BCU_SORT, BCU_ENCODE };
 template <typename K>
-static cudaError_t bcu_encode_typed(void *temp, size_t *temp_bytes, const bench_sorted *s) {
-  return cub::DeviceRunLengthEncode::Encode(temp, *temp_bytes, (const K *)s->keys,
-                                            (K *)s->unique_keys, s->run_counts, &g_bcu.scratch[2],
-                                            (int)s->n, g_bcu.stream);
+static cudaError_t bcu_cub_typed(int what, void *temp, size_t *bytes, const bench_sorted *s,
+                                 const void *keys_in, const void *values_in) {
+  const K *in = (const K *)keys_in;
+  K *out = (K *)s->keys;
+  const int64_t n = (int64_t)s->n;
+  const int bits = (int)sizeof(K) * 8;
+  const cudaStream_t st = g_bcu.stream;
+  if (what == BCU_ENCODE)
+    return cub::DeviceRunLengthEncode::Encode(temp, *bytes, (const K *)out, (K *)s->unique_keys,
+                                              s->run_counts, &g_bcu.scratch[2], (int)n, st);
+  if (s->value_bytes == 0)
+    return cub::DeviceRadixSort::SortKeys(temp, *bytes, in, out, n, 0, bits, st);
+  if (s->value_bytes == 8)
+    return cub::DeviceRadixSort::SortPairs(temp, *bytes, in, out, (const uint64_t *)values_in,
+                                           (uint64_t *)s->values, n, 0, bits, st);
+  return cub::DeviceRadixSort::SortPairs(temp, *bytes, in, out, (const uint32_t *)values_in,
+                                         (uint32_t *)s->values, n, 0, bits, st);
 }
-static cudaError_t bcu_encode(void *temp, size_t *temp_bytes, const bench_sorted *s) {
-  return s->key_bytes == 4 ? bcu_encode_typed<uint32_t>(temp, temp_bytes, s)
-                           : bcu_encode_typed<uint64_t>(temp, temp_bytes, s);
+static cudaError_t bcu_cub(int what, void *temp, size_t *bytes, const bench_sorted *s,
+                           const void *keys_in, const void *values_in) {
+  return s->key_bytes == 4 ? bcu_cub_typed<uint32_t>(what, temp, bytes, s, keys_in, values_in)
+                           : bcu_cub_typed<uint64_t>(what, temp, bytes, s, keys_in, values_in);
 }
 /* Exclusive sum of in[0, n) into out (in == out: in place). */
 static cudaError_t bcu_exclusive_sum(void *temp, size_t *temp_bytes, const uint64_t *in,
@@ -323,49 +299,40 @@ static int bcu_sorted_temp_bytes(uint64_t n, unsigned key_bytes, unsigned value_
   bench_sorted s = {key_bytes, value_bytes, n, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0};
   size_t sort = 0, encode = 0, scan = 0;
   if (n > (uint64_t)INT_MAX) return bcu_fail_msg("sorted baseline: at most INT_MAX items (RLE)");
-  BCU_CHECK(bcu_sort(NULL, &sort, &s, NULL, NULL));
-  BCU_CHECK(bcu_encode(NULL, &encode, &s));
-  BCU_CHECK(bcu_exclusive_sum(NULL, &scan, NULL, NULL, n + 1));
-  *bytes = sort > encode ? (sort > scan ? sort : scan) : (encode > scan ? encode : scan);
-  return 0;
+  if (BCU_CALL(bcu_cub(BCU_SORT, NULL, &sort, &s, NULL, NULL))) return -1;
+  if (BCU_CALL(bcu_cub(BCU_ENCODE, NULL, &encode, &s, NULL, NULL))) return -1;
+  if (BCU_CALL(bcu_exclusive_sum(NULL, &scan, NULL, NULL, n + 1))) return -1;
+  return *bytes = sort > encode ? (sort > scan ? sort : scan) : (encode > scan ? encode : scan), 0;
 }
 
-/* No synchronisation. */
-static int bcu_sorted_build(bench_sorted *s, const void *keys_in, const void *values_in) {
-  size_t temp_bytes = s->temp_bytes;
-  BCU_CHECK(bcu_sort(s->temp, &temp_bytes, s, keys_in, values_in));
-  return 0;
-}
-/* Reads the number of distinct keys into s->unique: synchronises. */
-static int bcu_sorted_runs(bench_sorted *s, int with_offsets) {
+/* The sort; then unless a map the encoding, whose run count it reads back: that synchronises. */
+static int bcu_sorted_build(bench_sorted *s, const void *keys_in, const void *values_in,
+                            gh_variant variant) {
   size_t temp_bytes = s->temp_bytes;
   unsigned long long runs = 0;
-  BCU_CHECK(bcu_encode(s->temp, &temp_bytes, s));
-  BCU_CHECK(cudaMemcpyAsync(&runs, &g_bcu.scratch[2], sizeof runs, cudaMemcpyDeviceToHost,
-                            g_bcu.stream));
-  BCU_CHECK(cudaStreamSynchronize(g_bcu.stream));
+  if (BCU_CALL(bcu_cub(BCU_SORT, s->temp, &temp_bytes, s, keys_in, values_in))) return -1;
+  if (variant == GH_VARIANT_MAP) return 0;
+  temp_bytes = s->temp_bytes;
+  if (BCU_CALL(bcu_cub(BCU_ENCODE, s->temp, &temp_bytes, s, NULL, NULL))) return -1;
+  if (bcu_read_word(&g_bcu.scratch[2], &runs)) return -1;
   s->unique = runs;
   temp_bytes = s->temp_bytes;
-  if (with_offsets)
-    BCU_CHECK(bcu_exclusive_sum(s->temp, &temp_bytes, s->run_counts, s->run_offsets, runs));
-  return 0;
+  if (variant != GH_VARIANT_MULTIVALUE) return 0;
+  return BCU_CALL(bcu_exclusive_sum(s->temp, &temp_bytes, s->run_counts, s->run_offsets, runs));
 }
 /* One thread per query; no synchronisation. */
 static int bcu_sorted_find(const void *keys, const void *values, uint64_t m, unsigned key_bytes,
                            unsigned out_bytes, const void *queries, uint64_t n, void *values_out,
                            uint8_t *found_out) {
-  const unsigned blocks = bcu_blocks_for(n), widths = key_bytes * 16 + out_bytes;
   if (n == 0) return 0;
-#define BCU_FIND(K, O)                                                       \
-  if (widths == K * 16 + O)                                                  \
-    sorted_find_kernel<K, O><<<blocks, BCU_BLOCK_THREADS, 0, g_bcu.stream>>>( \
-        keys, values, m, queries, n, values_out, found_out);
-  BCU_FIND(4, 4) else BCU_FIND(4, 8) else BCU_FIND(8, 4) else BCU_FIND(8, 8) else {
+  if ((key_bytes != 4 && key_bytes != 8) || (out_bytes != 4 && out_bytes != 8))
     return bcu_fail_msg("sorted_find: keys and values must be 4 or 8 bytes");
-  }
-#undef BCU_FIND
-  BCU_CHECK_LAUNCH("sorted_find_kernel");
-  return 0;
+  void (*kernel)(const void *, const void *, uint64_t, const void *, uint64_t, void *, uint8_t *) =
+      key_bytes == 4 ? (out_bytes == 4 ? sorted_find_kernel<4, 4> : sorted_find_kernel<4, 8>)
+                     : (out_bytes == 4 ? sorted_find_kernel<8, 4> : sorted_find_kernel<8, 8>);
+  kernel<<<bcu_blocks_for(n), BCU_BLOCK_THREADS, 0, g_bcu.stream>>>(keys, values, m, queries, n,
+                                                                    values_out, found_out);
+  return BCU_LAUNCHED("sorted_find_kernel");
 }
 /* Counts (into offsets_out; run starts into positions), their in-place exclusive sum whose last
  * word, the total, is read back (synchronises), then a warp per 32 queries copies the values. */
@@ -377,63 +344,52 @@ static int bcu_sorted_find_all(const bench_sorted *s, const void *queries, uint6
   *total = 0;
   sorted_count_kernel<<<bcu_blocks_for(n + 1), BCU_BLOCK_THREADS, 0, g_bcu.stream>>>(
       *s, queries, n, offsets_out, positions);
-  BCU_CHECK_LAUNCH("sorted_count_kernel");
-  BCU_CHECK(bcu_exclusive_sum(s->temp, &temp_bytes, offsets_out, offsets_out, n + 1));
-  BCU_CHECK(cudaMemcpyAsync(&host_total, &offsets_out[n], sizeof host_total,
-                            cudaMemcpyDeviceToHost, g_bcu.stream));
-  BCU_CHECK(cudaStreamSynchronize(g_bcu.stream));
+  if (BCU_LAUNCHED("sorted_count_kernel")) return -1;
+  if (BCU_CALL(bcu_exclusive_sum(s->temp, &temp_bytes, offsets_out, offsets_out, n + 1))) return -1;
+  if (bcu_read_word(&offsets_out[n], &host_total)) return -1;
   if ((*total = host_total) > values_capacity) return bcu_fail_msg("find_all: values overflow");
   if (n == 0) return 0;
   sorted_copy_kernel<<<bcu_blocks_for(n), BCU_BLOCK_THREADS, 0, g_bcu.stream>>>(
       s->values, s->value_bytes, positions, offsets_out, n, values_out);
-  BCU_CHECK_LAUNCH("sorted_copy_kernel");
-  return 0;
+  return BCU_LAUNCHED("sorted_copy_kernel");
 }
 
 /* ---- Start and stop ----------------------------------------------------------------------- */
-/* Frees what bcu_start() made (ignoring errors: it also runs after one), keeping the error. */
+/* Frees what bcu_start() made (ignoring errors: it also runs after one). */
 extern "C" void bench_cuda_close(void) {
-  char error[sizeof g_bcu.error];
-  memcpy(error, g_bcu.error, sizeof error);
   if (g_bcu.stream != NULL) cudaStreamSynchronize(g_bcu.stream);
   if (g_bcu.scratch != NULL) cudaFree(g_bcu.scratch);
   if (g_bcu.start != NULL) cudaEventDestroy(g_bcu.start);
   if (g_bcu.stop != NULL) cudaEventDestroy(g_bcu.stop);
   if (g_bcu.stream != NULL) cudaStreamDestroy(g_bcu.stream);
   memset(&g_bcu, 0, sizeof g_bcu);
-  memcpy(g_bcu.error, error, sizeof error);
 }
 static int bcu_start(int device, bench_backend *b) {
   cudaDeviceProp prop;
-  BCU_CHECK(cudaSetDevice(device));
-  BCU_CHECK(cudaGetDeviceProperties(&prop, device));
+  if (BCU_CALL(cudaSetDevice(device))) return -1;
+  if (BCU_CALL(cudaGetDeviceProperties(&prop, device))) return -1;
   snprintf(b->device, sizeof b->device, "%s", prop.name);
-  b->sm_version = prop.major * 10 + prop.minor;
-  b->sm_count = g_bcu.sm_count = prop.multiProcessorCount;
-  b->memory_bytes = prop.totalGlobalMem;
-  b->l2_bytes = (size_t)prop.l2CacheSize;
+  b->sm_version = prop.major * 10 + prop.minor, b->memory_bytes = prop.totalGlobalMem;
+  b->sm_count = g_bcu.sm_count = prop.multiProcessorCount, b->l2_bytes = (size_t)prop.l2CacheSize;
   /* Blocking: work the library issues on the legacy default stream stays ordered with ours. */
-  BCU_CHECK(cudaStreamCreate(&g_bcu.stream));
-  BCU_CHECK(cudaEventCreate(&g_bcu.start));
-  BCU_CHECK(cudaEventCreate(&g_bcu.stop));
-  BCU_CHECK(cudaMalloc((void **)&g_bcu.scratch, 3 * sizeof(unsigned long long)));
-  BCU_CHECK(cudaMemset(g_bcu.scratch, 0, 3 * sizeof(unsigned long long)));
-  b->stream = (gh_stream)g_bcu.stream;
-  return 0;
+  if (BCU_CALL(cudaStreamCreate(&g_bcu.stream))) return -1;
+  if (BCU_CALL(cudaEventCreate(&g_bcu.start))) return -1;
+  if (BCU_CALL(cudaEventCreate(&g_bcu.stop))) return -1;
+  if (BCU_CALL(cudaMalloc((void **)&g_bcu.scratch, 3 * sizeof(unsigned long long)))) return -1;
+  if (BCU_CALL(cudaMemset(g_bcu.scratch, 0, 3 * sizeof(unsigned long long)))) return -1;
+  return b->stream = (gh_stream)g_bcu.stream, 0;
 }
 extern "C" int bench_cuda_open(int device, bench_backend *b, char *about, size_t about_size) {
   memset(b, 0, sizeof *b);
-  b->name = "cuda";
-  b->kind = GH_BACKEND_CUDA;
+  b->name = "cuda", b->kind = GH_BACKEND_CUDA, b->error = bcu_error, b->limit = bcu_limit;
   b->memory = bcu_memory, b->alloc = bcu_alloc, b->release = bcu_free;
   b->generate = bcu_generate, b->count_differ = bcu_count_differ;
   b->timer_start = bcu_timer_start, b->timer_stop = bcu_timer_stop;
   b->sorted_temp_bytes = bcu_sorted_temp_bytes, b->sorted_build = bcu_sorted_build;
-  b->sorted_runs = bcu_sorted_runs, b->sorted_find = bcu_sorted_find;
-  b->sorted_find_all = bcu_sorted_find_all, b->limit = bcu_limit, b->error = bcu_error;
+  b->sorted_find = bcu_sorted_find, b->sorted_find_all = bcu_sorted_find_all;
   bench_cuda_close();
   if (bcu_start(device, b) != 0) {
-    snprintf(about, about_size, "starting CUDA on device %d: %s", device, g_bcu.error);
+    snprintf(about, about_size, "starting CUDA on device %d: %s", device, g_bcu_error);
     bench_cuda_close();
     return -1;
   }

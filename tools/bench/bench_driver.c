@@ -1,10 +1,6 @@
-/*
- * bench_driver.c - gpuhash-bench's one driver. For each scenario it runs the product of its axes:
- * per state it makes the inputs, opens the table (states that agree on the axes before AX_ABSENT
- * share one), times the design's steps (warm-up runs, then timed ones, each setup -> timed call
- * -> check, the median reported), and writes a row on stdout and a state of the nvbench-shaped
- * JSON document, flushed at once: an interrupted run keeps what it measured.
- */
+/* bench_driver.c - gpuhash-bench's one driver: per scenario the product of its axes; per state the
+ * inputs, the table (shared by the states alike up to AX_ABSENT), the design's steps timed (median
+ * after warm-up), a row on stdout and a state of the JSON document, flushed: a cut run keeps it. */
 #define _POSIX_C_SOURCE 200809L /* gmtime_r, getpid, sysconf, clock_gettime */
 
 #include <errno.h>
@@ -20,15 +16,12 @@
 #define GH_GIT_COMMIT "unknown"
 #endif
 #define RESERVE_BYTES ((size_t)256 << 20) /* left free for the CUDA context, the library */
-/* The ceilings' buffer: 40x the 50 MB L2 of an H100, so random accesses miss the cache, and the
- * copy moves enough bytes (1 GiB each way) that launch overhead is noise. */
-#define LIMIT_BYTES ((size_t)1 << 31)
 enum { SKIPPED = 2 }; /* a state not measured by design: the rest of its table goes too */
 
 /* A scenario's axes for the mode and the command line: the states are their product. */
 typedef struct bench_plan {
   const bench_scenario *sc;
-  unsigned naxes, reps, warmup, count[AX_COUNT];
+  unsigned naxes, reps, count[AX_COUNT];
   int axis[AX_COUNT];
   double v[AX_COUNT][BENCH_MAX_VALUES];
   size_t states;
@@ -67,15 +60,6 @@ int bench_error(const char *format, ...) {
   fputc('\n', stderr);
   return BENCH_FATAL;
 }
-int bench_wrong(const bench_ctx *c, const char *format, ...) {
-  char message[512];
-  va_list args;
-  va_start(args, format);
-  vsnprintf(message, sizeof message, format, args);
-  va_end(args);
-  bench_error("%s gave a WRONG ANSWER: %s; configuration skipped", c->desc, message);
-  return BENCH_BROKEN;
-}
 int bench_call_failed(const bench_ctx *c, const char *call, gh_status status) {
   if (status == GH_OK) return BENCH_OK;
   bench_error("%s: %.*s returned %s (%s): %s", c->desc, (int)strcspn(call, "("), call,
@@ -85,10 +69,6 @@ int bench_call_failed(const bench_ctx *c, const char *call, gh_status status) {
 }
 int bench_backend_failed(const bench_ctx *c, int failed, const char *what) {
   return failed ? bench_error("%s: %s: %s", c->desc, what, c->be->error()) : BENCH_OK;
-}
-int bench_count(const bench_ctx *c, const void *a, const void *b, uint64_t value, uint64_t n,
-                unsigned bytes, uint64_t *count) {
-  return bench_backend_failed(c, c->be->count_differ(a, b, value, n, bytes, count), "verifying");
 }
 
 /* ---- Axes and states ---------------------------------------------------------------------- */
@@ -103,11 +83,8 @@ static const bench_row *row_for(const bench_options *o, const char *sc, int axis
 }
 static void resolve(const bench_options *o, const bench_scenario *sc, bench_plan *p) {
   const unsigned mode = (unsigned)log2(o->mode); /* where a PER_MODE or SWEEP value is */
-  memset(p, 0, sizeof *p);
-  p->sc = sc;
+  *p = (bench_plan){.sc = sc, .states = 1};
   p->reps = o->reps_given || sc->reps == 0 ? o->reps : sc->reps;
-  p->warmup = o->warmup;
-  p->states = 1;
   for (size_t i = 0; i < bench_row_count; ++i) {
     const int id = bench_rows[i].axis;
     unsigned a = 0, k = 0;
@@ -116,18 +93,14 @@ static void resolve(const bench_options *o, const bench_scenario *sc, bench_plan
     const bench_row *r = row_for(o, sc->name, id, &given);
     if (strcmp(bench_rows[i].scenario, sc->name) != 0 || a < p->naxes || r == NULL) continue;
     double lo = r->v[r->count == 1 ? 0 : mode], hi = r->count == SWEEP ? r->v[4 + mode] : lo;
-    if (id == AX_N && o->n != 0 && !given) { /* --n: the value, or where the sweep ends */
-      lo = r->count == SWEEP ? fmin(lo, (double)o->n) : (double)o->n;
-      hi = (double)o->n;
-    }
+    if (id == AX_N && o->n != 0 && !given) /* --n: the value, or where the sweep ends */
+      lo = r->count == SWEEP ? fmin(lo, (double)o->n) : (double)o->n, hi = (double)o->n;
     if (r->count > 1 && r->count != PER_MODE) /* a list */
       for (k = 0; k < r->count; ++k) p->v[a][k] = r->v[k];
     else /* one value, or a doubling sweep whose last value is exactly hi */
       for (double x = lo; k == 0 || (p->v[a][k - 1] < hi && k < BENCH_MAX_VALUES); x *= 2)
         p->v[a][k++] = fmin(x, hi);
-    p->axis[p->naxes] = id;
-    p->count[p->naxes++] = k;
-    p->states *= k;
+    p->axis[p->naxes] = id, p->count[p->naxes++] = k, p->states *= k;
   }
 }
 
@@ -142,8 +115,7 @@ static void state_at(const bench_plan *p, size_t k, bench_ctx *c) {
   /* The lookup of a multivalue structure returns every value of each key. */
   if (c->ax[AX_OP] == OP_FIND && c->ax[AX_VARIANT] == GH_VARIANT_MULTIVALUE)
     c->ax[AX_OP] = OP_FIND_ALL;
-  c->kb = c->opts->key_bits / 8;
-  c->vb = c->opts->value_bits / 8;
+  c->kb = c->opts->key_bits / 8, c->vb = c->opts->value_bits / 8;
   /* Only warpdrive can be a set: the cuckoo maps and the sorted pairs take 0 bits as 32. */
   if (c->vb == 0 && c->ax[AX_DESIGN] != D_WARPDRIVE) c->vb = 4;
   c->n = c->ax[AX_N] > 0 ? (uint64_t)c->ax[AX_N] : 0;
@@ -200,7 +172,7 @@ static void print_row(const bench_run *run, const bench_result *r) {
   for (int a = 0; a < AX_COUNT; ++a)
     if (ax[a] >= 0 && bench_axes[a].note && (bench_designs[(int)ax[0]].axes & (1u << a)))
       NOTE(bench_axes[a].note, ax[a]);
-  if (ax[AX_DESIGN] == D_SLAB && r->slots) NOTE("%.3f used; ", (double)r->stored / (double)r->slots);
+  if (ax[AX_DESIGN] == D_SLAB && r->slots) NOTE("%.3f used; ", (double)r->stored / r->slots);
   if (!isnan(r->ratio)) NOTE("rebuilt: %.2fx the slab table's time; ", r->ratio);
   if (ax[AX_OP] == OP_ALLOC) NOTE("allocated by %llu inserts; ", (unsigned long long)r->pairs);
   if (ax[AX_MULT] >= 0)
@@ -224,12 +196,7 @@ static void print_row(const bench_run *run, const bench_result *r) {
   fflush(stdout);
 }
 
-/* ---- The JSON document, in nvbench's shape: {"meta", "devices", "benchmarks": [{"name",
- * "index", "axes": [{"name", "type", "flags", "values": [{"input_string", "description",
- * "value"}]}], "states": [{"name", "device", "axis_values": [{"name", "type", "value"}],
- * "summaries": [{"tag", "name", "hint", "data": [{"name", "type", "value"}]}], "is_skipped",
- * "skip_reason"}]}], "run"} ------------------------------------------------------------------ */
-
+/* ---- The JSON document, in nvbench's shape (bench/README.md, Output) ---------------------- */
 static void jstr(FILE *f, const char *s) {
   fputc('"', f);
   for (const unsigned char *p = (const unsigned char *)s; *p; ++p)
@@ -241,24 +208,23 @@ typedef struct nv { const char *name; char type; double x; const char *s; } nv;
 static const char *type_name(char type) {
   return type == 's' ? "string" : type == 'i' ? "int64" : type == 'l' ? "int64[]" : "float64";
 }
-static void jvalue(FILE *f, const nv *v) {
-  if (v->type == 's') jstr(f, v->s);
-  if (v->type == 'l') fputs(v->s, f);
-  if (v->type != 's' && v->type != 'l') fprintf(f, isfinite(v->x) ? "%.9g" : "null", v->x);
+static void jvalue(FILE *f, nv v) {
+  if (v.type == 's') jstr(f, v.s);
+  if (v.type == 'l') fputs(v.s, f);
+  if (v.type != 's' && v.type != 'l') fprintf(f, isfinite(v.x) ? "%.9g" : "null", v.x);
 }
 static void jnamed(FILE *f, const nv *v, size_t count) { /* [{"name", "type", "value"}, ...] */
   for (const char *sep = "["; count-- > 0 || (fputs(*sep == '[' ? "[]" : "]", f), 0); ++v) {
     if (!v->type) continue;
     fprintf(f, "%s{\"name\":\"%s\",\"type\":\"%s\",\"value\":", sep, v->name, type_name(v->type));
-    jvalue(f, v);
+    jvalue(f, *v);
     fputc('}', f);
     sep = ",";
   }
 }
 static nv axis_value(int axis, double x) {
   const bench_axis_def *d = &bench_axes[axis];
-  const nv v = {d->name, d->type, x, d->names ? d->names[(int)x] : NULL};
-  return v;
+  return (nv){d->name, d->type, x, d->names ? d->names[(int)x] : NULL};
 }
 
 /* One state: its name, axis values, and summaries (the times in seconds, as nvbench's). */
@@ -276,9 +242,7 @@ static void json_state(bench_run *run, const bench_result *r) {
   unsigned long long total = 0;
   nv axes[AX_COUNT] = {{0}};
   describe(r->ax, name, sizeof name);
-  fprintf(f, "%s\n{\"name\":", run->states++ ? "," : "");
-  jstr(f, name);
-  fputs(",\"device\":0,\"axis_values\":", f);
+  fprintf(f, "%s\n{\"name\":\"%s\",\"device\":0,\"axis_values\":", run->states++ ? "," : "", name);
   for (int a = 0; a < AX_COUNT; ++a)
     if (r->ax[a] >= 0 && (def->axes & (1u << a))) axes[a] = axis_value(a, r->ax[a]);
   jnamed(f, axes, AX_COUNT);
@@ -304,22 +268,20 @@ static void json_state(bench_run *run, const bench_result *r) {
     total += r->restarts[i];
     snprintf(strchr(restarts, 0), 12, "%u%s", r->restarts[i], i + 1 < r->builds ? "," : "]");
   }
-  const nv facts[] = {
-      {"key_bits", table, r->key_bits, NULL}, {"value_bits", table, r->value_bits, NULL},
-      {"pairs", table, (double)r->pairs, NULL}, {"distinct", table, (double)r->distinct, NULL},
-      {"capacity", gh, (double)r->capacity, NULL}, {"slots", gh, (double)r->slots, NULL},
-      {"stored", table, (double)r->stored, NULL},
-      {"achieved_load", (char)(gh ? 'f' : 0), (double)r->stored / (double)r->slots, NULL},
-      {"failed", gh, (double)r->failed, NULL}, {"full_runs", gh, r->full_runs, NULL},
-      {"table_bytes", 'i', (double)r->table_bytes, NULL},
-      {"eviction_limit", (char)(def->fresh_per_insert ? 'i' : 0), (double)r->eviction_limit, 0},
-      {"hash_family", (char)(def->fresh_per_insert ? 's' : 0), 0, r->family},
-      {"policy", (char)(gh && insert ? 's' : 0), 0,
+  const nv facts[] = { /* a type 0 leaves a fact out */
+      {"key_bits", table, r->key_bits, 0}, {"value_bits", table, r->value_bits, 0},
+      {"pairs", table, r->pairs, 0}, {"distinct", table, r->distinct, 0},
+      {"capacity", gh, r->capacity, 0}, {"slots", gh, r->slots, 0}, {"stored", table, r->stored, 0},
+      {"achieved_load", gh ? 'f' : 0, (double)r->stored / r->slots, 0},
+      {"failed", gh, r->failed, 0}, {"full_runs", gh, r->full_runs, 0},
+      {"table_bytes", 'i', r->table_bytes, 0},
+      {"eviction_limit", def->fresh_per_insert ? 'i' : 0, r->eviction_limit, 0},
+      {"hash_family", def->fresh_per_insert ? 's' : 0, 0, r->family},
+      {"policy", gh && insert ? 's' : 0, 0,
        POLICY[r->ax[AX_VARIANT] == GH_VARIANT_MULTIVALUE ? GH_APPEND : def->policy]},
-      {"restarts", (char)(built ? 'l' : 0), 0, restarts},
-      {"restarts_total", built, (double)total, 0}, {"grows", built, (double)r->grows, NULL},
-      {"slabs_allocated", (char)(op == OP_ALLOC ? 'i' : 0), (double)r->n, NULL},
-      {"time_over_slab", (char)(isnan(r->ratio) ? 0 : 'f'), r->ratio, NULL}};
+      {"restarts", built ? 'l' : 0, 0, restarts}, {"restarts_total", built, total, 0},
+      {"grows", built, r->grows, 0}, {"slabs_allocated", op == OP_ALLOC ? 'i' : 0, r->n, 0},
+      {"time_over_slab", isnan(r->ratio) ? 0 : 'f', r->ratio, 0}};
   fputs("{\"tag\":\"gh/table\",\"name\":\"table\",\"data\":", f);
   jnamed(f, facts, sizeof facts / sizeof facts[0]);
   fprintf(f, "}],\"is_skipped\":%s", r->skipped ? "true,\"skip_reason\":" : "false");
@@ -334,22 +296,19 @@ static int report_benchmark(bench_run *run, const bench_plan *p) {
   char text[32];
   printf("\n%s\n  on the %s backend (%s): %u-bit keys, %u-bit values, median of %u after %u "
          "warm-up\n" ROW, p->sc->title, run->be->name, run->be->device, run->opts->key_bits,
-         run->opts->value_bits, p->reps, p->warmup, "design", "op", "dist", "g", "load", "n",
-         "ms_median", "rate", "unit", "ceiling", "frac", "notes");
+         run->opts->value_bits, p->reps, run->opts->warmup, "design", "op", "dist", "g", "load",
+         "n", "ms_median", "rate", "unit", "ceiling", "frac", "notes");
   fprintf(f, "%s\n{\"name\":\"%s\",\"index\":%u,\"axes\":[", run->benchmarks ? "]}," : "",
           p->sc->name, run->benchmarks);
-  run->benchmarks++;
-  run->states = 0;
+  run->benchmarks++, run->states = 0;
   for (unsigned a = 0; a < p->naxes; ++a) {
     const nv axis = axis_value(p->axis[a], 0);
     fprintf(f, "%s{\"name\":\"%s\",\"type\":\"%s\",\"flags\":\"\",\"values\":[", a ? "," : "",
             axis.name, type_name(axis.type));
     for (unsigned k = 0; k < p->count[a]; ++k) {
-      const nv v = axis_value(p->axis[a], p->v[a][k]);
-      fprintf(f, "%s{\"input_string\":", k ? "," : "");
-      jstr(f, axis_text(p->axis[a], p->v[a][k], text, sizeof text));
-      fputs(",\"description\":\"\",\"value\":", f);
-      jvalue(f, &v);
+      fprintf(f, "%s{\"input_string\":\"%s\",\"description\":\"\",\"value\":", k ? "," : "",
+              axis_text(p->axis[a], p->v[a][k], text, sizeof text)); /* plain text: no escapes */
+      jvalue(f, axis_value(p->axis[a], p->v[a][k]));
       fputc('}', f);
     }
     fputs("]}", f);
@@ -445,11 +404,6 @@ static const size_t BUFFERS[] = {
 #define BUFFER_COUNT (sizeof BUFFERS / sizeof BUFFERS[0])
 #define BUFFER(c, i) ((void **)((char *)(c) + BUFFERS[i]))
 
-static size_t table_bytes(const bench_ctx *c, const gh_config *config) {
-  size_t host = 0, device = 0;
-  gh_memory_estimate(config, &host, &device);
-  return c->be->stream ? device : host;
-}
 /* Each buffer at the states' largest n; they and the largest table must fit in free memory. */
 static int allocate(bench_ctx *c, const bench_plan *p) {
   uint64_t n = 0;
@@ -459,12 +413,12 @@ static int allocate(bench_ctx *c, const bench_plan *p) {
     state_at(p, k, c);
     designs |= 1u << (int)c->ax[AX_DESIGN];
     runs |= c->ax[AX_VARIANT] > GH_VARIANT_MAP || c->ax[AX_OP] == OP_MIXED;
-    n = c->n > n ? c->n : n;
-    vb = c->vb > vb ? c->vb : vb;
+    n = c->n > n ? c->n : n, vb = c->vb > vb ? c->vb : vb;
     c->distinct = c->n; /* an upper bound for every distribution */
     const gh_config config = bench_table_config(c);
-    const size_t bytes = bench_designs[(int)c->ax[AX_DESIGN]].gh ? table_bytes(c, &config) : 0;
-    table = bytes > table ? bytes : table;
+    size_t host = 0, device = 0, *on_backend = c->be->stream ? &device : &host;
+    if (bench_designs[(int)c->ax[AX_DESIGN]].gh) gh_memory_estimate(&config, &host, &device);
+    table = *on_backend > table ? *on_backend : table;
   }
   const size_t kb = c->kb, ns = designs & (1u << D_SORTED) ? n : 0, nr = runs ? n : 0;
   if (ns && c->be->sorted_temp_bytes(n, c->kb, (unsigned)vb, &temp) != 0)
@@ -472,7 +426,7 @@ static int allocate(bench_ctx *c, const bench_plan *p) {
   const size_t bytes[BUFFER_COUNT] = {
       n * kb, n * kb, n * vb, n * (vb > 4 ? vb : 4), n, nr * kb, nr * 8, nr ? nr * 8 + 8 : 0,
       ns * kb, ns * vb, (ns ? nr : 0) * kb, (ns ? nr : 0) * 8, (ns ? nr : 0) * 8, temp,
-      designs & (1u << D_LIMITS) ? LIMIT_BYTES : 0};
+      designs & (1u << D_LIMITS) ? BENCH_LIMIT_BYTES : 0};
   for (size_t i = 0; i < BUFFER_COUNT; ++i) need += bytes[i];
   if (c->be->memory(&free_bytes) != 0) return bench_backend_failed(c, 1, "reading free memory");
   if (need + table > free_bytes)
@@ -480,9 +434,7 @@ static int allocate(bench_ctx *c, const bench_plan *p) {
                        "reserve), %zu MiB are free: use a smaller --n", p->sc->name,
                        (need + table) >> 20, (need - RESERVE_BYTES) >> 20, table >> 20,
                        RESERVE_BYTES >> 20, free_bytes >> 20);
-  c->sorted.key_bytes = c->kb;
-  c->sorted.temp_bytes = temp;
-  c->limit_bytes = LIMIT_BYTES;
+  c->sorted.key_bytes = c->kb, c->sorted.temp_bytes = temp;
   for (size_t i = 0; i < BUFFER_COUNT; ++i)
     if (bytes[i] != 0 && c->be->alloc(BUFFER(c, i), bytes[i]) != 0)
       return bench_error("allocating %zu bytes: %s", bytes[i], c->be->error());
@@ -508,25 +460,20 @@ static int make(bench_ctx *c, int slot, void *out, unsigned kind, uint64_t offse
                                kind == GEN_MIXED_KEYS ? (unsigned)c->ax[AX_ABSENT] : 0, 0};
   *made = c->have_n[slot] != c->n || memcmp(&c->have[slot], &spec, sizeof spec) != 0;
   if (!*made) return BENCH_OK;
-  c->have_n[slot] = 0;
   /* Zipf's distinct keys are the distinct ranks, counted exactly from a byte map of them. */
   if (bench_backend_failed(c, c->be->generate(out, c->n, spec, ranks), "generating inputs"))
     return BENCH_FATAL;
-  c->have[slot] = spec;
-  c->have_n[slot] = c->n;
-  if (slot == 0) c->have_distinct = kind == GEN_CYCLIC_KEYS ? spec.period : c->n;
-  return ranks ? bench_count(c, ranks, NULL, 0, c->n, 1, &c->have_distinct) : BENCH_OK;
+  c->have[slot] = spec, c->have_n[slot] = c->n;
+  if (slot == 0) c->distinct = kind == GEN_CYCLIC_KEYS ? spec.period : c->n;
+  return ranks ? bench_count(c, ranks, NULL, 0, c->n, 1, &c->distinct) : BENCH_OK;
 }
 static int inputs(bench_ctx *c, const bench_scenario *sc) {
   static const unsigned KIND[] = {GEN_UNIQUE_KEYS, GEN_ZIPF_KEYS, GEN_CYCLIC_KEYS};
   const int op = (int)c->ax[AX_OP], dist = (int)c->ax[AX_DIST];
   int made = 0, result;
-  c->q = c->keys;
-  c->nq = c->n;
-  c->absent = 0;
+  c->q = c->keys, c->nq = c->n, c->absent = 0; /* the inputs, none absent */
   if (c->ax[AX_DESIGN] == D_LIMITS) return BENCH_OK;
   result = make(c, 0, c->keys, KIND[dist], 0, &made);
-  c->distinct = c->have_distinct;
   if (result == BENCH_OK && made && sc->show_inputs)
     printf("%s keys: %llu distinct among %llu (%.1f%%)\n", bench_axes[AX_DIST].names[dist],
            (unsigned long long)c->distinct, (unsigned long long)c->n,
@@ -544,8 +491,7 @@ static int inputs(bench_ctx *c, const bench_scenario *sc) {
 
 /* ---- Tables, timing, states --------------------------------------------------------------- */
 static void drop_table(bench_ctx *c) {
-  gh_destroy(c->table);
-  c->table = NULL;
+  gh_destroy(c->table), c->table = NULL;
   c->filled = c->validated = 0, c->failed = c->stored = 0;
   memset(&c->stats, 0, sizeof c->stats);
 }
@@ -585,8 +531,7 @@ static int measure(bench_ctx *c, const bench_steps *steps, bench_result *r) {
     if (run >= r->warmup) samples[run - r->warmup] = ms;
   }
   qsort(samples, r->reps, sizeof samples[0], compare_double);
-  r->ms_min = samples[0];
-  r->ms_max = samples[r->reps - 1];
+  r->ms_min = samples[0], r->ms_max = samples[r->reps - 1];
   r->ms_median = (samples[(r->reps - 1) / 2] + samples[r->reps / 2]) / 2;
   return BENCH_OK;
 }
@@ -598,22 +543,18 @@ static int run_state(bench_run *run, bench_ctx *c, const bench_plan *p, int new_
   const bench_steps *steps = bench_steps_for(design, op);
   char desc[256];
   size_t host = 0, device = 0;
-  bench_result r;
-  memset(&r, 0, sizeof r);
-  describe(c->ax, desc, sizeof desc);
-  c->desc = desc;
+  describe(c->ax, desc, sizeof desc), c->desc = desc;
   if (steps->op == NULL) return bench_error("%s: no such operation", desc), BENCH_BROKEN;
   int result = inputs(c, p->sc);
   if (result == BENCH_OK && new_table && def->gh) result = open_table(c, p->sc);
-  r.scenario = p->sc;
+  bench_result r = {.scenario = p->sc, .key_bits = c->kb * 8, .reps = p->reps, .n = c->n,
+                    .value_bits = v == GH_VARIANT_COMPACTING ? 32 : c->vb * 8, /* ids */
+                    .warmup = c->opts->warmup > def->min_warmup ? c->opts->warmup : def->min_warmup,
+                    .pairs = c->n, .distinct = c->distinct, .ms_median = NAN, .ms_min = NAN,
+                    .ms_max = NAN, .rate = NAN, .ratio = NAN,
+                    .family = c->config.hash_family == GH_HASH_XOR ? "xor" : "multiply",
+                    .skipped = result == SKIPPED ? c->skipped : NULL};
   memcpy(r.ax, c->ax, sizeof r.ax);
-  r.key_bits = c->kb * 8, r.reps = p->reps;
-  r.value_bits = v == GH_VARIANT_COMPACTING ? 32 : c->vb * 8; /* ids */
-  r.warmup = p->warmup > def->min_warmup ? p->warmup : def->min_warmup;
-  r.n = r.pairs = c->n, r.distinct = c->distinct;
-  r.family = c->config.hash_family == GH_HASH_XOR ? "xor" : "multiply";
-  r.skipped = result == SKIPPED ? c->skipped : NULL;
-  r.ms_median = r.ms_min = r.ms_max = r.rate = r.ratio = NAN;
   if (result == SKIPPED) return report_state(run, &r) == 0 ? SKIPPED : BENCH_FATAL;
   if (result == BENCH_OK && steps->prepare) result = steps->prepare(c);
   c->runs = c->full_runs = 0;
@@ -630,28 +571,22 @@ static int run_state(bench_run *run, bench_ctx *c, const bench_plan *p, int new_
     return result;
   /* The sorted structure: keys (and values), then the distinct keys, counts (and offsets). */
   r.table_bytes = c->table ? (c->be->stream ? device : host)
-                  : design == D_LIMITS ? c->limit_bytes
+                  : design == D_LIMITS ? BENCH_LIMIT_BYTES
                   : c->n * (c->kb + (v == GH_VARIANT_COMPACTING ? 0 : c->vb)) +
                         (v ? c->sorted.unique * (c->kb + 8 * (v == GH_VARIANT_MULTIVALUE ? 2 : 1))
                            : 0);
-  for (unsigned k = 0; def->fresh_per_insert && (op == OP_INSERT || op == OP_BUILD) && k < r.reps;
-       ++k) {
-    r.restarts[r.builds++] = c->restarts[r.warmup + k];
-    r.grows += c->grows[r.warmup + k];
-  }
+  for (unsigned k = r.warmup; def->fresh_per_insert && (op == OP_INSERT || op == OP_BUILD) &&
+                              k < r.warmup + r.reps; ++k)
+    r.restarts[r.builds++] = c->restarts[k], r.grows += c->grows[k];
   return report_state(run, &r) == 0 ? BENCH_OK : BENCH_FATAL;
 }
 
 static int run_scenario(bench_run *run, const bench_scenario *sc) {
   bench_plan p;
-  bench_ctx c;
+  bench_ctx c = {.opts = run->opts, .be = run->be, .desc = sc->name};
   double previous[AX_COUNT];
   int result, skip = 0;
   resolve(run->opts, sc, &p);
-  memset(&c, 0, sizeof c);
-  c.opts = run->opts;
-  c.be = run->be;
-  c.desc = sc->name;
   result = allocate(&c, &p);
   if (result == BENCH_OK && report_benchmark(run, &p) != 0) result = BENCH_FATAL;
   for (size_t k = 0; k < p.states && result != BENCH_FATAL; ++k) {
@@ -705,23 +640,19 @@ static int selected(const bench_options *o, const char *scenario) {
 
 /* --axis S.A=LIST: a row with the values of axis A of scenario S, before those of bench_rows. */
 static int parse_axis(bench_options *o, const char *spec) {
-  const char *dot = strchr(spec, '.'), *list = strchr(spec, '=');
-  const size_t length = dot ? (size_t)(dot - spec) : 0;
+  const char *list = strchr(spec, '=');
   bench_row *r = &o->overrides[o->override_count];
-  char text[256] = "";
+  char scenario[32] = "", axis[32] = "", text[256] = "";
   size_t s = 0;
   int a = 0;
-  while (s < bench_scenario_count && (strncmp(bench_scenarios[s].name, spec, length) ||
-                                      bench_scenarios[s].name[length]))
-    ++s;
-  while (dot && list && a < AX_COUNT && (strncmp(bench_axes[a].name, dot + 1, list - dot - 1) ||
-                                         bench_axes[a].name[list - dot - 1]))
-    ++a;
+  sscanf(spec, "%31[^.=].%31[^=]", scenario, axis);
+  while (s < bench_scenario_count && strcmp(bench_scenarios[s].name, scenario)) ++s;
+  while (a < AX_COUNT && strcmp(bench_axes[a].name, axis)) ++a;
   for (int k = 0; k < AX_COUNT; ++k)
     snprintf(strchr(text, 0), 20, "%s%s", k ? ", " : "", bench_axes[k].name);
   if (s == bench_scenario_count || a == AX_COUNT || !list || o->override_count == BENCH_MAX_LIST)
     return usage("--axis: '%s' is not SCENARIO.AXIS=LIST (axes: %s)", spec, text);
-  memset(r, 0, sizeof *r);
+  *r = (bench_row){.scenario = bench_scenarios[s].name, .axis = a, .modes = ALL};
   for (const bench_axis_def *d = &bench_axes[a]; (list = next_item(list + 1, text, 64)); --list) {
     double v = -1;
     for (int k = 0; d->names && d->names[k]; ++k) v = strcmp(d->names[k], text) ? v : k;
@@ -734,29 +665,22 @@ static int parse_axis(bench_options *o, const char *spec) {
         return usage("%s: '%s' is one value too many", spec, text);
     r->v[r->count++] = v;
   }
-  r->scenario = bench_scenarios[s].name;
-  r->axis = a;
-  r->modes = ALL;
   return r->count ? (++o->override_count, 0) : usage("%s: no values", spec);
 }
 
 static int parse(int argc, char **argv, bench_options *o) {
 #define AT(field) offsetof(bench_options, field)
-  static const struct {
-    const char *name;
-    double min, max, step;
-    size_t at, size;
-  } NUMBERS[] = {{"device", 0, 1023, 1, AT(device), 4}, {"n", 1, 0x1p40, 1, AT(n), 8},
-                 {"reps", 1, BENCH_MAX_REPS, 1, AT(reps), 4}, {"warmup", 0, 10, 1, AT(warmup), 4},
-                 {"key-bits", 32, 64, 32, AT(key_bits), 4}, {"seed", 0, 0x1p53, 1, AT(seed), 8},
-                 {"value-bits", 0, 64, 32, AT(value_bits), 4}};
+  static const struct { const char *name; double min, max, step; size_t at, size; } NUMBERS[] = {
+      {"device", 0, 1023, 1, AT(device), 4}, {"n", 1, 0x1p40, 1, AT(n), 8},
+      {"reps", 1, BENCH_MAX_REPS, 1, AT(reps), 4}, {"warmup", 0, 10, 1, AT(warmup), 4},
+      {"key-bits", 32, 64, 32, AT(key_bits), 4}, {"seed", 0, 0x1p53, 1, AT(seed), 8},
+      {"value-bits", 0, 64, 32, AT(value_bits), 4}};
   static const char *const OTHERS[] = {"axis", "backend", "scenario", "json", "group-sizes",
                                        "loads", "dists", "ops"};
   static const char *const AXES[] = {"group_size", "load_factor", "dist", "op"};
   static const char *const BACKENDS[] = {"auto", "host", "cuda"}; /* as gh_backend */
-  memset(o, 0, sizeof *o);
-  o->warmup = 1, o->key_bits = o->value_bits = 32, o->seed = 0x5eed;
-  o->scenarios = "all", o->json_path = "gpuhash-bench.json";
+  *o = (bench_options){.warmup = 1, .key_bits = 32, .value_bits = 32, .seed = 0x5eed,
+                       .scenarios = "all", .json_path = "gpuhash-bench.json"};
   for (int i = 1, result = 0; i < argc; ++i) {
     const char *value = strchr(argv[i], '=');
     char key[32], item[96];
@@ -823,7 +747,7 @@ static int open_backend(const bench_options *o, bench_backend *be, char *why, si
 int main(int argc, char **argv) {
   bench_options o;
   bench_backend be;
-  bench_run run = {0};
+  bench_run run = {.opts = &o, .be = &be};
   char why[128], started[32];
   const char *commit = getenv("GH_COMMIT");
   const time_t now = time(NULL);
@@ -841,7 +765,6 @@ int main(int argc, char **argv) {
                     : (o.quick ? M_QUICK_HOST : M_FULL_HOST);
   o.mode_name = o.limits_only ? "limits" : o.quick ? "quick" : "full";
   o.reps = o.reps_given ? o.reps : o.quick ? 3 : 5;
-  run.opts = &o, run.be = &be;
   commit = commit && *commit ? commit : GH_GIT_COMMIT;
   printf("gpuhash %u, commit %s, %s run, seed %llu, JSON written to %s\n", gh_version_number(),
          commit, o.mode_name, (unsigned long long)o.seed, o.json_path);

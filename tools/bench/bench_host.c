@@ -1,6 +1,5 @@
-/* bench_host.c - the host backend: bench.h's streams into aligned malloc'ed memory, calls timed
- * with CLOCK_MONOTONIC (they are synchronous), the sorted baseline on qsort and bench.h's
- * searches, on one thread: so that the scenarios run, checked, without a GPU. */
+/* bench_host.c - the host backend, on one thread, so that the scenarios run, checked, without a
+ * GPU: malloc, CLOCK_MONOTONIC around the (synchronous) calls, the sorted baseline on qsort. */
 #define _DEFAULT_SOURCE /* clock_gettime, sysconf(_SC_AVPHYS_PAGES) */
 
 #include <stdlib.h>
@@ -52,26 +51,23 @@ static int host_sorted_temp_bytes(uint64_t n, unsigned key_bytes, unsigned value
   (void)key_bytes, (void)value_bytes;
   return *bytes = (size_t)(n > 0 ? n : 1) * sizeof(host_pair), 0;
 }
-static int host_sorted_build(bench_sorted *s, const void *keys_in, const void *values_in) {
+static int host_sorted_build(bench_sorted *s, const void *keys_in, const void *values_in,
+                             gh_variant variant) {
   host_pair *pairs = s->temp;
-  for (uint64_t i = 0; i < s->n; ++i) {
-    pairs[i].key = bench_load(keys_in, i, s->key_bytes);
-    pairs[i].value = s->value_bytes ? bench_load(values_in, i, s->value_bytes) : 0;
-  }
+  for (uint64_t i = 0; i < s->n; ++i)
+    pairs[i] = (host_pair){bench_load(keys_in, i, s->key_bytes),
+                           s->value_bytes ? bench_load(values_in, i, s->value_bytes) : 0};
   qsort(pairs, s->n, sizeof *pairs, compare_pairs);
   for (uint64_t i = 0; i < s->n; ++i) {
     bench_store(s->keys, i, s->key_bytes, pairs[i].key);
     if (s->value_bytes) bench_store(s->values, i, s->value_bytes, pairs[i].value);
   }
-  return 0;
-}
-static int host_sorted_runs(bench_sorted *s, int with_offsets) {
   s->unique = 0;
-  for (uint64_t i = 0; i < s->n; ++i) {
+  for (uint64_t i = 0; variant != GH_VARIANT_MAP && i < s->n; ++i) {
     const uint64_t key = bench_load(s->keys, i, s->key_bytes);
     if (i == 0 || key != bench_load(s->keys, i - 1, s->key_bytes)) {
       bench_store(s->unique_keys, s->unique, s->key_bytes, key);
-      if (with_offsets) s->run_offsets[s->unique] = i;
+      if (variant == GH_VARIANT_MULTIVALUE) s->run_offsets[s->unique] = i;
       s->run_counts[s->unique++] = 0;
     }
     ++s->run_counts[s->unique - 1];
@@ -89,28 +85,23 @@ static int host_sorted_find_all(const bench_sorted *s, const void *queries, uint
                                 uint64_t *offsets_out, uint64_t *positions, void *values_out,
                                 uint64_t values_capacity, uint64_t *total) {
   const unsigned vb = s->value_bytes;
-  *total = 0;
+  offsets_out[0] = 0; /* the counts land one up, and their running sum makes the offsets */
   for (uint64_t i = 0; i < n; ++i) {
-    bench_sorted_count_one(s, queries, i, offsets_out, positions);
-    const uint64_t count = offsets_out[i];
-    offsets_out[i] = *total;
-    *total += count;
+    bench_sorted_count_one(s, queries, i, offsets_out + 1, positions);
+    offsets_out[i + 1] += offsets_out[i];
   }
-  offsets_out[n] = *total;
-  if (*total > values_capacity) return -1;
+  if ((*total = offsets_out[n]) > values_capacity) return -1;
   for (uint64_t i = 0; i < n; ++i)
     memcpy((char *)values_out + offsets_out[i] * vb, (const char *)s->values + positions[i] * vb,
            (offsets_out[i + 1] - offsets_out[i]) * vb);
   return 0;
 }
 void bench_host_open(bench_backend *b) {
-  static const bench_backend host = {
+  *b = (bench_backend){
       .name = "host", .kind = GH_BACKEND_HOST, .device = "host", .error = host_error,
       .memory = host_memory, .alloc = host_alloc, .release = host_release,
       .generate = host_generate, .count_differ = host_count_differ,
       .timer_start = host_timer_start, .timer_stop = host_timer_stop,
       .sorted_temp_bytes = host_sorted_temp_bytes, .sorted_build = host_sorted_build,
-      .sorted_runs = host_sorted_runs, .sorted_find = host_sorted_find,
-      .sorted_find_all = host_sorted_find_all};
-  *b = host;
+      .sorted_find = host_sorted_find, .sorted_find_all = host_sorted_find_all};
 }

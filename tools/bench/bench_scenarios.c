@@ -1,8 +1,5 @@
-/* bench_scenarios.c - what gpuhash-bench measures, as data, and the steps in which the designs
- * differ. A scenario is a set of axes (bench_rows) whose product the driver runs, as nvbench's
- * state axes: limits (the ceilings), warpdrive (Juenger et al., section V-B), cuckoo-a .. d
- * (Alcantara et al., section 4.5, against the pairs radix-sorted and binary-searched), slab-a .. e
- * and slab-growth (Ashkiani et al., section VI). */
+/* bench_scenarios.c - what gpuhash-bench measures (bench/README.md), as data: a scenario is axes
+ * (bench_rows) whose product the driver runs, as nvbench's; and the steps the designs differ in. */
 #include "bench.h"
 
 static const char *const DESIGNS[] = {"limits", "warpdrive", "cuckoo", "sorted", "slab", NULL};
@@ -65,8 +62,7 @@ const size_t bench_scenario_count = sizeof bench_scenarios / sizeof bench_scenar
 
 #define P2(k) ((double)(1ull << (k)))
 #define QUICK (M_QUICK_GPU | M_QUICK_HOST)
-/* count PER_MODE: v[0..3] = the value in full GPU, quick GPU, full host and quick host mode;
- * SWEEP: n doubling from v[mode] up to v[4 + mode]. */
+/* count PER_MODE: v[mode], one per mode (M_* order); SWEEP: n doubling v[mode] .. v[4 + mode]. */
 const bench_row bench_rows[] = {
     {"limits", AX_DESIGN, ALL, 1, {D_LIMITS}},
     {"limits", AX_OP, ALL, 4, {OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD}},
@@ -138,11 +134,9 @@ const bench_row bench_rows[] = {
     {"slab-e", AX_N, ALL, PER_MODE, {P2(24), P2(20), P2(20), P2(16)}},
     {"slab-e", AX_SLABS, ALL, 2, {4, 16}},
     {"slab-e", AX_OP, ALL, 1, {OP_ALLOC}},
-    /* The issue's done criterion: grown from 16 buckets to 2^27 keys, < 30 % lost (the chains
-     * hold n / 16 keys: a walk of each per insert) */
+    /* The issue's done criterion (< 30 % lost from 16 buckets) is at 2^27, but the table does
+     * not add base buckets as it grows: 16 chains of n / 16 keys make that build take hours. */
     {"slab-growth", AX_DESIGN, ALL, 1, {D_SLAB}},
-    /* Not 2^27 yet: the table does not add base buckets as it grows, so 16 chains of n / 16 keys
-     * make a 2^27 build take hours (issue 10's growth criterion needs bucket growth first). */
     {"slab-growth", AX_N, ALL, PER_MODE, {P2(18), P2(16), P2(16), P2(13)}},
     {"slab-growth", AX_SLABS, ALL, 1, {0.6}},
     {"slab-growth", AX_START, ALL, 2, {16, 0}},
@@ -150,9 +144,7 @@ const bench_row bench_rows[] = {
 const size_t bench_row_count = sizeof bench_rows / sizeof bench_rows[0];
 
 /* ---- gpuhash tables ----------------------------------------------------------------------- */
-static int variant(const bench_ctx *c) {
-  return c->ax[AX_VARIANT] > 0 ? (int)c->ax[AX_VARIANT] : 0;
-}
+static int variant(const bench_ctx *c) { return (int)fmax(c->ax[AX_VARIANT], 0); } /* -1: a map */
 static const bench_design_def *design(const bench_ctx *c) { return &bench_designs[(int)c->ax[0]]; }
 /* Entries per 120 data bytes of a slab: slots of 4, 8 or 16 bytes (src/slab/slab.h). */
 static unsigned per_slab(const bench_ctx *c) {
@@ -161,8 +153,7 @@ static unsigned per_slab(const bench_ctx *c) {
 
 gh_config bench_table_config(const bench_ctx *c) {
   gh_config config = gh_config_default(design(c)->gh);
-  config.backend = c->be->kind;
-  config.device = (int)c->opts->device;
+  config.backend = c->be->kind, config.device = (int)c->opts->device;
   config.key_bits = c->kb * 8;
   config.value_bits = variant(c) == GH_VARIANT_COMPACTING ? 32 : c->vb * 8; /* ids */
   if (config.design == GH_WARPDRIVE) {
@@ -181,29 +172,26 @@ gh_config bench_table_config(const bench_ctx *c) {
   config.capacity += config.capacity == 0;
   return config;
 }
-/* Untimed, before an insert: warpdrive clears the table; cuckoo gets a new one seeded by the
- * run, so each build draws fresh hash constants (its restarts are independent trials). */
+/* Untimed, before an insert: a clear, or (cuckoo) a new table seeded by the run, so that each build
+ * draws fresh hash constants (its restarts are independent trials). */
 static int table_reset(bench_ctx *c) {
   c->filled = 0;
   if (!design(c)->fresh_per_insert) return GH_CALL(c, gh_clear(c->table, c->be->stream));
-  gh_destroy(c->table);
-  c->table = NULL;
+  gh_destroy(c->table), c->table = NULL;
   c->config.seed = c->opts->seed + c->runs;
   return GH_CALL(c, gh_create(&c->config, &c->table));
 }
 /* Inputs [from, from + n) */
 static int insert(bench_ctx *c, uint8_t *failed_out, uint64_t from, uint64_t n) {
   const int v = variant(c), values = v != GH_VARIANT_COMPACTING && c->vb;
-  c->insert_status = gh_insert(c->table, (char *)c->keys + from * c->kb,
-                               values ? (char *)c->values + from * c->vb : NULL, n,
-                               v == GH_VARIANT_MULTIVALUE ? GH_APPEND : design(c)->policy,
-                               failed_out, c->be->stream);
+  c->insert_status = gh_insert(
+      c->table, (char *)c->keys + from * c->kb, values ? (char *)c->values + from * c->vb : NULL, n,
+      v == GH_VARIANT_MULTIVALUE ? GH_APPEND : design(c)->policy, failed_out, c->be->stream);
   if (c->insert_status == GH_ERR_TABLE_FULL) return BENCH_OK;
   return bench_call_failed(c, "gh_insert", c->insert_status);
 }
 static int table_insert(bench_ctx *c) { return insert(c, NULL, 0, c->n); }
-/* slab-c: the inputs in batches; slab inserts each batch, warpdrive rebuilds (clears and inserts
- * every input so far) per batch. */
+/* slab-c: slab inserts batch by batch; warpdrive rebuilds (clear, insert all so far) per batch. */
 static int table_batches(bench_ctx *c) {
   const uint64_t b = (uint64_t)c->ax[AX_BATCH], rebuild = design(c)->gh == GH_WARPDRIVE;
   int result = BENCH_OK;
@@ -226,16 +214,13 @@ static int after_insert(bench_ctx *c, uint64_t failed) {
     return bench_wrong(c, "after an insert that returned %s: %llu entries (%llu keys), not %llu",
                        gh_status_name(c->insert_status), (unsigned long long)c->stats.size,
                        (unsigned long long)c->stats.distinct_keys, (unsigned long long)expected);
-  c->stored = c->stats.size;
-  c->failed = failed;
-  c->filled = 1;
+  c->stored = c->stats.size, c->failed = failed, c->filled = 1;
   c->restarts[c->runs % BENCH_MAX_RUNS] = (uint32_t)c->stats.restarts;
   c->grows[c->runs++ % BENCH_MAX_RUNS] = c->stats.grows;
   if (!c->opts->validate || c->validated++) return BENCH_OK;
   return GH_CALL(c, gh_validate(c->table));
 }
-/* Untimed: the inputs into the emptied table with failed_out, so that the inputs that did not
- * fit (load 0.99 may overflow warpdrive's probe limit) are known exactly. */
+/* Untimed: the inputs into the emptied table with failed_out, to know exactly what did not fit. */
 static int table_fill(bench_ctx *c) {
   uint64_t failed = 0;
   int result = table_reset(c);
@@ -279,23 +264,18 @@ static int table_erase_check(bench_ctx *c) {
 }
 
 /* ---- The sorted structure ----------------------------------------------------------------- */
-/* Map and multivalue: sort the pairs; compacting: the keys; then for compacting and multivalue
- * the distinct keys and their runs (multivalue: with their offsets). */
+/* Map and multivalue sort the pairs, compacting the keys; then the backend encodes the runs. */
 static int sorted_build(bench_ctx *c) {
-  const int v = variant(c);
+  const gh_variant v = (gh_variant)variant(c);
   c->sorted.n = c->n;
   c->sorted.value_bytes = v == GH_VARIANT_COMPACTING ? 0 : c->vb;
-  if (bench_backend_failed(c, c->be->sorted_build(&c->sorted, c->keys, c->values), "sorting"))
-    return BENCH_FATAL;
-  if (v == GH_VARIANT_MAP) return BENCH_OK;
-  return bench_backend_failed(c, c->be->sorted_runs(&c->sorted, v == GH_VARIANT_MULTIVALUE), "rle");
+  return bench_backend_failed(c, c->be->sorted_build(&c->sorted, c->keys, c->values, v), "sorting");
 }
 static int sorted_build_check(bench_ctx *c) {
   if (variant(c) != GH_VARIANT_MAP && c->sorted.unique != c->distinct)
     return bench_wrong(c, "the sorted structure has %llu distinct keys, expected %llu",
                        (unsigned long long)c->sorted.unique, (unsigned long long)c->distinct);
-  c->stored = variant(c) == GH_VARIANT_MAP ? c->n : c->sorted.unique;
-  c->filled = 1;
+  c->stored = variant(c) == GH_VARIANT_MAP ? c->n : c->sorted.unique, c->filled = 1;
   return BENCH_OK;
 }
 /* Map: search the sorted pairs; compacting: the distinct keys, the id being the position. */
@@ -322,21 +302,19 @@ static int ready(bench_ctx *c) {
   if (design(c)->gh) return table_fill(c);
   return (result = sorted_build(c)) == BENCH_OK ? sorted_build_check(c) : result;
 }
-/* The found flags count the present queries; where all are present (unique keys, all stored)
- * the values are those inserted, where none is the default 0; a compacting table maps every id
- * back to its key (gh_keys_of_ids). */
+/* Found flags count the present queries; the values are those inserted where all are present
+ * (unique keys, all stored), 0 where none is; compacting ids map back to their keys. */
 static int find_check(bench_ctx *c) {
   const uint64_t expect = c->absent ? c->nq - c->absent : c->nq - c->failed;
-  const int map = variant(c) == GH_VARIANT_MAP && c->vb;
+  const int map = variant(c) == GH_VARIANT_MAP && c->vb, none = c->absent == c->nq;
+  const int all = !c->absent && !c->failed && c->ax[AX_DIST] == DIST_UNIQUE;
   uint64_t found = 0, wrong = 0;
   int result = bench_count(c, c->flags, NULL, 0, c->nq, 1, &found);
   if (result == BENCH_OK && found != expect)
     return bench_wrong(c, "found %llu of %llu queries, expected %llu", (unsigned long long)found,
                        (unsigned long long)c->nq, (unsigned long long)expect);
-  if (result == BENCH_OK && map && c->absent == c->nq)
-    result = bench_count(c, c->values_out, NULL, 0, c->nq, c->vb, &wrong);
-  if (result == BENCH_OK && map && !c->absent && !c->failed && c->ax[AX_DIST] == DIST_UNIQUE)
-    result = bench_count(c, c->values_out, c->values, 0, c->nq, c->vb, &wrong);
+  if (result == BENCH_OK && map && (none || all))
+    result = bench_count(c, c->values_out, none ? NULL : c->values, 0, c->nq, c->vb, &wrong);
   if (result == BENCH_OK && wrong != 0)
     return bench_wrong(c, "%llu wrong values returned", (unsigned long long)wrong);
   if (result != BENCH_OK || variant(c) != GH_VARIANT_COMPACTING || c->table == NULL) return result;
@@ -356,10 +334,8 @@ static int find_all_check(bench_ctx *c) {
                      (unsigned long long)c->n);
 }
 
-/* slab-d: the batch (ops in counts, keys in keys_out, bench.h's GEN_OPS) and how many of each op
- * it has (an absent find's or an insert's key is not key(i)); per run the table holds the n
- * inputs again and values_out the values, so that after the batch exactly the absent finds'
- * entries differ from them (0). */
+/* slab-d (its checks: bench/README.md): the batch (ops in counts, keys in keys_out) and how many
+ * of each op it has (an absent find's or an insert's key is not key(i)). */
 static int mixed_prepare(bench_ctx *c) {
   bench_gen_spec spec = {GEN_OPS, 8, c->opts->seed, c->n, 0, 0, (unsigned)c->ax[AX_UPDATES], 0};
   int result = bench_backend_failed(c, c->be->generate(c->counts, c->n, spec, NULL), "ops");
@@ -412,8 +388,8 @@ static int alloc_check(bench_ctx *c) {
 /* ---- Ceilings: a failure is the device's, never a table's, so fatal ---------------------- */
 static int limit(bench_ctx *c, int step) {
   const int which = (int)c->ax[AX_OP] - OP_LIMIT_COPY;
-  return bench_backend_failed(
-      c, c->be->limit(step, which, c->limit_buffer, c->limit_bytes, c->opts->seed, &c->n), "limit");
+  return bench_backend_failed(c, c->be->limit(step, which, c->limit_buffer, c->opts->seed, &c->n),
+                              "limit");
 }
 static int limit_prepare(bench_ctx *c) { return limit(c, BENCH_PREPARE); }
 static int limit_reset(bench_ctx *c) { return limit(c, BENCH_RESET); }
