@@ -175,7 +175,8 @@ typedef struct gh_config {
   unsigned value_bits; /* 0 (a set), 32 or 64; default 32 */
   /* warpdrive: slots wanted (>= 1), rounded up. cuckoo: keys the table is sized for; it holds
    * capacity * table_factor slots and grows by itself when more keys arrive. slab: keys the base
-   * slabs are sized for (with slab_load); chains grow beyond it. See gh_capacity().
+   * slabs are sized for at first (with slab_load); chains grow beyond it, and so do the buckets
+   * (see slab_load). See gh_capacity().
    * Default 1<<20. */
   uint64_t capacity;
   /* warpdrive: lanes per cooperative group and slots per probing window: 1, 2, 4, 8, 16 or 32.
@@ -198,7 +199,11 @@ typedef struct gh_config {
   gh_allocator allocator;
   /* ---- appended after 0.2.0 ---- */
   /* slab: the wanted average fill of the base slabs; base buckets = ceil(capacity /
-   * (entries per slab * slab_load)). 0.05..16; default 0.6. Larger values mean longer chains. */
+   * (entries per slab * slab_load)). 0.05..16; default 0.6. Larger values mean longer chains.
+   * The base buckets grow: before an insert or mixed batch that would take the average fill past
+   * 2 * slab_load, the table is rehashed into at least twice as many buckets (as many as hold all
+   * its entries at slab_load, when that is more); without memory for that it goes on in the
+   * buckets it has. */
   double slab_load;
   /* slab: 0 (default) = SlabAlloc with super blocks added as the table grows; 1 = SlabAlloc-light,
    * one contiguous array of slabs that is reallocated (doubled) as it grows: for small tables. */
@@ -403,7 +408,8 @@ typedef struct gh_stats {
    * constants (each keeps every key; the caller never sees a failure) */
   uint64_t restarts;
   uint64_t grows;         /* cuckoo: times the table was enlarged (after repeated restarts, or
-                             because more keys arrived than it was sized for) */
+                             because more keys arrived than it was sized for); slab: times its
+                             base buckets were enlarged (a rehash between batches) */
   uint64_t eviction_limit; /* cuckoo: the eviction chain limit in force (about 7 lg N) */
   /* cuckoo: keys kept in the overflow stash, which every lookup also scans: keys that failed
    * together across restarts, or that a rebuild could not place when memory ran out */
@@ -454,7 +460,7 @@ typedef struct gh_device_view {
   unsigned slot_bytes;
   void *slots;                 /* device: the design's slot array */
   unsigned long long *size;    /* device: number of distinct keys */
-  unsigned *status_word;       /* device: GH_FLAG_* bits */
+  unsigned *status_word;       /* device: GH_FLAG_* bits; NULL without GH_CAP_STATUS_FLAGS */
   uint64_t seed;
   uint64_t layout[6];          /* design-specific geometry */
 } gh_device_view;

@@ -237,8 +237,10 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
               (int)view.design, (int)bad_design->design);
         CHECK(view.key_bits == 32 && view.value_bits == value_bits, "view widths k%u v%u",
               view.key_bits, view.value_bits);
-        CHECK(view.slots != NULL && view.size != NULL && view.status_word != NULL,
-              "view pointers missing");
+        /* The status word exists where the design records GH_FLAG_* bits. */
+        CHECK(view.slots != NULL && view.size != NULL &&
+                  (view.status_word != NULL) == tu_design_has(bad_design, GH_CAP_STATUS_FLAGS),
+              "view pointers missing (status word %p)", (void *)view.status_word);
         CHECK(view.seed == h.config.seed, "view seed differs from the table's");
         if (tu_design_has(bad_design, GH_CAP_GROUP_SIZE)) {
           /* Group-size probing: layout = (windows, probe limit in windows, window width). */

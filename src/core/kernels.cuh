@@ -99,6 +99,21 @@ static __device__ __forceinline__ uint64_t gh_warp_reserve(unsigned long long *c
   return base + __popc(keepers & ((1u << lane) - 1u));
 }
 
+/* Reserves `count` consecutive output positions for each lane (lanes in order) with one atomic per
+ * warp on *cursor; returns this lane's first position. */
+static __device__ __forceinline__ uint64_t gh_warp_reserve_n(unsigned long long *cursor, unsigned count) {
+  const unsigned lane = threadIdx.x & 31u;
+  unsigned before = count; /* inclusive scan, then less this lane's own */
+  for (unsigned d = 1; d < 32u; d <<= 1) {
+    const unsigned below = __shfl_up_sync(0xFFFFFFFFu, before, d);
+    if (lane >= d) before += below;
+  }
+  unsigned long long base = 0;
+  if (lane == 31u && before) base = atomicAdd(cursor, (unsigned long long)before);
+  base = __shfl_sync(0xFFFFFFFFu, base, 31);
+  return base + before - count;
+}
+
 /* ---- Launching (core/toolkit_cuda.cu) ------------------------------------------------------------ */
 
 /* Queues kernel(args) on stream over a resident grid of blocks of block_threads, enough for

@@ -35,7 +35,7 @@ typedef struct host_call {
   gh_slab_insert_mode mode;
   void **first_match; /* multivalue erase: phase 1's first match per key */
   uint32_t *bucket_counts;
-  uint64_t n;
+  const gh_slab_geometry *count_geometry; /* the lists bucket_counts stand for */
   uint32_t next_who;
 } host_call;
 
@@ -226,7 +226,7 @@ static alloc_state alloc_begin(host_call *c) {
 
 static gh_counters count_chunk(void *context, uint64_t begin, uint64_t end) {
   host_call *c = (host_call *)context;
-  const gh_slab_geometry *g = &c->s->geometry;
+  const gh_slab_geometry *g = c->count_geometry;
   gh_counters counted = {{0}};
   for (uint64_t i = begin; i < end; ++i) {
     if (c->ops && c->ops[i] != GH_OP_INSERT) continue;
@@ -237,21 +237,35 @@ static gh_counters count_chunk(void *context, uint64_t begin, uint64_t end) {
   return counted;
 }
 
-static gh_status count_slabs(gh_table *t, void *context, uint32_t *bucket_counts, uint64_t *needed) {
-  host_call *c = (host_call *)context;
-  c->bucket_counts = bucket_counts;
-  *needed = gh__parallel_for(c->n, t->config.host_threads, count_chunk, c).value[0];
-  c->bucket_counts = NULL;
+/* The call's state for a batch of updates. */
+static host_call batch_call(gh_table *t, const gh_slab_batch *b) {
+  host_call c;
+  begin_call(t, &c);
+  c.ops = b->ops;
+  c.keys = b->keys;
+  c.values = b->values;
+  c.values_out = b->values_out;
+  c.flags_out = b->results_out;
+  c.policy = b->policy;
+  c.mode = b->mode;
+  return c;
+}
+
+static gh_status count_slabs(gh_table *t, const gh_slab_geometry *g, const gh_slab_batch *b, uint32_t *bucket_counts,
+                             uint64_t *needed, void *stream) {
+  host_call c = batch_call(t, b);
+  (void)stream;
+  c.bucket_counts = bucket_counts;
+  c.count_geometry = g;
+  *needed = gh__parallel_for(b->n, t->config.host_threads, count_chunk, &c).value[0];
   return GH_OK;
 }
 
-/* Reserves the slabs a batch of inserts (ops[i] == GH_OP_INSERT, or all when ops is NULL) can
- * need; a worker thread holds at most one spare slab at a time. */
-static gh_status reserve_for(gh_table *t, host_call *c, uint64_t n) {
-  c->n = n;
-  const gh_status status = gh__slab_reserve_batch(t, n, gh__cpu_count() + 1, count_slabs, c, NULL);
-  c->pool = c->s->pool; /* it may have grown */
-  return status;
+/* A worker thread holds at most one spare slab at a time. */
+static uint64_t spares(gh_table *t, const gh_slab_batch *b) {
+  (void)t;
+  (void)b;
+  return gh__cpu_count() + 1;
 }
 
 /* Counters: [0] inserted, [1] not fitted. */
@@ -271,22 +285,26 @@ static gh_counters insert_chunk(void *context, uint64_t begin, uint64_t end) {
   return counted;
 }
 
+static gh_counters mixed_chunk(void *context, uint64_t begin, uint64_t end);
+
+/* Counters of both chunk kinds: [0] inserted, [1] not fitted, [2] pairs erased (mixed only). */
+static gh_status run_batch(gh_table *t, const gh_slab_batch *b, uint64_t *failed, void *stream) {
+  host_call c = batch_call(t, b);
+  (void)stream;
+  const gh_counters counted = gh__parallel_for(b->n, t->config.host_threads, b->ops ? mixed_chunk : insert_chunk, &c);
+  c.s->counters->size += counted.value[0];
+  c.s->counters->size -= counted.value[2];
+  *failed = counted.value[1];
+  return GH_OK;
+}
+
+static const gh_slab_batch_runner host_runner = {count_slabs, spares, run_batch};
+
 static gh_status host_insert(gh_table *t, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
                              uint8_t *failed_out, uint64_t *failed, void *stream) {
-  host_call c;
-  (void)stream;
-  begin_call(t, &c);
-  c.keys = keys;
-  c.values = values;
-  c.flags_out = failed_out;
-  c.policy = (int)policy;
-  c.mode = gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 0);
-  gh_status status = reserve_for(t, &c, n);
-  if (status != GH_OK) return status;
-  const gh_counters counted = gh__parallel_for(n, t->config.host_threads, insert_chunk, &c);
-  c.s->counters->size += counted.value[0];
-  *failed = counted.value[1];
-  return gh__slab_refresh(t, NULL);
+  const gh_slab_batch b = {NULL, keys, values, n, NULL, failed_out, (int)policy,
+                           gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 0)};
+  return gh__slab_run_batch(t, &host_runner, &b, failed, stream);
 }
 
 static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
@@ -480,23 +498,9 @@ static gh_counters mixed_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_mixed(gh_table *t, const uint8_t *ops, const void *keys, const void *values, uint64_t n,
                             gh_dup_policy policy, void *values_out, uint8_t *results_out, uint64_t *failed,
                             void *stream) {
-  host_call c;
-  (void)stream;
-  begin_call(t, &c);
-  c.ops = ops;
-  c.keys = keys;
-  c.values = values;
-  c.values_out = values_out;
-  c.flags_out = results_out;
-  c.policy = (int)policy;
-  c.mode = gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 1);
-  gh_status status = reserve_for(t, &c, n);
-  if (status != GH_OK) return status;
-  const gh_counters counted = gh__parallel_for(n, t->config.host_threads, mixed_chunk, &c);
-  c.s->counters->size += counted.value[0];
-  c.s->counters->size -= counted.value[2];
-  *failed = counted.value[1];
-  return gh__slab_refresh(t, NULL);
+  const gh_slab_batch b = {ops, keys, values, n, values_out, results_out, (int)policy,
+                           gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 1)};
+  return gh__slab_run_batch(t, &host_runner, &b, failed, stream);
 }
 
 /* ---- FLUSH: compaction --------------------------------------------------------------------------- */

@@ -23,6 +23,24 @@ gh_slab_geometry gh__slab_geometry(const gh_config *c) {
   return g;
 }
 
+gh_slab_device_table gh__slab_device_table(const gh_slab_table *s) {
+  gh_slab_device_table d;
+  d.g = s->geometry;
+  d.base = s->base;
+  d.pool = s->pool;
+  d.size = &s->counters->size;
+  d.slabs_in_use = &s->counters->slabs_in_use;
+  return d;
+}
+
+gh_status gh__slab_publish(gh_table *t, void *stream) {
+  gh_slab_table *s = state(t);
+  if (s->published == NULL) return GH_OK;
+  /* From a stack copy: a pageable source is read before the call returns. */
+  const gh_slab_device_table now = gh__slab_device_table(s);
+  return gh__copy(t, s->published, &now, sizeof now, stream);
+}
+
 static size_t base_bytes(const gh_slab_geometry *g) { return (size_t)(g->buckets + 2) * GH_SLAB_BYTES; }
 
 static gh_status check_config(const gh_config *c, char *message, size_t size) {
@@ -35,7 +53,7 @@ static gh_status check_config(const gh_config *c, char *message, size_t size) {
     return GH_ERR_INVALID_ARGUMENT;
   }
   const gh_slab_geometry g = gh__slab_geometry(c);
-  if (g.buckets > (1ull << 36)) {
+  if (g.buckets > GH_SLAB_MAX_BUCKETS) {
     if (size) snprintf(message, size, "capacity / slab_load asks for %llu buckets; at most 2^36", (unsigned long long)g.buckets);
     return GH_ERR_INVALID_ARGUMENT;
   }
@@ -66,7 +84,7 @@ const gh_design_descriptor gh__design_slab = {
     .estimate = estimate,
     .variants = (1u << GH_VARIANT_MAP) | (1u << GH_VARIANT_MULTIVALUE),
     .map_policies = GH_MAP_POLICIES_ALL,
-    .capabilities = GH_CAP_ERASE | GH_CAP_GROWS | GH_CAP_MIXED,
+    .capabilities = GH_CAP_ERASE | GH_CAP_GROWS | GH_CAP_MIXED | GH_CAP_DEVICE_VIEW,
     .did_not_fit = "memory for new slabs ran out",
 };
 
@@ -128,7 +146,6 @@ static gh_status add_blocks(gh_table *t, uint32_t blocks, void *stream) {
     s->pool.supers += 1;
   }
   s->pool.total_blocks += blocks;
-  s->grows += 1;
   return GH_OK;
 }
 
@@ -140,11 +157,13 @@ gh_status gh__slab_refresh(gh_table *t, void *stream) {
   return status;
 }
 
-gh_status gh__slab_reserve(gh_table *t, uint64_t needed, void *stream) {
+/* Makes sure SlabAlloc has `needed` free slabs when `used` are in use (growing it, all or nothing),
+ * and grows it past the 3/4 threshold when memory allows. New memory is cleared on the call's
+ * stream, ahead of the batch's kernel. GH_ERR_OUT_OF_MEMORY with the table unchanged when the
+ * needed slabs cannot be had. */
+static gh_status reserve_slabs(gh_table *t, uint64_t used, uint64_t needed, void *stream) {
   gh_slab_table *s = state(t);
-  unsigned long long used = 0;
-  gh_status status = gh__to_host(t, &used, &s->counters->slabs_in_use, sizeof used, stream);
-  if (status != GH_OK || needed == 0) return status;
+  if (needed == 0) return GH_OK;
   const uint64_t total = total_slabs(s), free_slabs = total - used;
   const uint64_t after = used + needed;
   if ((after * GH_SLAB_GROW_DEN) <= total * GH_SLAB_GROW_NUM) return GH_OK;
@@ -154,9 +173,10 @@ gh_status gh__slab_reserve(gh_table *t, uint64_t needed, void *stream) {
   const uint64_t wanted = after * GH_SLAB_GROW_DEN / GH_SLAB_GROW_NUM + 1;
   if (total + grow < wanted) grow = wanted - total;
   const uint64_t blocks = (grow + GH_SLAB_BLOCK_SLABS - 1) / GH_SLAB_BLOCK_SLABS;
-  status = blocks > GH_SLAB_MAX_BLOCKS ? gh__fail(t, GH_ERR_OUT_OF_MEMORY, "a batch needs %llu new slabs, more than one super block holds",
-                                                  (unsigned long long)needed)
-                                       : add_blocks(t, (uint32_t)blocks, stream);
+  const gh_status status =
+      blocks > GH_SLAB_MAX_BLOCKS ? gh__fail(t, GH_ERR_OUT_OF_MEMORY, "a batch needs %llu new slabs, more than one super block holds",
+                                             (unsigned long long)needed)
+                                  : add_blocks(t, (uint32_t)blocks, stream);
   if (status == GH_OK || free_slabs >= needed) {
     /* Past the threshold but enough free slabs: growing was an optimisation. */
     gh__clear_error(t);
@@ -170,19 +190,137 @@ gh_status gh__slab_reserve(gh_table *t, uint64_t needed, void *stream) {
                   "nothing was changed", (unsigned long long)free_slabs, (unsigned long long)needed, reason);
 }
 
-gh_status gh__slab_reserve_batch(gh_table *t, uint64_t n, uint64_t spares, gh_slab_count_fn count, void *context,
-                                 void *stream) {
-  const gh_slab_geometry *g = &state(t)->geometry;
-  uint64_t needed = n;
-  if (n > (g->buckets + 2) / 8) {
+/* The new slabs a batch can need in the lists of geometry g: its count (or n itself for a batch
+ * small against the table, where counting costs more than it saves) plus the workers' spares. */
+static gh_status slabs_needed(gh_table *t, const gh_slab_batch_runner *r, const gh_slab_geometry *g,
+                              const gh_slab_batch *b, uint64_t *needed, void *stream) {
+  gh_status status = GH_OK;
+  *needed = b->n;
+  if (b->n > (g->buckets + 2) / 8) {
     gh_scratch counts = {0};
-    gh_status status = gh__scratch_alloc(t, &counts, (size_t)(g->buckets + 2) * sizeof(uint32_t));
+    status = gh__scratch_alloc(t, &counts, (size_t)(g->buckets + 2) * sizeof(uint32_t));
     if (status == GH_OK) status = gh__fill(t, counts.ptr, 0, counts.bytes, stream);
-    if (status == GH_OK) status = count(t, context, (uint32_t *)counts.ptr, &needed);
+    if (status == GH_OK) status = r->count_slabs(t, g, b, (uint32_t *)counts.ptr, needed, stream);
     gh__scratch_free(t, &counts, stream);
-    if (status != GH_OK) return status;
   }
-  return gh__slab_reserve(t, needed + spares, stream);
+  *needed += r->spares(t, b);
+  return status;
+}
+
+/* ---- Growing the base buckets ------------------------------------------------------------------- */
+
+/* A rebuild with more base buckets, prepared: the entries exported, the new base slabs allocated,
+ * nothing of the table changed yet. */
+typedef struct growth {
+  gh_slab_geometry g;
+  uint32_t *base; /* NULL: no growth */
+  size_t base_bytes;
+  gh_scratch keys, values;
+  gh_slab_batch again; /* the entries, inserted again (they are distinct keys, or a multivalue
+                          table's pairs: appended) */
+} growth;
+
+static void growth_abandon(gh_table *t, growth *gr, void *stream) {
+  gh__free(t, gr->base, gr->base_bytes, state(t)->kind);
+  gh__scratch_free(t, &gr->keys, stream);
+  gh__scratch_free(t, &gr->values, stream);
+  gr->base = NULL;
+}
+
+/* Prepares a growth when a batch of up to `incoming` new entries would take the base slabs'
+ * average fill past GH_SLAB_GROW_FILL x slab_load: to twice the buckets, or to those that hold
+ * every entry at slab_load when that is more. gr->base stays NULL when no growth is due. */
+static gh_status growth_prepare(gh_table *t, uint64_t incoming, growth *gr, void *stream) {
+  gh_slab_table *s = state(t);
+  const gh_slab_geometry *g = &s->geometry;
+  const double slab_load = t->config.slab_load;
+  unsigned long long size = 0;
+  memset(gr, 0, sizeof *gr);
+  gh_status status = gh__to_host(t, &size, &s->counters->size, sizeof size, stream);
+  const double entries = (double)size + (double)incoming;
+  if (status != GH_OK || entries <= (double)g->buckets * g->per_slab * slab_load * GH_SLAB_GROW_FILL) return status;
+  const double wanted = entries / ((double)g->per_slab * slab_load);
+  double buckets = 2.0 * (double)g->buckets;
+  if (buckets < wanted) buckets = wanted + 1.0;
+  if (buckets > (double)GH_SLAB_MAX_BUCKETS) buckets = (double)GH_SLAB_MAX_BUCKETS;
+  if ((uint64_t)buckets <= g->buckets) return GH_OK;
+  gr->g = *g;
+  gr->g.buckets = (uint64_t)buckets;
+  gr->base_bytes = base_bytes(&gr->g);
+  const gh_slot_format f = g->format;
+  uint64_t exported = 0;
+  status = gh__scratch_alloc(t, &gr->keys, (size_t)size * f.key_bits / 8);
+  if (status == GH_OK && f.value_bits) status = gh__scratch_alloc(t, &gr->values, (size_t)size * f.value_bits / 8);
+  if (status == GH_OK && size) status = t->ops->export_all(t, gr->keys.ptr, gr->values.ptr, &exported, stream);
+  if (status == GH_OK && (gr->base = (uint32_t *)gh__alloc(t, gr->base_bytes, s->kind)) == NULL)
+    status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "could not allocate %zu bytes for %llu base buckets", gr->base_bytes,
+                      (unsigned long long)gr->g.buckets);
+  if (status == GH_OK) status = gh__fill(t, gr->base, 0xFF, gr->base_bytes, stream);
+  const gh_slab_batch again = {NULL, gr->keys.ptr, gr->values.ptr, exported, NULL, NULL, GH_OVERWRITE, GH_SLAB_APPEND};
+  gr->again = again;
+  if (status != GH_OK) growth_abandon(t, gr, stream);
+  return status;
+}
+
+/* Makes the prepared growth the table: new base slabs, every slab back in SlabAlloc, the entries
+ * inserted again (their slabs were reserved; tombstones are left behind). */
+static gh_status growth_commit(gh_table *t, const gh_slab_batch_runner *r, growth *gr, void *stream) {
+  gh_slab_table *s = state(t);
+  uint64_t failed = 0;
+  gh_status status = GH_OK;
+  gh__free_after(t, s->base, s->base_bytes, s->kind, stream);
+  s->base = gr->base;
+  s->base_bytes = gr->base_bytes;
+  s->geometry = gr->g;
+  s->bucket_grows += 1;
+  for (uint32_t i = 0; status == GH_OK && i < s->pool.supers; ++i)
+    status = gh__fill(t, s->pool.bitmap[i], 0, super_bitmap_bytes(s->pool.blocks[i]), stream);
+  if (status == GH_OK) status = gh__fill(t, s->counters, 0, sizeof(gh_slab_counters), stream);
+  if (status == GH_OK) status = r->run(t, &gr->again, &failed, stream);
+  gh__scratch_free(t, &gr->keys, stream);
+  gh__scratch_free(t, &gr->values, stream);
+  if (status == GH_OK && failed)
+    status = gh__fail(t, GH_ERR_INTERNAL, "growing the buckets: %llu entries found no slab despite the reservation",
+                      (unsigned long long)failed);
+  return status;
+}
+
+/* Reserves the slabs of a growth and of the batch after it, both in the new lists (SlabAlloc
+ * empties first). The entries inserted again need no count: appended with nothing erased, a list
+ * of k entries is dense, ceil(k / per_slab) - 1 < k / per_slab slabs beyond its base slab. */
+static gh_status growth_reserve(gh_table *t, const gh_slab_batch_runner *r, const growth *gr, const gh_slab_batch *b,
+                                void *stream) {
+  uint64_t batch = 0;
+  const uint64_t again = gr->again.n / gr->g.per_slab + 1 + r->spares(t, &gr->again);
+  const gh_status status = slabs_needed(t, r, &gr->g, b, &batch, stream);
+  return status == GH_OK ? reserve_slabs(t, 0, again + batch, stream) : status;
+}
+
+gh_status gh__slab_run_batch(gh_table *t, const gh_slab_batch_runner *r, const gh_slab_batch *b, uint64_t *failed,
+                             void *stream) {
+  gh_slab_table *s = state(t);
+  growth gr;
+  gh_status status = growth_prepare(t, b->n, &gr, stream);
+  if (status == GH_OK && gr.base && (status = growth_reserve(t, r, &gr, b, stream)) != GH_OK)
+    growth_abandon(t, &gr, stream);
+  if (status == GH_ERR_OUT_OF_MEMORY) {
+    /* Growing is an optimisation: when memory for it is short, longer chains hold every key too. */
+    gh__clear_error(t);
+    status = GH_OK;
+  }
+  if (status == GH_OK && gr.base) {
+    status = growth_commit(t, r, &gr, stream);
+  } else if (status == GH_OK) {
+    unsigned long long used = 0;
+    uint64_t needed = 0;
+    status = gh__to_host(t, &used, &s->counters->slabs_in_use, sizeof used, stream);
+    if (status == GH_OK) status = slabs_needed(t, r, &s->geometry, b, &needed, stream);
+    if (status == GH_OK) status = reserve_slabs(t, used, needed, stream);
+  }
+  /* The base slabs or the pool may have moved: device views follow them before anything else. */
+  if (status == GH_OK) status = gh__slab_publish(t, stream);
+  if (status == GH_OK) status = r->run(t, b, failed, stream);
+  return status == GH_OK ? gh__slab_refresh(t, stream) : status;
 }
 
 /* ---- The ops both backends share ---------------------------------------------------------------- */
@@ -218,6 +356,7 @@ void gh__slab_release(gh_table *t) {
   release_pool(t);
   gh__free(t, s->base, s->base_bytes, s->kind);
   gh__free(t, s->counters, sizeof(gh_slab_counters), s->kind);
+  gh__free(t, s->published, sizeof *s->published, GH_MEMORY_DEVICE);
   gh__free(t, s, sizeof *s, GH_MEMORY_HOST);
   t->impl = NULL;
 }
@@ -444,6 +583,6 @@ gh_status gh__slab_stats(gh_table *t, gh_stats *stats) {
   if (status != GH_OK) return status;
   stats->distinct_keys = distinct;
   stats->slots = t->config.capacity;
-  stats->grows = s->grows;
+  stats->grows = s->bucket_grows;
   return GH_OK;
 }

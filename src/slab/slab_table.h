@@ -5,7 +5,7 @@
 #define GH_SLAB_TABLE_H
 
 #include "core/table.h"
-#include "slab/slab.h"
+#include "gpuhash/detail/slab.h"
 
 /* Counters kept beside the slabs (device memory for CUDA). */
 /* What one bulk call of the CUDA backend counts; zeroed before its kernel, read back after. */
@@ -30,26 +30,54 @@ typedef struct gh_slab_table {
   size_t base_bytes;
   gh_slab_pool pool;          /* SlabAlloc: super blocks (light: one array) */
   gh_slab_counters *counters;
-  uint64_t grows;             /* super blocks added (light: times the array was enlarged) */
+  uint64_t bucket_grows;      /* rehashes into a larger base bucket array */
+  gh_slab_device_table *published; /* CUDA: the device views' copy of the device table, or NULL */
   int light;
 } gh_slab_table;
+
+/* What device operations read of the table now. */
+gh_slab_device_table gh__slab_device_table(const gh_slab_table *s);
+/* Copies it to s->published (when a device view asked for one), queued on stream. */
+gh_status gh__slab_publish(gh_table *t, void *stream);
 
 /* The geometry a config gives: buckets from capacity and slab_load. */
 gh_slab_geometry gh__slab_geometry(const gh_config *config);
 
-/* Makes sure SlabAlloc has at least `needed` free slabs (growing it, all or nothing), and grows it
- * past the 3/4 threshold when memory allows. Host-side, between batches; new memory is cleared on
- * the call's stream, ahead of the batch's kernel. GH_ERR_OUT_OF_MEMORY with
- * the table unchanged when the needed slabs cannot be had. */
-gh_status gh__slab_reserve(gh_table *t, uint64_t needed, void *stream);
-/* Counts, for a batch, the new slabs it can need: for each bucket b, ceil(k_b / per_slab) where k_b
- * of its inserts hash to b; bucket_counts (buckets + 2 zeroed words, backend memory) is scratch. */
-typedef gh_status (*gh_slab_count_fn)(gh_table *t, void *context, uint32_t *bucket_counts, uint64_t *needed);
-/* Reserves what a batch of n operations can need before it runs: the count above (or n itself for a
- * batch small against the table, where counting costs more than it saves) plus `spares`, the slabs
- * that concurrent workers may hold at once. GH_ERR_OUT_OF_MEMORY (nothing changed) when it cannot. */
-gh_status gh__slab_reserve_batch(gh_table *t, uint64_t n, uint64_t spares, gh_slab_count_fn count, void *context,
-                                 void *stream);
+/* The base buckets grow (a rehash, host-driven between batches) before an update batch that would
+ * take the average fill of the base slabs past GH_SLAB_GROW_FILL x slab_load: to at least twice as
+ * many, or to the number that holds every entry at slab_load when that is more. */
+#define GH_SLAB_GROW_FILL 2.0
+
+/* One batch of updates: gh_insert (ops NULL: every operation an insert) or gh_mixed. */
+typedef struct gh_slab_batch {
+  const uint8_t *ops;
+  const void *keys;
+  const void *values;
+  uint64_t n;
+  void *values_out;     /* gh_mixed: the values of its finds */
+  uint8_t *results_out; /* gh_insert: 1 where the key did not fit; gh_mixed: the result codes */
+  int policy;
+  gh_slab_insert_mode mode;
+} gh_slab_batch;
+
+/* How a backend runs a batch; the order and the all-or-nothing rules are gh__slab_run_batch's. */
+typedef struct gh_slab_batch_runner {
+  /* The new slabs the batch can need in the lists of geometry g: for each bucket b, ceil(k_b / per_slab) where k_b of its
+   * inserts hash to b; bucket_counts (buckets + 2 zeroed words, backend memory) is scratch. */
+  gh_status (*count_slabs)(gh_table *t, const gh_slab_geometry *g, const gh_slab_batch *b, uint32_t *bucket_counts,
+                           uint64_t *needed, void *stream);
+  /* The slabs its concurrent workers may hold at once (one spare each). */
+  uint64_t (*spares)(gh_table *t, const gh_slab_batch *b);
+  /* Runs it on slabs already reserved, keeps the size counter; *failed = inserts that found no slab. */
+  gh_status (*run)(gh_table *t, const gh_slab_batch *b, uint64_t *failed, void *stream);
+} gh_slab_batch_runner;
+
+/* gh_insert and gh_mixed on either backend: grows the base buckets when the batch calls for it
+ * (an optimisation: when memory for it is short the chains just get longer), reserves the slabs
+ * the batch can need (GH_ERR_OUT_OF_MEMORY with nothing changed when they cannot be had), runs
+ * the batch and refreshes the capacity. */
+gh_status gh__slab_run_batch(gh_table *t, const gh_slab_batch_runner *runner, const gh_slab_batch *b, uint64_t *failed,
+                             void *stream);
 /* Slabs in use, read back; sets t->config.capacity to what the slabs hold now. */
 gh_status gh__slab_refresh(gh_table *t, void *stream);
 

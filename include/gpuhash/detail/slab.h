@@ -1,6 +1,8 @@
-/* slab.h - the slab hash's layout and the logic both backends share (GH_HD): slab geometry per
- * key / value width, lane roles, the bucket hash, SlabAlloc's 32-bit slab addresses and bitmap
- * math (Ashkiani, Farach-Colton and Owens, "A Dynamic Hash Table for the GPU", IPDPS 2018).
+/* gpuhash/detail/slab.h - the slab hash's layout and the logic the host backend, the CUDA kernels
+ * and the device-side API (include/gpuhash/slab.cuh) share (GH_HD): slab geometry per key / value
+ * width, lane roles, the bucket hash, SlabAlloc's 32-bit slab addresses and bitmap math
+ * (Ashkiani, Farach-Colton and Owens, "A Dynamic Hash Table for the GPU", IPDPS 2018).
+ * Internal: not part of the stable API, it may change with any release.
  *
  * A slab is 128 bytes: 32 lanes of 4 bytes, one coalesced read for a warp.
  *
@@ -21,8 +23,8 @@
  * SlabAlloc address: super block (5 bits) | memory block (17 bits) | unit (10 bits). A memory
  * block is 1024 slabs with a 1024-bit occupancy bitmap (32 words: one word per lane of a warp).
  * GH_SLAB_NULL (all ones) is never a valid address: super block 31 is never allocated. */
-#ifndef GH_SLAB_H
-#define GH_SLAB_H
+#ifndef GH_DETAIL_SLAB_H
+#define GH_DETAIL_SLAB_H
 
 #include "gpuhash/detail/hash.h"
 #include "gpuhash/detail/hd.h"
@@ -48,6 +50,9 @@
 /* SlabAlloc grows when more than 3/4 of its slabs would be in use after a batch. */
 #define GH_SLAB_GROW_NUM 3u
 #define GH_SLAB_GROW_DEN 4u
+/* Base buckets a table may have (the bucket hash takes 64-bit ranges; this keeps the base slabs
+ * within 8 TiB). */
+#define GH_SLAB_MAX_BUCKETS (1ull << 36)
 /* Resident-block changes before an allocation falls back to a full scan of the bitmaps. */
 #define GH_SLAB_ALLOC_ATTEMPTS 16u
 
@@ -122,6 +127,17 @@ typedef struct gh_slab_pool {
   uint32_t supers;
   uint32_t total_blocks;
 } gh_slab_pool;
+
+/* What an operation on the device reads of a table. The library's kernels get it by value; a
+ * device view points at a copy in device memory that the library keeps current (the base slabs
+ * move when the buckets grow, and SlabAlloc gains super blocks), so that a view stays valid. */
+typedef struct gh_slab_device_table {
+  gh_slab_geometry g;
+  uint32_t *base;                   /* (buckets + 2) slabs */
+  gh_slab_pool pool;
+  unsigned long long *size;         /* keys (multivalue: pairs) stored */
+  unsigned long long *slabs_in_use; /* slabs SlabAlloc has handed out */
+} gh_slab_device_table;
 
 /* 1 when a names a slab that exists in the pool. */
 GH_HD int gh_slab_address_valid(const gh_slab_pool *p, uint32_t a) {
@@ -217,4 +233,4 @@ GH_HD uint64_t gh_slab_compact_list(const gh_slab_geometry *g, const gh_slab_poo
   return freed;
 }
 
-#endif /* GH_SLAB_H */
+#endif /* GH_DETAIL_SLAB_H */
