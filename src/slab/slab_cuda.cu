@@ -377,32 +377,32 @@ static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *
   return status;
 }
 
-static gh_status cuda_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out, uint64_t *total,
-                            void *stream) {
-  if (t->config.variant != GH_VARIANT_MULTIVALUE) return gh__slab_single_value(t, "gh_count");
+/* Every key's number of values into numbers (one COUNT run), and their total. */
+static gh_status count_values(gh_table *t, const void *keys, uint64_t n, uint64_t *numbers, uint64_t *total,
+                              void *stream) {
   slab_args a = args_for(t);
   a.op = SLAB_COUNT;
   a.keys = keys;
   a.n = n;
-  a.numbers = counts_out;
+  a.numbers = numbers;
   gh_slab_call_counters after;
   const gh_status status = run_ops(t, &a, &after, stream);
   if (status == GH_OK && total) *total = after.total;
   return status;
 }
 
+static gh_status cuda_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out, uint64_t *total,
+                            void *stream) {
+  if (t->config.variant != GH_VARIANT_MULTIVALUE) return gh__slab_single_value(t, "gh_count");
+  return count_values(t, keys, n, counts_out, total, stream);
+}
+
 static gh_status cuda_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offsets_out, void *values_out,
                                uint64_t values_capacity, void *stream) {
   if (t->config.variant != GH_VARIANT_MULTIVALUE) return gh__slab_single_value(t, "gh_find_all");
-  slab_args a = args_for(t);
-  a.op = SLAB_COUNT;
-  a.keys = keys;
-  a.n = n;
-  a.numbers = offsets_out;
-  gh_slab_call_counters after;
   uint64_t needed = 0;
   gh_status status = gh__fill(t, offsets_out + n, 0, sizeof(uint64_t), stream);
-  if (status == GH_OK) status = run_ops(t, &a, &after, stream);
+  if (status == GH_OK) status = count_values(t, keys, n, offsets_out, NULL, stream);
   if (status == GH_OK) status = gh__exclusive_sum_u64(t, offsets_out, offsets_out, n + 1, stream);
   if (status == GH_OK) status = gh__to_host(t, &needed, offsets_out + n, sizeof needed, stream);
   if (status != GH_OK) return status;
@@ -411,7 +411,11 @@ static gh_status cuda_find_all(gh_table *t, const void *keys, uint64_t n, uint64
                     "offsets_out says where each key's values would go, no value was written",
                     (unsigned long long)needed, (unsigned long long)values_capacity);
   if (values_out == NULL) return GH_OK;
+  slab_args a = args_for(t);
   a.op = SLAB_FILL;
+  a.keys = keys;
+  a.n = n;
+  a.numbers = offsets_out;
   a.values_out = values_out;
   void *args[] = {&a};
   return gh__cuda_launch(t, kernels_for(a.T.g).ops, n, kBlockThreads, args, stream);

@@ -230,15 +230,13 @@ static void growth_abandon(gh_table *t, growth *gr, void *stream) {
 /* Prepares a growth when a batch of up to `incoming` new entries would take the base slabs'
  * average fill past GH_SLAB_GROW_FILL x slab_load: to twice the buckets, or to those that hold
  * every entry at slab_load when that is more. gr->base stays NULL when no growth is due. */
-static gh_status growth_prepare(gh_table *t, uint64_t incoming, growth *gr, void *stream) {
+static gh_status growth_prepare(gh_table *t, uint64_t size, uint64_t incoming, growth *gr, void *stream) {
   gh_slab_table *s = state(t);
   const gh_slab_geometry *g = &s->geometry;
   const double slab_load = t->config.slab_load;
-  unsigned long long size = 0;
   memset(gr, 0, sizeof *gr);
-  gh_status status = gh__to_host(t, &size, &s->counters->size, sizeof size, stream);
   const double entries = (double)size + (double)incoming;
-  if (status != GH_OK || entries <= (double)g->buckets * g->per_slab * slab_load * GH_SLAB_GROW_FILL) return status;
+  if (entries <= (double)g->buckets * g->per_slab * slab_load * GH_SLAB_GROW_FILL) return GH_OK;
   const double wanted = entries / ((double)g->per_slab * slab_load);
   double buckets = 2.0 * (double)g->buckets;
   if (buckets < wanted) buckets = wanted + 1.0;
@@ -249,7 +247,7 @@ static gh_status growth_prepare(gh_table *t, uint64_t incoming, growth *gr, void
   gr->base_bytes = base_bytes(&gr->g);
   const gh_slot_format f = g->format;
   uint64_t exported = 0;
-  status = gh__scratch_alloc(t, &gr->keys, (size_t)size * f.key_bits / 8);
+  gh_status status = gh__scratch_alloc(t, &gr->keys, (size_t)size * f.key_bits / 8);
   if (status == GH_OK && f.value_bits) status = gh__scratch_alloc(t, &gr->values, (size_t)size * f.value_bits / 8);
   if (status == GH_OK && size) status = t->ops->export_all(t, gr->keys.ptr, gr->values.ptr, &exported, stream);
   if (status == GH_OK && (gr->base = (uint32_t *)gh__alloc(t, gr->base_bytes, s->kind)) == NULL)
@@ -299,8 +297,13 @@ static gh_status growth_reserve(gh_table *t, const gh_slab_batch_runner *r, cons
 gh_status gh__slab_run_batch(gh_table *t, const gh_slab_batch_runner *r, const gh_slab_batch *b, uint64_t *failed,
                              void *stream) {
   gh_slab_table *s = state(t);
+  /* The size and the slabs in use (adjacent counters) in one read: the batch's one wait before
+   * its kernel. */
+  unsigned long long held[2] = {0, 0};
   growth gr;
-  gh_status status = growth_prepare(t, b->n, &gr, stream);
+  memset(&gr, 0, sizeof gr);
+  gh_status status = gh__to_host(t, held, &s->counters->size, sizeof held, stream);
+  if (status == GH_OK) status = growth_prepare(t, held[0], b->n, &gr, stream);
   if (status == GH_OK && gr.base && (status = growth_reserve(t, r, &gr, b, stream)) != GH_OK)
     growth_abandon(t, &gr, stream);
   if (status == GH_ERR_OUT_OF_MEMORY) {
@@ -311,11 +314,9 @@ gh_status gh__slab_run_batch(gh_table *t, const gh_slab_batch_runner *r, const g
   if (status == GH_OK && gr.base) {
     status = growth_commit(t, r, &gr, stream);
   } else if (status == GH_OK) {
-    unsigned long long used = 0;
     uint64_t needed = 0;
-    status = gh__to_host(t, &used, &s->counters->slabs_in_use, sizeof used, stream);
-    if (status == GH_OK) status = slabs_needed(t, r, &s->geometry, b, &needed, stream);
-    if (status == GH_OK) status = reserve_slabs(t, used, needed, stream);
+    status = slabs_needed(t, r, &s->geometry, b, &needed, stream);
+    if (status == GH_OK) status = reserve_slabs(t, held[1], needed, stream);
   }
   /* The base slabs or the pool may have moved: device views follow them before anything else. */
   if (status == GH_OK) status = gh__slab_publish(t, stream);

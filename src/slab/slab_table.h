@@ -17,6 +17,7 @@ typedef struct gh_slab_call_counters {
   unsigned long long total;    /* values counted (gh_count), or the export cursor */
 } gh_slab_call_counters;
 
+/* size and slabs_in_use stay first and adjacent: a batch reads both in one copy. */
 typedef struct gh_slab_counters {
   unsigned long long size;         /* keys (multivalue: pairs) stored */
   unsigned long long slabs_in_use; /* slabs SlabAlloc has handed out */
