@@ -289,8 +289,11 @@ void gh_destroy(gh_table *table);
  * On failure: GH_ERR_TABLE_FULL writes failed_out; any other failure (GH_ERR_OUT_OF_MEMORY, ...)
  * writes nothing and changes nothing. Designs that grow (GH_CAP_GROWS) never report full. cuckoo:
  * when memory for growing runs out mid-way it finishes with GH_OK, parking what it could not place
- * in a stash that lookups also scan (gh_stats.stash_keys). slab: the slabs a batch can need are
- * reserved before it runs, so running out of memory is GH_ERR_OUT_OF_MEMORY with nothing changed. */
+ * in a stash that lookups also scan (gh_stats.stash_keys). slab: the slabs a batch is estimated to
+ * need are reserved before it runs (when they cannot be had: GH_ERR_OUT_OF_MEMORY, nothing
+ * changed); keys that found no slab all the same (many keys in few lists) are inserted again
+ * once SlabAlloc has grown, and only if it cannot grow does the call return GH_ERR_OUT_OF_MEMORY
+ * with those keys flagged in failed_out, every other key inserted. */
 gh_status gh_insert(gh_table *table, const void *keys, const void *values, uint64_t n,
                     gh_dup_policy policy, uint8_t *failed_out, gh_stream stream);
 
@@ -358,10 +361,12 @@ typedef enum gh_op_code { GH_OP_INSERT = 1, GH_OP_ERASE = 2, GH_OP_FIND = 3 } gh
  * an erase racing with an insert of the same key removes it or not; after the batch a map holds
  * each key at most once. Order the batch yourself (two calls) where order matters.
  * Errors: an op code other than the three gives GH_ERR_INVALID_ARGUMENT, nothing executed, and
- * the message names the first bad position. Memory the batch may need is reserved before
- * anything runs (GH_ERR_OUT_OF_MEMORY: nothing executed, nothing written). A backend that could
- * not reserve exactly reports the inserts that found no memory as 2 in results_out and returns
- * GH_ERR_TABLE_FULL; every other operation was executed and its outputs written.
+ * the message names the first bad position. Memory the batch is expected to need is reserved before
+ * anything runs (GH_ERR_OUT_OF_MEMORY: nothing executed, nothing written). Inserts that find no
+ * memory all the same are flagged 2 in results_out with every other operation executed and its
+ * outputs written: the call returns GH_ERR_TABLE_FULL (a design of fixed capacity) or, for a
+ * design that grows (slab, which first runs those inserts again once its allocator has grown),
+ * GH_ERR_OUT_OF_MEMORY.
  * n == 0 is a no-op. */
 gh_status gh_mixed(gh_table *table, const uint8_t *ops, const void *keys, const void *values, uint64_t n,
                    gh_dup_policy policy, void *values_out, uint8_t *results_out, gh_stream stream);

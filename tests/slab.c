@@ -225,7 +225,88 @@ static void grow_case(uint64_t capacity, uint64_t total, uint64_t batch, int lig
   free(values);
 }
 
+/* Doubling splits every list in two, reusing its own slabs: lists many slabs long (a multivalue
+ * table's hot keys), tombstones to drop, and the side buckets' special keys. Batch A fills the
+ * table, erases leave tombstones, batch B doubles the buckets at least once. */
+static void split_case(unsigned key_bits, unsigned value_bits, gh_variant variant) {
+  const uint64_t hot = 8, per_hot = variant == GH_VARIANT_MULTIVALUE ? 200 : 1, spread = 3000, more = 6000;
+  const uint64_t first_n = hot * per_hot + spread, all_keys = hot + spread + more;
+  tu_rng rng = tu_rng_make(tu_mix_seed(sl_seed, key_bits, value_bits, 77u + (uint64_t)variant));
+  tu_set_context("split backend=%s k%u v%u variant=%s seed=0x%016llx", tu_backend_name(sl_backend), key_bits,
+                 value_bits, tu_variant_name(variant, value_bits), (unsigned long long)sl_seed);
+  gh_table *t = make_table(key_bits, value_bits, variant, 144, 0);
+  uint64_t *keys = (uint64_t *)tu_xmalloc(all_keys * 8), *batch = (uint64_t *)tu_xmalloc((first_n + more) * 8);
+  uint64_t *values = (uint64_t *)tu_xmalloc((first_n + more) * 8), *counts = (uint64_t *)tu_xmalloc(all_keys * 8);
+  uint8_t *found = (uint8_t *)tu_xmalloc(all_keys);
+  tu_gen_unique_keys(&rng, key_bits, all_keys, NULL, keys);
+  /* The two keys the side buckets hold. */
+  const uint64_t ones = key_bits == 32 ? 0xFFFFFFFFull : ~0ull;
+  keys[hot] = ones;
+  keys[hot + 1] = ones - 1u;
+  uint64_t n = 0;
+  for (uint64_t h = 0; h < hot; ++h)
+    for (uint64_t c = 0; c < per_hot; ++c) batch[n++] = keys[h];
+  for (uint64_t i = 0; i < spread; ++i) batch[n++] = keys[hot + i];
+  tu_gen_values(&rng, value_bits ? value_bits : 32, first_n + more, values);
+  void *pk = tu_pack(batch, n, key_bits), *pv = value_bits ? tu_pack(values, n, value_bits) : NULL;
+  const gh_dup_policy policy = variant == GH_VARIANT_MULTIVALUE ? GH_APPEND : GH_KEEP_FIRST;
+  tu_set_phase("batch A");
+  CHECK_OK(t, gh_insert(t, pk, pv, n, policy, NULL, NULL));
+  free(pk);
+  free(pv);
+  /* Erase every other spread key (not the special two). */
+  uint64_t erased_n = 0;
+  for (uint64_t i = 2; i < spread; i += 2) batch[erased_n++] = keys[hot + i];
+  pk = tu_pack(batch, erased_n, key_bits);
+  tu_set_phase("erases");
+  CHECK_OK(t, gh_erase(t, pk, erased_n, NULL, NULL, NULL));
+  free(pk);
+  gh_stats before, after;
+  CHECK_OK(t, gh_get_stats(t, &before));
+  for (uint64_t i = 0; i < more; ++i) batch[i] = keys[hot + spread + i];
+  pk = tu_pack(batch, more, key_bits);
+  pv = value_bits ? tu_pack(values + first_n, more, value_bits) : NULL;
+  tu_set_phase("batch B, which doubles the buckets");
+  CHECK_OK(t, gh_insert(t, pk, pv, more, policy, NULL, NULL));
+  free(pk);
+  free(pv);
+  CHECK_OK(t, gh_validate(t));
+  CHECK_OK(t, gh_get_stats(t, &after));
+  CHECK(after.grows > before.grows, "batch B did not grow the buckets (grows %llu)", (unsigned long long)after.grows);
+  pk = tu_pack(keys, all_keys, key_bits);
+  if (variant == GH_VARIANT_MULTIVALUE) {
+    uint64_t total = 0;
+    CHECK_OK(t, gh_count(t, pk, all_keys, counts, &total, NULL));
+    for (uint64_t i = 0; i < all_keys; ++i) {
+      const uint64_t expect = i < hot ? per_hot : (i >= hot + 2 && i < hot + spread && i % 2 == 0 ? 0 : 1);
+      if (!CHECK(counts[i] == expect, "key %llu (0x%llx): %llu values, expected %llu", (unsigned long long)i,
+                 (unsigned long long)keys[i], (unsigned long long)counts[i], (unsigned long long)expect))
+        break;
+    }
+  } else {
+    CHECK_OK(t, gh_contains(t, pk, all_keys, found, NULL));
+    for (uint64_t i = 0; i < all_keys; ++i) {
+      const int expect = !(i >= hot + 2 && i < hot + spread && i % 2 == 0);
+      if (!CHECK(found[i] == expect, "key %llu (0x%llx): found %u", (unsigned long long)i, (unsigned long long)keys[i],
+                 found[i]))
+        break;
+    }
+  }
+  CHECK(table_size(t) == first_n - erased_n + more, "size %llu, expected %llu", (unsigned long long)table_size(t),
+        (unsigned long long)(first_n - erased_n + more));
+  free(pk);
+  gh_destroy(t);
+  free(keys);
+  free(batch);
+  free(values);
+  free(counts);
+  free(found);
+}
+
 static void part_growth(void) {
+  split_case(32, 32, GH_VARIANT_MULTIVALUE);
+  split_case(32, 0, GH_VARIANT_MAP);
+  split_case(64, 64, GH_VARIANT_MAP);
   for (int light = 0; light <= 1; ++light) {
     /* 16 buckets: capacity 144 = 16 buckets x 15 entries x 0.6. */
     grow_case(144, 1u << 16, 1u << 13, light);
@@ -636,6 +717,77 @@ static void check_unchanged(gh_table *t, tu_tracker *tr, uint64_t size, size_t l
   free(found);
 }
 
+/* Hot keys of a multivalue table need far more slabs than the estimate for uniform keys reserves:
+ * the inserts that find none run again once SlabAlloc has grown. With each allocation failing in
+ * turn, the call either completes, or refuses with nothing changed, or (SlabAlloc could not grow
+ * for the rerun) returns GH_ERR_OUT_OF_MEMORY with the inserts that did not fit flagged and every
+ * other one stored. */
+static void short_estimate_case(tu_tracker *tr, gh_config cfg) {
+  /* Enough slabs in hot lists to pass the estimate's margin and the workers' spares (a GPU has
+   * tens of thousands of those). */
+  const uint64_t hot = sl_backend == GH_BACKEND_CUDA ? 1024 : 32, per_hot = 1000, n = hot * per_hot;
+  tu_rng rng = tu_rng_make(tu_mix_seed(sl_seed, 21, 22, 23));
+  uint64_t *hot_keys = (uint64_t *)tu_xmalloc(hot * 8), *keys = (uint64_t *)tu_xmalloc(n * 8);
+  uint64_t *counts = (uint64_t *)tu_xmalloc(hot * 8), *expect = (uint64_t *)tu_xmalloc(hot * 8);
+  uint8_t *failed = (uint8_t *)tu_xmalloc(n);
+  tu_gen_unique_keys(&rng, 32, hot, NULL, hot_keys);
+  for (uint64_t i = 0; i < n; ++i) keys[i] = hot_keys[i % hot];
+  void *pk = tu_pack(keys, n, 32), *ph = tu_pack(hot_keys, hot, 32);
+  cfg.variant = GH_VARIANT_MULTIVALUE;
+  cfg.capacity = 144;
+  uint64_t k, partial = 0;
+  for (k = 1; k < 200; ++k) {
+    gh_table *t = NULL;
+    REQUIRE(gh_create(&cfg, &t) == GH_OK, "gh_create: %s", gh_last_create_error());
+    tu_set_phase("hot keys, %llu values each, with allocation %llu failing", (unsigned long long)per_hot,
+                 (unsigned long long)k);
+    memset(failed, 0xA5, n);
+    tu_tracker_fail_nth(tr, k);
+    const gh_status st = gh_insert(t, pk, pk, n, GH_APPEND, failed, NULL);
+    const int injected = tu_tracker_injected(tr);
+    tu_tracker_fail_nth(tr, 0);
+    char message[512];
+    snprintf(message, sizeof message, "%s", gh_last_error(t));
+    CHECK(st == GH_OK || st == GH_ERR_OUT_OF_MEMORY, "returned %s: %s", gh_status_name(st), message);
+    CHECK_OK(t, gh_validate(t));
+    uint64_t flagged = 0, total = 0;
+    for (uint64_t h = 0; h < hot; ++h) expect[h] = per_hot;
+    if (st == GH_OK) {
+      for (uint64_t i = 0; i < n; ++i) CHECK(failed[i] == 0, "failed_out[%llu] = %u after GH_OK", (unsigned long long)i, failed[i]);
+    } else if (tu_first_non_canary(failed, n) == n) {
+      for (uint64_t h = 0; h < hot; ++h) expect[h] = 0; /* refused: nothing changed */
+    } else {
+      for (uint64_t i = 0; i < n; ++i) {
+        CHECK(failed[i] <= 1, "failed_out[%llu] = %u", (unsigned long long)i, failed[i]);
+        flagged += failed[i] == 1;
+        expect[i % hot] -= failed[i] == 1;
+      }
+      CHECK(flagged > 0 && strstr(message, "did not fit") != NULL, "GH_ERR_OUT_OF_MEMORY, %llu flagged: %s",
+            (unsigned long long)flagged, message);
+      partial += 1;
+    }
+    CHECK_OK(t, gh_count(t, ph, hot, counts, &total, NULL));
+    for (uint64_t h = 0; h < hot; ++h)
+      if (!CHECK(counts[h] == expect[h], "hot key %llu: %llu values, expected %llu", (unsigned long long)h,
+                 (unsigned long long)counts[h], (unsigned long long)expect[h]))
+        break;
+    CHECK(table_size(t) == total, "size %llu, values counted %llu", (unsigned long long)table_size(t),
+          (unsigned long long)total);
+    gh_destroy(t);
+    if ((st == GH_OK && !injected) || tu_failure_count() > 0) break;
+  }
+  CHECK(k > 1 && k < 200 && partial > 0, "%llu runs, %llu ended flagged", (unsigned long long)k, (unsigned long long)partial);
+  printf("  hot keys (%llu x %llu values): %llu allocations failed in turn, %llu of them left flagged inserts\n",
+         (unsigned long long)hot, (unsigned long long)per_hot, (unsigned long long)(k - 1), (unsigned long long)partial);
+  free(hot_keys);
+  free(keys);
+  free(counts);
+  free(expect);
+  free(failed);
+  free(pk);
+  free(ph);
+}
+
 static void part_alloc(void) {
   const uint64_t first_n = 3000, n = 40000;
   tu_rng rng = tu_rng_make(tu_mix_seed(sl_seed, 11, 12, 13));
@@ -720,6 +872,8 @@ static void part_alloc(void) {
   }
   gh_destroy(t);
   tu_tracker_check_clean(tr, "after gh_destroy");
+  short_estimate_case(tr, cfg);
+  tu_tracker_check_clean(tr, "after the hot-key tables");
   tu_tracker_delete(tr);
   free(keys);
   free(pk);

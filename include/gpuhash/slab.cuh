@@ -92,15 +92,21 @@ static __device__ __forceinline__ uint64_t gh_slab_broadcast_word(const gh_devic
   return __shfl_sync(tile.mask, (uint32_t)value, (int)(tile.first_lane + src));
 }
 
-/* One coalesced 128-byte read of a slab (L2, not L1: other SMs write slabs during a batch). */
+/* This lane's part of one coalesced 128-byte read of a slab (L2, not L1: other SMs write slabs
+ * during a batch). */
+static __device__ __forceinline__ uint4 gh_slab_load(const gh_device_group &tile, const uint32_t *slab) {
+  return __ldcg((const uint4 *)slab + tile.rank);
+}
+
+/* What the tile learns from the words `mine` it read of a slab, looking for the key `stored`. */
 template <unsigned KB, unsigned VB>
-static __device__ __forceinline__ gh_slab_view gh_slab_read(const gh_device_group &tile, const uint32_t *slab,
-                                                            uint64_t stored) {
+static __device__ __forceinline__ gh_slab_view gh_slab_classify(const gh_device_group &tile, uint4 mine,
+                                                                uint64_t stored) {
   typedef gh_slab_shape<KB, VB> S;
   const gh_slot_format f = gh_slot_format_make(KB, VB);
   const uint64_t empty = gh_slot_empty_key(KB);
   gh_slab_view v;
-  v.mine = __ldcg((const uint4 *)slab + tile.rank);
+  v.mine = mine;
   v.my_match = v.my_empties = v.my_tombs = 0;
 #pragma unroll
   for (unsigned k = 0; k < GH_SLAB_TILE_WORDS; k += S::words) {
@@ -114,6 +120,12 @@ static __device__ __forceinline__ gh_slab_view gh_slab_read(const gh_device_grou
   v.empties = gh_device_group_ballot(tile, v.my_empties != 0);
   v.tombs = gh_device_group_ballot(tile, v.my_tombs != 0);
   return v;
+}
+
+template <unsigned KB, unsigned VB>
+static __device__ __forceinline__ gh_slab_view gh_slab_read(const gh_device_group &tile, const uint32_t *slab,
+                                                            uint64_t stored) {
+  return gh_slab_classify<KB, VB>(tile, gh_slab_load(tile, slab), stored);
 }
 
 /* The slab after the one read into v, or NULL at the list's end. */
@@ -195,12 +207,36 @@ static __device__ uint32_t gh_slab_tile_take(const gh_device_group &tile, const 
 #define GH_SLAB_INSERTED 1u
 #define GH_SLAB_NO_MEMORY 2u
 
+/* A list's head slab as this lane read it ahead (a kernel loads the heads of several operations at
+ * once, so that their reads are in flight together), or nothing yet (have = 0). By value: a pointer
+ * into the caller's registers would put them in local memory. */
+typedef struct gh_slab_ahead {
+  uint4 words;
+  bool have;
+} gh_slab_ahead;
+
+static __device__ __forceinline__ gh_slab_ahead gh_slab_no_ahead(void) {
+  gh_slab_ahead a;
+  a.words = make_uint4(0u, 0u, 0u, 0u);
+  a.have = false;
+  return a;
+}
+
+/* The tile's first read of a list: the head read ahead, or a read now. A read made earlier is as
+ * good as a late one: every decision made on it is confirmed by a CAS, or stands as one that a
+ * concurrent batch allows. */
+template <unsigned KB, unsigned VB>
+static __device__ __forceinline__ gh_slab_view gh_slab_read_first(const gh_device_group &tile, const uint32_t *head,
+                                                                  uint64_t stored, gh_slab_ahead ahead) {
+  return gh_slab_classify<KB, VB>(tile, ahead.have ? ahead.words : gh_slab_load(tile, head), stored);
+}
+
 /* Inserts (stored, value) into the list at head (see gh_slab_insert_mode for how it chooses its
- * entry); every lane gets the result code. */
+ * entry); every lane gets the result code. ahead: the head read before, if it was. */
 template <unsigned KB, unsigned VB>
 static __device__ unsigned gh_slab_tile_insert(const gh_device_group &tile, const gh_slab_device_table &T,
                                                gh_slab_tile_alloc *ta, gh_slab_insert_mode mode, int policy,
-                                               uint32_t *head, uint64_t stored, uint64_t value) {
+                                               uint32_t *head, uint64_t stored, uint64_t value, gh_slab_ahead ahead) {
   typedef gh_slab_shape<KB, VB> S;
   const gh_slot_format f = gh_slot_format_make(KB, VB);
   const uint64_t empty = gh_slot_empty_key(KB);
@@ -215,7 +251,8 @@ static __device__ unsigned gh_slab_tile_insert(const gh_device_group &tile, cons
     uint32_t *target = NULL;
     bool merged = false, target_empty = false;
     for (;;) {
-      const gh_slab_view v = gh_slab_read<KB, VB>(tile, slab, stored);
+      const gh_slab_view v = slab == head ? gh_slab_read_first<KB, VB>(tile, head, stored, ahead)
+                                          : gh_slab_read<KB, VB>(tile, slab, stored);
       if (mode != GH_SLAB_APPEND && v.match) {
         if (tile.rank == gh_slab_lowest(v.match))
           gh_slot_update_value(f, gh_slab_own_word(tile, slab, gh_slab_lowest(v.my_match)), policy, value);
@@ -245,7 +282,7 @@ static __device__ unsigned gh_slab_tile_insert(const gh_device_group &tile, cons
     if (target_lane != GH_SLAB_TILE) {
       int ok = 0;
       if (tile.rank == target_lane) {
-        /* An EMPTY entry is all ones; a tombstone keeps old value bits, so it is read first. */
+        /* An EMPTY entry is all ones; a tombstone keeps old value bits, so it is read again. */
         const gh_slot_bits seen = target_empty ? blank : gh_slot_load(f, target);
         const uint64_t k = gh_slot_bits_key(f, seen);
         if (k == empty || (mode != GH_SLAB_FRONTIER && k == empty - 1u))
@@ -255,7 +292,8 @@ static __device__ unsigned gh_slab_tile_insert(const gh_device_group &tile, cons
         code = GH_SLAB_INSERTED;
         break;
       }
-      continue; /* lost the entry: decide again from the list's start */
+      ahead.have = false;
+      continue; /* lost the entry: decide again from the list's start, read afresh */
     }
     /* No free entry: link a new slab that already holds the entry. */
     if (spare == GH_SLAB_NULL) spare = gh_slab_tile_take(tile, &T.pool, T.slabs_in_use, ta);
@@ -278,6 +316,7 @@ static __device__ unsigned gh_slab_tile_insert(const gh_device_group &tile, cons
       break;
     }
     /* Another tile linked first: its slab may hold the key now; ours is kept for the next try. */
+    ahead.have = false;
   }
   if (spare != GH_SLAB_NULL && tile.rank == 0) gh_slab_free(&T.pool, T.slabs_in_use, spare);
   __syncwarp(tile.mask);
@@ -285,14 +324,15 @@ static __device__ unsigned gh_slab_tile_insert(const gh_device_group &tile, cons
 }
 
 /* Looks stored up in the list at head: 1 on every lane when found; then on lane *owner (the lane
- * that read it) *value is its value and *entry its address. */
+ * that read it) *value is its value and *entry its address. ahead: the head read before, if it was. */
 template <unsigned KB, unsigned VB>
 static __device__ __forceinline__ int gh_slab_tile_find(const gh_device_group &tile, const gh_slab_device_table &T,
                                                         uint32_t *head, uint64_t stored, unsigned *owner,
-                                                        uint64_t *value, void **entry) {
+                                                        uint64_t *value, void **entry, gh_slab_ahead ahead) {
   const gh_slot_format f = gh_slot_format_make(KB, VB);
   for (uint32_t *slab = head; slab != NULL;) {
-    const gh_slab_view v = gh_slab_read<KB, VB>(tile, slab, stored);
+    const gh_slab_view v = slab == head ? gh_slab_read_first<KB, VB>(tile, head, stored, ahead)
+                                        : gh_slab_read<KB, VB>(tile, slab, stored);
     if (v.match) {
       *owner = gh_slab_lowest(v.match);
       if (tile.rank == *owner) {
@@ -309,13 +349,15 @@ static __device__ __forceinline__ int gh_slab_tile_find(const gh_device_group &t
 }
 
 /* Erases the first entry of stored in the list at head, or every one (all); returns on every lane
- * how many this call removed. */
+ * how many this call removed. ahead: the head read before, if it was. */
 template <unsigned KB, unsigned VB>
 static __device__ __forceinline__ uint64_t gh_slab_tile_erase(const gh_device_group &tile, const gh_slab_device_table &T,
-                                                              uint32_t *head, uint64_t stored, bool all) {
+                                                              uint32_t *head, uint64_t stored, bool all,
+                                                              gh_slab_ahead ahead) {
   uint64_t removed = 0;
   for (uint32_t *slab = head; slab != NULL;) {
-    const gh_slab_view v = gh_slab_read<KB, VB>(tile, slab, stored);
+    const gh_slab_view v = slab == head ? gh_slab_read_first<KB, VB>(tile, head, stored, ahead)
+                                        : gh_slab_read<KB, VB>(tile, slab, stored);
     const bool first_lane = v.match && tile.rank == gh_slab_lowest(v.match);
     unsigned tries = all ? v.my_match : (first_lane ? v.my_match & (0u - v.my_match) : 0u);
     unsigned here = 0;
@@ -366,7 +408,7 @@ static __device__ int gh_slab_device_find_w(const gh_device_view &view, int acti
         unsigned owner = 0;
         void *entry = NULL;
         uint32_t *head = T.base + gh_slab_bucket(&T.g, k, &stored) * GH_SLAB_LANES;
-        const int hit = gh_slab_tile_find<KB, VB>(tile, T, head, stored, &owner, &v, &entry);
+        const int hit = gh_slab_tile_find<KB, VB>(tile, T, head, stored, &owner, &v, &entry, gh_slab_no_ahead());
         v = hit ? gh_device_group_broadcast(tile, v, owner) : 0;
         if (tile.rank == src) found_value = v;
         return (uint64_t)hit;
@@ -386,7 +428,7 @@ static __device__ int gh_slab_device_insert_w(const gh_device_view &view, int ac
       [&](const gh_device_group &tile, const gh_slab_device_table &T, unsigned, uint64_t k, uint64_t v) -> uint64_t {
         uint64_t stored;
         uint32_t *head = T.base + gh_slab_bucket(&T.g, k, &stored) * GH_SLAB_LANES;
-        return gh_slab_tile_insert<KB, VB>(tile, T, &ta, mode, (int)policy, head, stored, v);
+        return gh_slab_tile_insert<KB, VB>(tile, T, &ta, mode, (int)policy, head, stored, v, gh_slab_no_ahead());
       });
   gh_device_record(&view, active && code == GH_SLAB_INSERTED, 0);
   return (int)code;
@@ -400,7 +442,7 @@ static __device__ int gh_slab_device_erase_w(const gh_device_view &view, int act
       [&](const gh_device_group &tile, const gh_slab_device_table &T, unsigned, uint64_t k, uint64_t) -> uint64_t {
         uint64_t stored;
         uint32_t *head = T.base + gh_slab_bucket(&T.g, k, &stored) * GH_SLAB_LANES;
-        return gh_slab_tile_erase<KB, VB>(tile, T, head, stored, all);
+        return gh_slab_tile_erase<KB, VB>(tile, T, head, stored, all, gh_slab_no_ahead());
       });
   const unsigned long long total = __reduce_add_sync(0xFFFFFFFFu, (unsigned)removed);
   if (gh_device_lane() == 0 && total) atomicAdd(view.size, 0ull - total);

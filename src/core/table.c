@@ -335,6 +335,12 @@ static gh_status check_insert_args(gh_table *t, const char *fn, const void *valu
   return GH_OK;
 }
 
+/* The status of a bulk call whose inserts partly did not fit (flagged, every other operation
+ * done): a design with a fixed capacity is full; one that grows (GH_CAP_GROWS) ran out of memory. */
+static gh_status did_not_fit_status(const gh_table *t) {
+  return (t->design->capabilities & GH_CAP_GROWS) ? GH_ERR_OUT_OF_MEMORY : GH_ERR_TABLE_FULL;
+}
+
 gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t n,
                     gh_dup_policy policy, uint8_t *failed_out, gh_stream stream) {
   GH_ENTER(t);
@@ -348,22 +354,25 @@ gh_status gh_insert(gh_table *t, const void *keys, const void *values, uint64_t 
   gh_call c = {t, stream, {{0}}, 0};
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   const void *v = call_stage(&c, values, values ? n * value_bytes(t) : 0, 0, &status);
-  uint8_t *f = (uint8_t *)call_stage_as(&c, failed_out, failed_out ? n : 0, GH_STAGE_OUT, GH_ERR_TABLE_FULL, &status);
+  const gh_status partial = did_not_fit_status(t);
+  uint8_t *f = (uint8_t *)call_stage_as(&c, failed_out, failed_out ? n : 0, GH_STAGE_OUT, partial, &status);
   status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   uint64_t failed = 0;
   status = t->ops->insert(t, k, v, n, policy, f, &failed, stream);
-  if (status == GH_OK && failed > 0) {
+  /* Outputs go back only from an op that ran to its end (a failed op wrote nothing worth having). */
+  const int ran = status == GH_OK;
+  if (ran && failed > 0) {
     uint64_t size = 0;
     t->ops->size(t, &size);
-    status = gh__fail(t, GH_ERR_TABLE_FULL,
+    status = gh__fail(t, partial,
                       "%llu of %llu keys did not fit: %s (table load %.4f); every other key was "
                       "inserted, nothing else changed%s",
                       (unsigned long long)failed, (unsigned long long)n, t->design->did_not_fit,
                       (double)size / (double)t->config.capacity,
                       failed_out ? "; failed keys are flagged in failed_out" : "");
   }
-  return call_end(&c, status, 1);
+  return call_end(&c, status, ran);
 }
 
 gh_status gh_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
@@ -530,17 +539,19 @@ gh_status gh_mixed(gh_table *t, const uint8_t *ops, const void *keys, const void
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
   const void *v = call_stage(&c, values, values ? n * value_bytes(t) : 0, 0, &status);
   /* Outputs are written at some positions only (values_out at finds): copied in first so that the
-   * others keep the caller's bytes; they go back on success and with GH_ERR_TABLE_FULL. */
-  void *vo = call_stage_as(&c, values_out, values_out ? n * value_bytes(t) : 0, GH_STAGE_INOUT, GH_ERR_TABLE_FULL, &status);
-  uint8_t *r = (uint8_t *)call_stage_as(&c, results_out, results_out ? n : 0, GH_STAGE_OUT, GH_ERR_TABLE_FULL, &status);
+   * others keep the caller's bytes; they go back on success and with the did-not-fit status. */
+  const gh_status partial = did_not_fit_status(t);
+  void *vo = call_stage_as(&c, values_out, values_out ? n * value_bytes(t) : 0, GH_STAGE_INOUT, partial, &status);
+  uint8_t *r = (uint8_t *)call_stage_as(&c, results_out, results_out ? n : 0, GH_STAGE_OUT, partial, &status);
   status = call_ready(&c, status);
   if (status != GH_OK) return call_end(&c, status, 0);
   status = t->ops->mixed(t, o, k, v, n, policy, vo, r, &failed, stream);
-  if (status == GH_OK && failed > 0)
-    status = gh__fail(t, GH_ERR_TABLE_FULL, "gh_mixed: %llu of %llu inserts did not fit: %s; every other "
+  const int ran = status == GH_OK;
+  if (ran && failed > 0)
+    status = gh__fail(t, partial, "gh_mixed: %llu of %llu inserts did not fit: %s; every other "
                       "operation was executed%s", (unsigned long long)failed, (unsigned long long)n,
                       t->design->did_not_fit, results_out ? "; they are marked 2 in results_out" : "");
-  return call_end(&c, status, 1);
+  return call_end(&c, status, ran);
 }
 
 gh_status gh_compact(gh_table *t, gh_stream stream) {

@@ -27,7 +27,7 @@ extern "C" {
 }
 
 /* Launch shape. Each tile of GH_SLAB_TILE lanes may hold one spare slab: the host reserves one per
- * resident tile on top of a batch's count. */
+ * resident tile on top of a batch's estimate. */
 static const int kBlockThreads = 128;
 
 static gh_slab_table *state(gh_table *t) { return (gh_slab_table *)t->impl; }
@@ -62,6 +62,8 @@ typedef struct slab_args {
   int mode;
   int erase_all;         /* multivalue: an erase removes every value */
   int insert_failed_only;
+  uint32_t *retry_bits;  /* see gh_slab_batch, or NULL */
+  int rerun;
 } slab_args;
 
 /* What an operation leaves: code, removed and count on every lane; a find's value on lane `owner`
@@ -85,15 +87,16 @@ static __device__ __forceinline__ unsigned lanes_before(const gh_device_group &t
   return sum - x;
 }
 
-/* COUNT and FILL: every entry of the key, in list order. */
+/* COUNT and FILL: every entry of the key, in list order (ahead: the head's words). */
 template <unsigned KB, unsigned VB>
 static __device__ uint64_t tile_each_value(const gh_device_group &tile, const slab_args &A, int op, uint32_t *head,
-                                           uint64_t stored, uint64_t index) {
+                                           uint64_t stored, uint64_t index, gh_slab_ahead ahead) {
   const gh_slot_format f = gh_slot_format_make(KB, VB);
   const uint64_t at = op == SLAB_FILL ? A.numbers[index] : 0;
   uint64_t count = 0;
   for (uint32_t *slab = head; slab != NULL;) {
-    const gh_slab_view v = gh_slab_read<KB, VB>(tile, slab, stored);
+    const gh_slab_view v = slab == head ? gh_slab_read_first<KB, VB>(tile, head, stored, ahead)
+                                        : gh_slab_read<KB, VB>(tile, slab, stored);
     const unsigned here = __reduce_add_sync(tile.mask, (unsigned)__popc((int)v.my_match));
     if (op == SLAB_FILL && A.values_out && v.match) {
       /* Values in list order: those of the lanes before this one come first. */
@@ -111,78 +114,111 @@ static __device__ uint64_t tile_each_value(const gh_device_group &tile, const sl
   return count;
 }
 
+/* One operation, the whole tile: the key `stored` of list `bucket`, whose head slab the tile has
+ * read into `ahead`. */
 template <unsigned KB, unsigned VB>
 static __device__ op_result tile_op(const gh_device_group &tile, const slab_args &A, gh_slab_tile_alloc *ta, int op,
-                                    uint64_t key, uint64_t value, uint64_t index) {
-  uint64_t stored;
-  uint32_t *head = A.T.base + gh_slab_bucket(&A.T.g, key, &stored) * GH_SLAB_LANES;
+                                    uint64_t bucket, uint64_t stored, uint64_t value, uint64_t index,
+                                    gh_slab_ahead ahead) {
+  uint32_t *head = A.T.base + bucket * GH_SLAB_LANES;
   op_result r = {0, 0, 0, 0, 0};
   if (op == SLAB_INSERT) {
     r.code = (uint8_t)gh_slab_tile_insert<KB, VB>(tile, A.T, ta, (gh_slab_insert_mode)A.mode, A.policy, head, stored,
-                                                  value);
+                                                  value, ahead);
   } else if (op == SLAB_FIND || op == SLAB_FIRST) {
     void *entry = NULL;
-    r.code = (uint8_t)gh_slab_tile_find<KB, VB>(tile, A.T, head, stored, &r.owner, &r.value, &entry);
+    r.code = (uint8_t)gh_slab_tile_find<KB, VB>(tile, A.T, head, stored, &r.owner, &r.value, &entry, ahead);
     if (op == SLAB_FIRST && tile.rank == (r.code ? r.owner : 0u)) A.first[index] = entry;
   } else if (op == SLAB_ERASE) {
-    r.removed = gh_slab_tile_erase<KB, VB>(tile, A.T, head, stored, A.erase_all);
+    r.removed = gh_slab_tile_erase<KB, VB>(tile, A.T, head, stored, A.erase_all, ahead);
     r.code = r.removed > 0;
   } else if (op == SLAB_ELECT) {
     int won = 0;
     if (tile.rank == 0) won = A.first[index] != NULL && gh_slab_tombstone_entry(&A.T.g, A.first[index], stored);
     won = gh_device_group_ballot(tile, won) != 0;
     r.code = (uint8_t)won;
-    r.removed = (uint64_t)won + gh_slab_tile_erase<KB, VB>(tile, A.T, head, stored, true);
+    /* The head was read before the tombstone went in: the walk's CAS on that entry fails. */
+    r.removed = (uint64_t)won + gh_slab_tile_erase<KB, VB>(tile, A.T, head, stored, true, ahead);
   } else { /* SLAB_COUNT, SLAB_FILL */
-    r.count = tile_each_value<KB, VB>(tile, A, op, head, stored, index);
+    r.count = tile_each_value<KB, VB>(tile, A, op, head, stored, index, ahead);
   }
   return r;
 }
 
-/* The work queue: each lane brings one operation; its tile runs them one after the other, and the
- * four tiles of a warp have four slab reads in flight at once (one load instruction). ONLY is
+/* Head reads a tile keeps in flight: the heads of this many queued operations are loaded together
+ * before the first of them is decided (an operation is mostly one read, so a tile that loaded one
+ * head at a time would wait a full memory latency per operation). */
+#define SLAB_AHEAD 2u
+/* gh_find's kernel: 12 blocks of 128 per SM (40 registers). Measured on an H200 at n = 2^27
+ * (bench/results/2026-11-23-h200-slab-ahead.txt): 2 heads ahead at 12 blocks finds at 14.7 G/s,
+ * 1 at 16 blocks at 13.7, 4 at 8 blocks at 12.5. */
+#define SLAB_FIND_MIN_BLOCKS 12
+
+/* The work queue: each lane brings one operation and hashes its key; its tile runs the queue
+ * SLAB_AHEAD operations at a time (their head slabs loaded together, then each decided, the whole
+ * tile on one operation), and every lane writes its own results at the end (coalesced). ONLY is
  * SLAB_ANY (operations from A.ops or A.op) or the one operation of a gh_insert / gh_find: those
  * instantiations leave the other operations' code and registers out (more warps per SM). */
 template <unsigned KB, unsigned VB, int ONLY>
-__global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND ? 16 : 1)
+__global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND ? SLAB_FIND_MIN_BLOCKS : 1)
     slab_ops_kernel(const __grid_constant__ slab_args A) {
   const gh_device_group tile = gh_device_group_make(GH_SLAB_TILE);
   gh_slab_tile_alloc ta = gh_slab_tile_alloc_make((uint32_t)(gh_thread_index() / GH_SLAB_TILE));
   unsigned long long inserted = 0, failed = 0, removed = 0, erased = 0, total = 0;
   for (uint64_t i = gh_thread_index(); i < gh_warp_rounded(A.n); i += gh_grid_threads()) {
-    const bool active = i < A.n;
+    const bool active = i < A.n && (!A.rerun || (A.retry_bits[i / 32] >> (i % 32)) & 1u);
     const int my_op = ONLY != SLAB_ANY ? ONLY : (active ? (A.ops ? (int)A.ops[i] : A.op) : 0);
     const uint64_t my_key = active ? gh__read_word(A.keys, i, KB) : 0;
     const uint64_t my_value = active && VB && A.values ? gh__read_word(A.values, i, VB) : 0;
-    /* The tiles of a warp step through their queues together, one operation each per step, and
-     * meet at the end of every step: a warp whose tiles drifted apart would run them one after
-     * the other, each waiting for its own read. */
+    uint64_t my_stored = 0;
+    const uint64_t my_bucket = active ? gh_slab_bucket(&A.T.g, my_key, &my_stored) : 0;
     const unsigned queue = gh_device_group_ballot(tile, active);
-    for (unsigned src = 0; src < GH_SLAB_TILE; ++src) {
-      const int op = ONLY != SLAB_ANY ? ONLY : (int)gh_slab_broadcast_word<32>(tile, (uint32_t)my_op, src);
-      const uint64_t key = gh_slab_broadcast_word<KB>(tile, my_key, src);
-      const uint64_t value =
-          ONLY == SLAB_FIND || VB == 0 ? 0 : gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, my_value, src);
-      const uint64_t index = i - tile.rank + src; /* the lanes of a tile hold consecutive operations */
-      if ((queue >> src) & 1u) {
-        const op_result r = tile_op<KB, VB>(tile, A, &ta, op, key, value, index);
-        const unsigned writer = op == SLAB_FIND && r.code ? r.owner : src;
-        if (op == SLAB_FIND && VB && A.values_out && tile.rank == writer)
-          gh__write_word(A.values_out, index, VB, r.code ? r.value : A.default_value);
-        if (tile.rank == src) {
-          if (op == SLAB_INSERT) {
-            inserted += r.code == GH_SLAB_INSERTED;
-            failed += r.code == GH_SLAB_NO_MEMORY;
-          }
-          if (op == SLAB_ERASE || op == SLAB_ELECT) erased += r.code;
-          removed += r.removed;
-          total += r.count;
-          if (op == SLAB_COUNT && A.numbers) A.numbers[i] = r.count;
-          if (A.results_out && (op <= SLAB_FIND || op == SLAB_ELECT))
-            A.results_out[i] = (uint8_t)(op == SLAB_INSERT && A.insert_failed_only ? r.code == GH_SLAB_NO_MEMORY : r.code);
-        }
+    op_result mine = {0, 0, 0, 0, 0};
+    /* The tiles of a warp step through their queues together and meet at the end of every step: a
+     * warp whose tiles drifted apart would run them one after the other. */
+    for (unsigned first = 0; first < GH_SLAB_TILE; first += SLAB_AHEAD) {
+      uint64_t bucket[SLAB_AHEAD];
+      gh_slab_ahead ahead[SLAB_AHEAD];
+#pragma unroll
+      for (unsigned j = 0; j < SLAB_AHEAD; ++j) {
+        bucket[j] = gh_device_group_broadcast(tile, my_bucket, first + j);
+        ahead[j].have = (queue >> (first + j)) & 1u;
+        if (ahead[j].have) ahead[j].words = gh_slab_load(tile, A.T.base + bucket[j] * GH_SLAB_LANES);
       }
-      __syncwarp();
+#pragma unroll
+      for (unsigned j = 0; j < SLAB_AHEAD; ++j) {
+        const unsigned src = first + j;
+        const int op = ONLY != SLAB_ANY ? ONLY : (int)gh_slab_broadcast_word<32>(tile, (uint32_t)my_op, src);
+        const uint64_t stored = gh_slab_broadcast_word<KB>(tile, my_stored, src);
+        const uint64_t value =
+            ONLY == SLAB_FIND || VB == 0 ? 0 : gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, my_value, src);
+        const uint64_t index = i - tile.rank + src; /* the lanes of a tile hold consecutive operations */
+        if ((queue >> src) & 1u) {
+          op_result r = tile_op<KB, VB>(tile, A, &ta, op, bucket[j], stored, value, index, ahead[j]);
+          if (op == SLAB_FIND && VB) r.value = gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, r.value, r.owner);
+          if (tile.rank == src) mine = r;
+        }
+        __syncwarp();
+      }
+    }
+    if (active) {
+      if (my_op == SLAB_INSERT) {
+        inserted += mine.code == GH_SLAB_INSERTED;
+        failed += mine.code == GH_SLAB_NO_MEMORY;
+        /* The retry bit: set when the insert found no slab, cleared when a rerun placed it. */
+        const uint32_t bit = 1u << (i % 32);
+        if (A.retry_bits && !A.rerun && mine.code == GH_SLAB_NO_MEMORY) atomicOr(&A.retry_bits[i / 32], bit);
+        if (A.retry_bits && A.rerun && mine.code != GH_SLAB_NO_MEMORY) atomicAnd(&A.retry_bits[i / 32], ~bit);
+      }
+      if (my_op == SLAB_ERASE || my_op == SLAB_ELECT) erased += mine.code;
+      removed += mine.removed;
+      total += mine.count;
+      if (my_op == SLAB_FIND && VB && A.values_out)
+        gh__write_word(A.values_out, i, VB, mine.code ? mine.value : A.default_value);
+      if (my_op == SLAB_COUNT && A.numbers) A.numbers[i] = mine.count;
+      if (A.results_out && (my_op <= SLAB_FIND || my_op == SLAB_ELECT))
+        A.results_out[i] =
+            (uint8_t)(my_op == SLAB_INSERT && A.insert_failed_only ? mine.code == GH_SLAB_NO_MEMORY : mine.code);
     }
   }
   gh_warp_add(&A.counters->call.inserted, inserted);
@@ -193,24 +229,17 @@ __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND ? 16 : 1)
   gh_warp_add(&A.counters->size, inserted - removed);
 }
 
-/* Reservation pass: one count per bucket; a new slab is needed for every per_slab inserts. */
-template <unsigned KB>
-__global__ void slab_count_kernel(gh_slab_geometry g, const uint8_t *ops, const void *keys, uint64_t n,
-                                  uint32_t *bucket_counts, gh_slab_counters *counters) {
-  unsigned long long needed = 0;
-  for (uint64_t i = gh_thread_index(); i < gh_warp_rounded(n); i += gh_grid_threads()) {
-    if (i >= n || (ops && ops[i] != GH_OP_INSERT)) continue;
-    uint64_t stored;
-    const uint64_t b = gh_slab_bucket(&g, gh__read_word(keys, i, KB), &stored);
-    needed += atomicAdd(&bucket_counts[b], 1u) % g.per_slab == 0;
-  }
-  gh_warp_add(&counters->call.total, needed);
-}
-
 /* FLUSH: one thread per list. */
 __global__ void slab_compact_kernel(gh_slab_geometry g, uint32_t *base, gh_slab_pool pool, gh_slab_counters *counters) {
   for (uint64_t b = gh_thread_index(); b < g.buckets + 2; b += gh_grid_threads())
     gh_slab_compact_list(&g, &pool, &counters->slabs_in_use, base + b * GH_SLAB_LANES);
+}
+
+/* Doubling the buckets: one thread per list (gh_slab_split_list). */
+__global__ void slab_split_kernel(gh_slab_geometry g, uint32_t *base, gh_slab_pool pool, unsigned long long *in_use,
+                                  uint32_t *new_base) {
+  for (uint64_t b = gh_thread_index(); b < g.buckets + 2; b += gh_grid_threads())
+    gh_slab_split_list(&g, &pool, in_use, base, b, new_base);
 }
 
 /* Export: one thread per list; the threads of a warp step through their lists together, one slab
@@ -242,17 +271,16 @@ __global__ void slab_export_kernel(gh_slab_geometry g, uint32_t *base, gh_slab_p
 /* ---- Launching --------------------------------------------------------------------------------------- */
 
 typedef struct slab_kernels {
-  const void *ops, *insert, *find, *count, *export_all;
+  const void *ops, *insert, *find, *export_all;
 } slab_kernels;
 
 static slab_kernels kernels_for(const gh_slab_geometry &g) {
-  slab_kernels k = {NULL, NULL, NULL, NULL, NULL};
+  slab_kernels k = {NULL, NULL, NULL, NULL};
 #define GH_SLAB_KERNELS_CASE(kb, vb)                                                   \
   if (g.format.key_bits == kb && g.format.value_bits == vb) {                          \
     k.ops = (const void *)slab_ops_kernel<kb, vb, SLAB_ANY>;                           \
     k.insert = (const void *)slab_ops_kernel<kb, vb, SLAB_INSERT>;                     \
     k.find = (const void *)slab_ops_kernel<kb, vb, SLAB_FIND>;                         \
-    k.count = (const void *)slab_count_kernel<kb>;                                     \
     k.export_all = (const void *)slab_export_kernel<kb, vb>;                           \
   }
   GH_WIDTHS(GH_SLAB_KERNELS_CASE)
@@ -294,22 +322,12 @@ static slab_args batch_args(gh_table *t, const gh_slab_batch *b) {
   a.values_out = b->values_out;
   a.results_out = b->results_out;
   a.insert_failed_only = b->ops == NULL;
+  a.retry_bits = b->retry_bits;
+  a.rerun = b->rerun;
   a.policy = b->policy;
   a.mode = (int)b->mode;
   a.erase_all = b->ops != NULL && t->config.variant == GH_VARIANT_MULTIVALUE;
   return a;
-}
-
-static gh_status count_slabs(gh_table *t, const gh_slab_geometry *geometry, const gh_slab_batch *b,
-                             uint32_t *bucket_counts, uint64_t *needed, void *stream) {
-  gh_slab_table *s = state(t);
-  gh_slab_geometry g = *geometry;
-  void *args[] = {&g, (void *)&b->ops, (void *)&b->keys, (void *)&b->n, &bucket_counts, &s->counters};
-  gh_slab_call_counters after;
-  const gh_status status = gh__cuda_launch_counted(t, kernels_for(g).count, b->n, kBlockThreads, args,
-                                                   &s->counters->call, &after, sizeof after, stream);
-  if (status == GH_OK) *needed = after.total;
-  return status;
 }
 
 /* One spare slab per resident tile of the kernel that runs the batch. */
@@ -326,14 +344,23 @@ static gh_status run_batch(gh_table *t, const gh_slab_batch *b, uint64_t *failed
   return status;
 }
 
-static const gh_slab_batch_runner cuda_runner = {count_slabs, spares, run_batch};
+static gh_status split_lists(gh_table *t, uint32_t *new_base, void *stream) {
+  gh_slab_table *s = state(t);
+  gh_slab_geometry g = s->geometry;
+  gh_slab_pool pool = s->pool;
+  unsigned long long *in_use = &s->counters->slabs_in_use;
+  void *args[] = {&g, &s->base, &pool, &in_use, &new_base};
+  return gh__cuda_launch(t, (const void *)slab_split_kernel, g.buckets + 2, kBlockThreads, args, stream);
+}
+
+static const gh_slab_batch_runner cuda_runner = {spares, run_batch, split_lists};
 
 /* ---- Ops ----------------------------------------------------------------------------------------------- */
 
 static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
                              uint8_t *failed_out, uint64_t *failed, void *stream) {
   const gh_slab_batch b = {NULL, keys, values, n, NULL, failed_out, (int)policy,
-                           gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 0)};
+                           gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 0), NULL, 0};
   return gh__slab_run_batch(t, &cuda_runner, &b, failed, stream);
 }
 
@@ -437,7 +464,7 @@ static gh_status cuda_mixed(gh_table *t, const uint8_t *ops, const void *keys, c
                             gh_dup_policy policy, void *values_out, uint8_t *results_out, uint64_t *failed,
                             void *stream) {
   const gh_slab_batch b = {ops, keys, values, n, values_out, results_out, (int)policy,
-                           gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 1)};
+                           gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 1), NULL, 0};
   return gh__slab_run_batch(t, &cuda_runner, &b, failed, stream);
 }
 

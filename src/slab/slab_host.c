@@ -34,8 +34,9 @@ typedef struct host_call {
   int policy;
   gh_slab_insert_mode mode;
   void **first_match; /* multivalue erase: phase 1's first match per key */
-  uint32_t *bucket_counts;
-  const gh_slab_geometry *count_geometry; /* the lists bucket_counts stand for */
+  uint32_t *new_base;   /* a split: the base slabs of twice the buckets */
+  uint32_t *retry_bits; /* a batch: see gh_slab_batch */
+  int rerun;
   uint32_t next_who;
 } host_call;
 
@@ -224,19 +225,6 @@ static alloc_state alloc_begin(host_call *c) {
   return a;
 }
 
-static gh_counters count_chunk(void *context, uint64_t begin, uint64_t end) {
-  host_call *c = (host_call *)context;
-  const gh_slab_geometry *g = c->count_geometry;
-  gh_counters counted = {{0}};
-  for (uint64_t i = begin; i < end; ++i) {
-    if (c->ops && c->ops[i] != GH_OP_INSERT) continue;
-    uint64_t stored;
-    const uint64_t b = gh_slab_bucket(g, gh__read_word(c->keys, i, g->format.key_bits), &stored);
-    if (__atomic_fetch_add(&c->bucket_counts[b], 1u, __ATOMIC_RELAXED) % g->per_slab == 0) counted.value[0] += 1;
-  }
-  return counted;
-}
-
 /* The call's state for a batch of updates. */
 static host_call batch_call(gh_table *t, const gh_slab_batch *b) {
   host_call c;
@@ -246,19 +234,11 @@ static host_call batch_call(gh_table *t, const gh_slab_batch *b) {
   c.values = b->values;
   c.values_out = b->values_out;
   c.flags_out = b->results_out;
+  c.retry_bits = b->retry_bits;
+  c.rerun = b->rerun;
   c.policy = b->policy;
   c.mode = b->mode;
   return c;
-}
-
-static gh_status count_slabs(gh_table *t, const gh_slab_geometry *g, const gh_slab_batch *b, uint32_t *bucket_counts,
-                             uint64_t *needed, void *stream) {
-  host_call c = batch_call(t, b);
-  (void)stream;
-  c.bucket_counts = bucket_counts;
-  c.count_geometry = g;
-  *needed = gh__parallel_for(b->n, t->config.host_threads, count_chunk, &c).value[0];
-  return GH_OK;
 }
 
 /* A worker thread holds at most one spare slab at a time. */
@@ -268,6 +248,18 @@ static uint64_t spares(gh_table *t, const gh_slab_batch *b) {
   return gh__cpu_count() + 1;
 }
 
+/* Whether operation i runs in this pass: every one, or on a rerun the flagged ones. */
+static int runs_now(const host_call *c, uint64_t i) {
+  return !c->rerun || (__atomic_load_n(&c->retry_bits[i / 32], __ATOMIC_RELAXED) >> (i % 32)) & 1u;
+}
+
+/* Keeps the retry bit of insert i: set when it found no slab, cleared when a rerun placed it. */
+static void note_insert(const host_call *c, uint64_t i, int not_fitted) {
+  if (c->retry_bits == NULL) return;
+  if (not_fitted && !c->rerun) __atomic_fetch_or(&c->retry_bits[i / 32], 1u << (i % 32), __ATOMIC_RELAXED);
+  if (!not_fitted && c->rerun) __atomic_fetch_and(&c->retry_bits[i / 32], ~(1u << (i % 32)), __ATOMIC_RELAXED);
+}
+
 /* Counters: [0] inserted, [1] not fitted. */
 static gh_counters insert_chunk(void *context, uint64_t begin, uint64_t end) {
   host_call *c = (host_call *)context;
@@ -275,11 +267,13 @@ static gh_counters insert_chunk(void *context, uint64_t begin, uint64_t end) {
   alloc_state a = alloc_begin(c);
   gh_counters counted = {{0}};
   for (uint64_t i = begin; i < end; ++i) {
+    if (!runs_now(c, i)) continue;
     const uint64_t key = gh__read_word(c->keys, i, g->format.key_bits);
     const uint64_t value = c->values ? gh__read_word(c->values, i, g->format.value_bits) : 0;
     const outcome o = insert_one(c, &a, key, value, c->mode);
     counted.value[0] += o == OUT_INSERTED;
     counted.value[1] += o == OUT_NOT_FITTED;
+    note_insert(c, i, o == OUT_NOT_FITTED);
     if (c->flags_out) c->flags_out[i] = o == OUT_NOT_FITTED;
   }
   return counted;
@@ -298,12 +292,29 @@ static gh_status run_batch(gh_table *t, const gh_slab_batch *b, uint64_t *failed
   return GH_OK;
 }
 
-static const gh_slab_batch_runner host_runner = {count_slabs, spares, run_batch};
+static gh_counters split_chunk(void *context, uint64_t begin, uint64_t end) {
+  host_call *c = (host_call *)context;
+  gh_counters counted = {{0}};
+  for (uint64_t b = begin; b < end; ++b)
+    gh_slab_split_list(&c->s->geometry, &c->pool, &c->s->counters->slabs_in_use, c->s->base, b, c->new_base);
+  return counted;
+}
+
+static gh_status split_lists(gh_table *t, uint32_t *new_base, void *stream) {
+  host_call c;
+  (void)stream;
+  begin_call(t, &c);
+  c.new_base = new_base;
+  gh__parallel_for(c.s->geometry.buckets + 2, t->config.host_threads, split_chunk, &c);
+  return GH_OK;
+}
+
+static const gh_slab_batch_runner host_runner = {spares, run_batch, split_lists};
 
 static gh_status host_insert(gh_table *t, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
                              uint8_t *failed_out, uint64_t *failed, void *stream) {
   const gh_slab_batch b = {NULL, keys, values, n, NULL, failed_out, (int)policy,
-                           gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 0)};
+                           gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 0), NULL, 0};
   return gh__slab_run_batch(t, &host_runner, &b, failed, stream);
 }
 
@@ -467,6 +478,7 @@ static gh_counters mixed_chunk(void *context, uint64_t begin, uint64_t end) {
   alloc_state a = alloc_begin(c);
   gh_counters counted = {{0}};
   for (uint64_t i = begin; i < end; ++i) {
+    if (!runs_now(c, i)) continue;
     const uint64_t key = gh__read_word(c->keys, i, g->format.key_bits);
     uint8_t result = 0;
     if (c->ops[i] == GH_OP_INSERT) {
@@ -474,6 +486,7 @@ static gh_counters mixed_chunk(void *context, uint64_t begin, uint64_t end) {
       const outcome o = insert_one(c, &a, key, value, c->mode);
       counted.value[0] += o == OUT_INSERTED;
       counted.value[1] += o == OUT_NOT_FITTED;
+      note_insert(c, i, o == OUT_NOT_FITTED);
       result = (uint8_t)o;
     } else if (c->ops[i] == GH_OP_ERASE) {
       const uint64_t removed = erase_from(c, key, multi);
@@ -499,7 +512,7 @@ static gh_status host_mixed(gh_table *t, const uint8_t *ops, const void *keys, c
                             gh_dup_policy policy, void *values_out, uint8_t *results_out, uint64_t *failed,
                             void *stream) {
   const gh_slab_batch b = {ops, keys, values, n, values_out, results_out, (int)policy,
-                           gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 1)};
+                           gh_slab_insert_mode_for(t->config.variant == GH_VARIANT_MULTIVALUE, 1), NULL, 0};
   return gh__slab_run_batch(t, &host_runner, &b, failed, stream);
 }
 

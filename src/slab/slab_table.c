@@ -190,137 +190,173 @@ static gh_status reserve_slabs(gh_table *t, uint64_t used, uint64_t needed, void
                   "nothing was changed", (unsigned long long)free_slabs, (unsigned long long)needed, reason);
 }
 
-/* The new slabs a batch can need in the lists of geometry g: its count (or n itself for a batch
- * small against the table, where counting costs more than it saves) plus the workers' spares. */
-static gh_status slabs_needed(gh_table *t, const gh_slab_batch_runner *r, const gh_slab_geometry *g,
-                              const gh_slab_batch *b, uint64_t *needed, void *stream) {
-  gh_status status = GH_OK;
-  *needed = b->n;
-  if (b->n > (g->buckets + 2) / 8) {
-    gh_scratch counts = {0};
-    status = gh__scratch_alloc(t, &counts, (size_t)(g->buckets + 2) * sizeof(uint32_t));
-    if (status == GH_OK) status = gh__fill(t, counts.ptr, 0, counts.bytes, stream);
-    if (status == GH_OK) status = r->count_slabs(t, g, b, (uint32_t *)counts.ptr, needed, stream);
-    gh__scratch_free(t, &counts, stream);
+/* The slabs beyond its base slab that a list of X ~ Poisson(lambda) entries takes, on average.
+ * The weights are taken relative to the mode and normalised at the end (no exp(), no libm), summed
+ * both ways from the mode until they no longer count. */
+static double overflow_per_list(double lambda, unsigned per_slab) {
+  const unsigned mode = (unsigned)lambda;
+  double weight = 1.0, total = 0.0, sum = 0.0;
+  for (unsigned k = mode;; --k) {
+    total += weight;
+    sum += weight * (double)(k ? (k + per_slab - 1) / per_slab - 1 : 0);
+    if (k == 0 || weight < 1e-15) break;
+    weight *= k / lambda;
   }
-  *needed += r->spares(t, b);
-  return status;
+  weight = 1.0;
+  for (unsigned k = mode + 1; weight >= 1e-15; ++k) {
+    weight *= lambda / k;
+    total += weight;
+    sum += weight * (double)((k + per_slab - 1) / per_slab - 1);
+  }
+  return sum / total;
+}
+
+/* The new slabs to reserve for a batch of up to n inserts into the lists of geometry g that hold
+ * `size` entries: what uniformly hashed keys need on average, with a margin, plus the workers'
+ * spares. An estimate, not a bound (keys that pile into few lists need more): the inserts that
+ * find no slab are run again once SlabAlloc has grown (gh__slab_run_batch), so a short estimate
+ * costs a second pass, never a key. */
+static uint64_t slabs_estimate(gh_table *t, const gh_slab_batch_runner *r, const gh_slab_geometry *g, uint64_t size,
+                               const gh_slab_batch *b) {
+  const double lists = (double)g->buckets;
+  const double more = lists * (overflow_per_list(((double)size + (double)b->n) / lists, g->per_slab) -
+                               overflow_per_list((double)size / lists, g->per_slab));
+  return (uint64_t)(1.5 * more) + GH_SLAB_BLOCK_SLABS + r->spares(t, b);
 }
 
 /* ---- Growing the base buckets ------------------------------------------------------------------- */
 
-/* A rebuild with more base buckets, prepared: the entries exported, the new base slabs allocated,
- * nothing of the table changed yet. */
-typedef struct growth {
-  gh_slab_geometry g;
-  uint32_t *base; /* NULL: no growth */
-  size_t base_bytes;
-  gh_scratch keys, values;
-  gh_slab_batch again; /* the entries, inserted again (they are distinct keys, or a multivalue
-                          table's pairs: appended) */
-} growth;
-
-static void growth_abandon(gh_table *t, growth *gr, void *stream) {
-  gh__free(t, gr->base, gr->base_bytes, state(t)->kind);
-  gh__scratch_free(t, &gr->keys, stream);
-  gh__scratch_free(t, &gr->values, stream);
-  gr->base = NULL;
+/* The buckets the table should have before a batch of up to `incoming` new entries: as many as now
+ * while the base slabs' average fill stays within GH_SLAB_GROW_FILL x slab_load; past that, twice
+ * as many, doubled again until the fill is at most slab_load (a big batch into a small table). */
+static uint64_t buckets_wanted(const gh_table *t, uint64_t size, uint64_t incoming) {
+  const gh_slab_geometry *g = &state((gh_table *)t)->geometry;
+  const double entries = (double)size + (double)incoming, per_bucket = g->per_slab * t->config.slab_load;
+  uint64_t buckets = g->buckets;
+  if (entries <= (double)buckets * per_bucket * GH_SLAB_GROW_FILL) return buckets;
+  do buckets *= 2u;
+  while (entries > (double)buckets * per_bucket && buckets * 2u <= GH_SLAB_MAX_BUCKETS);
+  return buckets <= GH_SLAB_MAX_BUCKETS ? buckets : g->buckets;
 }
 
-/* Prepares a growth when a batch of up to `incoming` new entries would take the base slabs'
- * average fill past GH_SLAB_GROW_FILL x slab_load: to twice the buckets, or to those that hold
- * every entry at slab_load when that is more. gr->base stays NULL when no growth is due. */
-static gh_status growth_prepare(gh_table *t, uint64_t size, uint64_t incoming, growth *gr, void *stream) {
+/* New base slabs for `buckets` buckets, or NULL (the message set). */
+static uint32_t *new_base(gh_table *t, const gh_slab_geometry *g, size_t *bytes) {
   gh_slab_table *s = state(t);
-  const gh_slab_geometry *g = &s->geometry;
-  const double slab_load = t->config.slab_load;
-  memset(gr, 0, sizeof *gr);
-  const double entries = (double)size + (double)incoming;
-  if (entries <= (double)g->buckets * g->per_slab * slab_load * GH_SLAB_GROW_FILL) return GH_OK;
-  const double wanted = entries / ((double)g->per_slab * slab_load);
-  double buckets = 2.0 * (double)g->buckets;
-  if (buckets < wanted) buckets = wanted + 1.0;
-  if (buckets > (double)GH_SLAB_MAX_BUCKETS) buckets = (double)GH_SLAB_MAX_BUCKETS;
-  if ((uint64_t)buckets <= g->buckets) return GH_OK;
-  gr->g = *g;
-  gr->g.buckets = (uint64_t)buckets;
-  gr->base_bytes = base_bytes(&gr->g);
-  const gh_slot_format f = g->format;
-  uint64_t exported = 0;
-  gh_status status = gh__scratch_alloc(t, &gr->keys, (size_t)size * f.key_bits / 8);
-  if (status == GH_OK && f.value_bits) status = gh__scratch_alloc(t, &gr->values, (size_t)size * f.value_bits / 8);
-  if (status == GH_OK && size) status = t->ops->export_all(t, gr->keys.ptr, gr->values.ptr, &exported, stream);
-  if (status == GH_OK && (gr->base = (uint32_t *)gh__alloc(t, gr->base_bytes, s->kind)) == NULL)
-    status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "could not allocate %zu bytes for %llu base buckets", gr->base_bytes,
-                      (unsigned long long)gr->g.buckets);
-  if (status == GH_OK) status = gh__fill(t, gr->base, 0xFF, gr->base_bytes, stream);
-  const gh_slab_batch again = {NULL, gr->keys.ptr, gr->values.ptr, exported, NULL, NULL, GH_OVERWRITE, GH_SLAB_APPEND};
-  gr->again = again;
-  if (status != GH_OK) growth_abandon(t, gr, stream);
-  return status;
+  *bytes = base_bytes(g);
+  uint32_t *base = (uint32_t *)gh__alloc(t, *bytes, s->kind);
+  if (base == NULL)
+    gh__fail(t, GH_ERR_OUT_OF_MEMORY, "could not allocate %zu bytes for %llu base buckets", *bytes,
+             (unsigned long long)g->buckets);
+  return base;
 }
 
-/* Makes the prepared growth the table: new base slabs, every slab back in SlabAlloc, the entries
- * inserted again (their slabs were reserved; tombstones are left behind). */
-static gh_status growth_commit(gh_table *t, const gh_slab_batch_runner *r, growth *gr, void *stream) {
+static void take_base(gh_table *t, const gh_slab_geometry *g, uint32_t *base, size_t bytes, void *stream) {
   gh_slab_table *s = state(t);
-  uint64_t failed = 0;
-  gh_status status = GH_OK;
   gh__free_after(t, s->base, s->base_bytes, s->kind, stream);
-  s->base = gr->base;
-  s->base_bytes = gr->base_bytes;
-  s->geometry = gr->g;
+  s->base = base;
+  s->base_bytes = bytes;
+  s->geometry = *g;
   s->bucket_grows += 1;
-  for (uint32_t i = 0; status == GH_OK && i < s->pool.supers; ++i)
-    status = gh__fill(t, s->pool.bitmap[i], 0, super_bitmap_bytes(s->pool.blocks[i]), stream);
-  if (status == GH_OK) status = gh__fill(t, s->counters, 0, sizeof(gh_slab_counters), stream);
-  if (status == GH_OK) status = r->run(t, &gr->again, &failed, stream);
-  gh__scratch_free(t, &gr->keys, stream);
-  gh__scratch_free(t, &gr->values, stream);
-  if (status == GH_OK && failed)
-    status = gh__fail(t, GH_ERR_INTERNAL, "growing the buckets: %llu entries found no slab despite the reservation",
-                      (unsigned long long)failed);
-  return status;
 }
 
-/* Reserves the slabs of a growth and of the batch after it, both in the new lists (SlabAlloc
- * empties first). The entries inserted again need no count: appended with nothing erased, a list
- * of k entries is dense, ceil(k / per_slab) - 1 < k / per_slab slabs beyond its base slab. */
-static gh_status growth_reserve(gh_table *t, const gh_slab_batch_runner *r, const growth *gr, const gh_slab_batch *b,
-                                void *stream) {
-  uint64_t batch = 0;
-  const uint64_t again = gr->again.n / gr->g.per_slab + 1 + r->spares(t, &gr->again);
-  const gh_status status = slabs_needed(t, r, &gr->g, b, &batch, stream);
-  return status == GH_OK ? reserve_slabs(t, 0, again + batch, stream) : status;
+/* Doubles the buckets: every list split in two into new base slabs (the backend runs
+ * gh_slab_split_list on each). All or nothing: without memory for the new base slabs nothing
+ * changed. */
+static gh_status double_buckets(gh_table *t, const gh_slab_batch_runner *r, void *stream) {
+  gh_slab_geometry g = state(t)->geometry;
+  g.buckets *= 2u;
+  size_t bytes;
+  uint32_t *base = new_base(t, &g, &bytes);
+  if (base == NULL) return GH_ERR_OUT_OF_MEMORY;
+  const gh_status status = r->split(t, base, stream);
+  if (status != GH_OK) {
+    gh__free_after(t, base, bytes, state(t)->kind, stream);
+    return status;
+  }
+  take_base(t, &g, base, bytes, stream);
+  return GH_OK;
 }
 
-gh_status gh__slab_run_batch(gh_table *t, const gh_slab_batch_runner *r, const gh_slab_batch *b, uint64_t *failed,
-                             void *stream) {
-  gh_slab_table *s = state(t);
-  /* The size and the slabs in use (adjacent counters) in one read: the batch's one wait before
-   * its kernel. */
-  unsigned long long held[2] = {0, 0};
-  growth gr;
-  memset(&gr, 0, sizeof gr);
-  gh_status status = gh__to_host(t, held, &s->counters->size, sizeof held, stream);
-  if (status == GH_OK) status = growth_prepare(t, held[0], b->n, &gr, stream);
-  if (status == GH_OK && gr.base && (status = growth_reserve(t, r, &gr, b, stream)) != GH_OK)
-    growth_abandon(t, &gr, stream);
+/* Grows an empty table (nothing stored, no slab handed out) to `buckets` at once: no list to
+ * split, new base slabs all EMPTY. */
+static gh_status renew_buckets(gh_table *t, uint64_t buckets, void *stream) {
+  gh_slab_geometry g = state(t)->geometry;
+  g.buckets = buckets;
+  size_t bytes;
+  uint32_t *base = new_base(t, &g, &bytes);
+  if (base == NULL) return GH_ERR_OUT_OF_MEMORY;
+  const gh_status status = gh__fill(t, base, 0xFF, bytes, stream);
+  if (status != GH_OK) {
+    gh__free_after(t, base, bytes, state(t)->kind, stream);
+    return status;
+  }
+  take_base(t, &g, base, bytes, stream);
+  return GH_OK;
+}
+
+/* Grows the buckets to `wanted` (held: the size and the slabs in use). Growing is an optimisation:
+ * when memory for it is short, the table stays at the buckets reached (longer chains hold every
+ * key too) and the call goes on. */
+static gh_status grow_buckets(gh_table *t, const gh_slab_batch_runner *r, const unsigned long long held[2],
+                              uint64_t wanted, void *stream) {
+  gh_status status = GH_OK;
+  if (wanted == state(t)->geometry.buckets) return GH_OK;
+  if (held[0] == 0 && held[1] == 0) {
+    status = renew_buckets(t, wanted, stream);
+  } else {
+    while (status == GH_OK && state(t)->geometry.buckets < wanted) status = double_buckets(t, r, stream);
+  }
   if (status == GH_ERR_OUT_OF_MEMORY) {
-    /* Growing is an optimisation: when memory for it is short, longer chains hold every key too. */
     gh__clear_error(t);
     status = GH_OK;
   }
-  if (status == GH_OK && gr.base) {
-    status = growth_commit(t, r, &gr, stream);
-  } else if (status == GH_OK) {
-    uint64_t needed = 0;
-    status = slabs_needed(t, r, &s->geometry, b, &needed, stream);
-    if (status == GH_OK) status = reserve_slabs(t, held[1], needed, stream);
-  }
+  return status;
+}
+
+/* Slabs SlabAlloc has handed out, read back. */
+static gh_status slabs_in_use(gh_table *t, unsigned long long *used, void *stream) {
+  return gh__to_host(t, used, &state(t)->counters->slabs_in_use, sizeof *used, stream);
+}
+
+gh_status gh__slab_run_batch(gh_table *t, const gh_slab_batch_runner *r, const gh_slab_batch *batch, uint64_t *failed,
+                             void *stream) {
+  gh_slab_table *s = state(t);
+  gh_slab_batch b = *batch;
+  gh_scratch retry = {0};
+  /* The size and the slabs in use (adjacent counters) in one read: the batch's one wait before
+   * its kernel. A split only frees slabs, so the count read stays an upper bound after growing. */
+  unsigned long long held[2] = {0, 0};
+  gh_status status = gh__to_host(t, held, &s->counters->size, sizeof held, stream);
+  if (status != GH_OK) return status;
+  /* The estimate for the lists the batch will find, and the bits that mark the inserts that find
+   * no slab, come first: a batch refused for memory leaves the table as it was. */
+  gh_slab_geometry grown = s->geometry;
+  grown.buckets = buckets_wanted(t, held[0], b.n);
+  status = gh__scratch_alloc(t, &retry, (size_t)((b.n + 31) / 32) * sizeof(uint32_t));
+  if (status == GH_OK) status = gh__fill(t, retry.ptr, 0, retry.bytes, stream);
+  if (status == GH_OK) status = reserve_slabs(t, held[1], slabs_estimate(t, r, &grown, held[0], &b), stream);
+  if (status == GH_OK) status = grow_buckets(t, r, held, grown.buckets, stream);
+  b.retry_bits = (uint32_t *)retry.ptr;
+  b.rerun = 0;
   /* The base slabs or the pool may have moved: device views follow them before anything else. */
   if (status == GH_OK) status = gh__slab_publish(t, stream);
-  if (status == GH_OK) status = r->run(t, b, failed, stream);
+  if (status == GH_OK) status = r->run(t, &b, failed, stream);
+  /* Inserts that found no slab changed nothing: SlabAlloc grows by one slab for each (all they can
+   * need) and they run again. When it cannot grow, they stay flagged (the call reports them). */
+  while (status == GH_OK && *failed > 0) {
+    unsigned long long used = 0;
+    status = slabs_in_use(t, &used, stream);
+    if (status == GH_OK) status = reserve_slabs(t, used, *failed + r->spares(t, &b), stream);
+    if (status == GH_ERR_OUT_OF_MEMORY) {
+      gh__clear_error(t);
+      status = GH_OK;
+      break;
+    }
+    b.rerun = 1;
+    if (status == GH_OK) status = gh__slab_publish(t, stream);
+    if (status == GH_OK) status = r->run(t, &b, failed, stream);
+  }
+  gh__scratch_free(t, &retry, stream);
   return status == GH_OK ? gh__slab_refresh(t, stream) : status;
 }
 

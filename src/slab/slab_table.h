@@ -44,10 +44,11 @@ gh_status gh__slab_publish(gh_table *t, void *stream);
 /* The geometry a config gives: buckets from capacity and slab_load. */
 gh_slab_geometry gh__slab_geometry(const gh_config *config);
 
-/* The base buckets grow (a rehash, host-driven between batches) before an update batch that would
- * take the average fill of the base slabs past GH_SLAB_GROW_FILL x slab_load: to at least twice as
- * many, or to the number that holds every entry at slab_load when that is more. */
-#define GH_SLAB_GROW_FILL 2.0
+/* The base buckets double (each list split in two, host-driven between batches) before an update
+ * batch that would take the average fill of the base slabs past GH_SLAB_GROW_FILL x slab_load, and
+ * double again until the fill is at most slab_load. One doubling takes a table that has just
+ * passed the threshold to 0.75 x slab_load, so the fill of a growing table stays about slab_load. */
+#define GH_SLAB_GROW_FILL 1.5
 
 /* One batch of updates: gh_insert (ops NULL: every operation an insert) or gh_mixed. */
 typedef struct gh_slab_batch {
@@ -59,24 +60,28 @@ typedef struct gh_slab_batch {
   uint8_t *results_out; /* gh_insert: 1 where the key did not fit; gh_mixed: the result codes */
   int policy;
   gh_slab_insert_mode mode;
+  /* One bit per operation: an insert that finds no slab sets its bit. A rerun (rerun = 1) runs the
+   * flagged operations only and clears the bits of those that succeed. NULL: no bits. */
+  uint32_t *retry_bits;
+  int rerun;
 } gh_slab_batch;
 
 /* How a backend runs a batch; the order and the all-or-nothing rules are gh__slab_run_batch's. */
 typedef struct gh_slab_batch_runner {
-  /* The new slabs the batch can need in the lists of geometry g: for each bucket b, ceil(k_b / per_slab) where k_b of its
-   * inserts hash to b; bucket_counts (buckets + 2 zeroed words, backend memory) is scratch. */
-  gh_status (*count_slabs)(gh_table *t, const gh_slab_geometry *g, const gh_slab_batch *b, uint32_t *bucket_counts,
-                           uint64_t *needed, void *stream);
   /* The slabs its concurrent workers may hold at once (one spare each). */
   uint64_t (*spares)(gh_table *t, const gh_slab_batch *b);
-  /* Runs it on slabs already reserved, keeps the size counter; *failed = inserts that found no slab. */
+  /* Runs it (the flagged operations only, on a rerun) on the slabs reserved, keeps the size counter;
+   * *failed = inserts that found no slab (flagged in b->retry_bits and in the call's outputs). */
   gh_status (*run)(gh_table *t, const gh_slab_batch *b, uint64_t *failed, void *stream);
+  /* Splits every list of the table into new_base (twice the buckets): gh_slab_split_list on each. */
+  gh_status (*split)(gh_table *t, uint32_t *new_base, void *stream);
 } gh_slab_batch_runner;
 
-/* gh_insert and gh_mixed on either backend: grows the base buckets when the batch calls for it
- * (an optimisation: when memory for it is short the chains just get longer), reserves the slabs
- * the batch can need (GH_ERR_OUT_OF_MEMORY with nothing changed when they cannot be had), runs
- * the batch and refreshes the capacity. */
+/* gh_insert and gh_mixed on either backend: reserves the slabs the batch is estimated to need
+ * (GH_ERR_OUT_OF_MEMORY with nothing changed when they cannot be had), grows the base buckets when
+ * the batch calls for it (an optimisation: when memory for it is short the chains just get
+ * longer), runs the batch, runs the inserts that found no slab again after SlabAlloc has grown
+ * (*failed: those left when it could not), and refreshes the capacity. */
 gh_status gh__slab_run_batch(gh_table *t, const gh_slab_batch_runner *runner, const gh_slab_batch *b, uint64_t *failed,
                              void *stream);
 /* Slabs in use, read back; sets t->config.capacity to what the slabs hold now. */

@@ -233,4 +233,84 @@ GH_HD uint64_t gh_slab_compact_list(const gh_slab_geometry *g, const gh_slab_poo
   return freed;
 }
 
+/* ---- Doubling the buckets: each list split in two ------------------------------------------------ */
+
+/* Empties the words of a slab from word `from` to the auxiliary lane and sets its next address
+ * (on a GPU in 16-byte stores where aligned: one thread seals a whole slab). */
+GH_HD void gh_slab_seal(uint32_t *slab, unsigned from, uint32_t next) {
+  unsigned w = from;
+#if defined(__CUDA_ARCH__)
+  for (; w % 4u != 0 && w < GH_SLAB_NEXT_LANE; ++w) slab[w] = GH_SLAB_NULL;
+  for (; w % 4u == 0 && w < GH_SLAB_LANES; w += 4u)
+    *(uint4 *)(slab + w) = make_uint4(~0u, ~0u, ~0u, w + 4u == GH_SLAB_LANES ? next : ~0u);
+#endif
+  for (; w < GH_SLAB_NEXT_LANE; ++w) slab[w] = GH_SLAB_NULL;
+  if (w == GH_SLAB_NEXT_LANE) slab[GH_SLAB_NEXT_LANE] = next;
+}
+
+/* With the multiply-high bucket hash, bucket b of B buckets is exactly buckets 2b and 2b + 1 of
+ * 2B, so the table doubles list by list, each on its own and in order (a side bucket b >= B
+ * becomes side bucket b + B). The split of list b writes every word of the new base slabs it
+ * owns in new_base (2B + 2 slabs), keeps its live entries in list order (tombstones are dropped),
+ * and takes the further slabs it needs from its own old list, in list order: an entry that finds
+ * its output slab full moves on to the oldest old slab the split has already begun to read, which
+ * never runs out (after r live entries read from s slabs, the two outputs used at most
+ * ceil(r / per_slab) - 1 <= s - 1 further slabs) and never overwrites an entry not yet read (a
+ * slab taken while being read receives at most the entries read from it since). The old slabs it
+ * did not need go back to SlabAlloc. No other operation may run on the table. Returns the slabs
+ * freed. */
+GH_HD uint64_t gh_slab_split_list(const gh_slab_geometry *g, const gh_slab_pool *p, unsigned long long *in_use,
+                                  uint32_t *old_base, uint64_t b, uint32_t *new_base) {
+  const gh_slot_format f = g->format;
+  const uint64_t empty = gh_slab_empty_key(g), tomb = gh_slab_tombstone_key(g);
+  gh_slab_geometry doubled = *g;
+  doubled.buckets = 2u * g->buckets;
+  const int side = b >= g->buckets;
+  const uint64_t first = side ? b + g->buckets : 2u * b;
+  /* The two outputs' current slabs and fills (scalars, not arrays: a GPU would index those in local
+   * memory). */
+  uint32_t *out0 = new_base + first * GH_SLAB_LANES, *out1 = out0 + GH_SLAB_LANES;
+  unsigned fill0 = 0, fill1 = 0;
+  const unsigned full_words = g->per_slab * f.slot_bytes / 4u;
+  uint32_t *slab = old_base + b * GH_SLAB_LANES;
+  uint32_t next = slab[GH_SLAB_NEXT_LANE];
+  uint32_t reusable = next; /* the oldest old slab not taken yet */
+  uint64_t freed = 0;
+  for (;;) {
+    for (unsigned i = 0; i < g->per_slab; ++i) {
+      const gh_slot_bits bits = gh_slot_read(f, gh_slab_entry(f, slab, i));
+      const uint64_t k = gh_slot_bits_key(f, bits);
+      if (k == empty || k == tomb) continue;
+      uint64_t stored;
+      const int second = !side && gh_slab_bucket(&doubled, k, &stored) != first;
+      uint32_t *o = second ? out1 : out0;
+      unsigned fill = second ? fill1 : fill0;
+      if (fill == g->per_slab) {
+        uint32_t *taken = gh_slab_at(p, reusable);
+        const uint32_t after = taken[GH_SLAB_NEXT_LANE];
+        gh_slab_seal(o, full_words, reusable);
+        reusable = after;
+        o = taken;
+        fill = 0;
+      }
+      gh_slot_write(f, gh_slab_entry(f, o, fill), bits);
+      fill += 1;
+      if (second) out1 = o, fill1 = fill;
+      else out0 = o, fill0 = fill;
+    }
+    if (next == GH_SLAB_NULL) break;
+    slab = gh_slab_at(p, next);
+    next = slab[GH_SLAB_NEXT_LANE];
+  }
+  gh_slab_seal(out0, fill0 * f.slot_bytes / 4u, GH_SLAB_NULL);
+  if (!side) gh_slab_seal(out1, fill1 * f.slot_bytes / 4u, GH_SLAB_NULL);
+  while (reusable != GH_SLAB_NULL) {
+    const uint32_t after = gh_slab_at(p, reusable)[GH_SLAB_NEXT_LANE];
+    gh_slab_free(p, in_use, reusable);
+    freed += 1;
+    reusable = after;
+  }
+  return freed;
+}
+
 #endif /* GH_DETAIL_SLAB_H */
