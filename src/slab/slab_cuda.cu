@@ -235,11 +235,105 @@ __global__ void slab_compact_kernel(gh_slab_geometry g, uint32_t *base, gh_slab_
     gh_slab_compact_list(&g, &pool, &counters->slabs_in_use, base + b * GH_SLAB_LANES);
 }
 
-/* Doubling the buckets: one thread per list (gh_slab_split_list). */
-__global__ void slab_split_kernel(gh_slab_geometry g, uint32_t *base, gh_slab_pool pool, unsigned long long *in_use,
-                                  uint32_t *new_base) {
-  for (uint64_t b = gh_thread_index(); b < g.buckets + 2; b += gh_grid_threads())
-    gh_slab_split_list(&g, &pool, in_use, base, b, new_base);
+/* Doubling the buckets: gh_slab_split_list's split (the host's), a tile per list. The tile reads a
+ * slab at once, ranks the live entries bound for each half with a scan over its lanes and writes
+ * them straight to their places; an output that fills continues in the oldest old slab not taken
+ * yet, which the tile has always read already (it holds the slab it reads in its registers). */
+
+/* Empties a slab's words from word `from` to the auxiliary lane and sets its next address, the
+ * tile together (a lane its four words, one 16-byte store where all four are emptied). */
+static __device__ void tile_seal(const gh_device_group &tile, uint32_t *slab, unsigned from, uint32_t next) {
+  const unsigned w0 = tile.rank * GH_SLAB_TILE_WORDS;
+  const uint32_t last = tile.rank == GH_SLAB_TILE - 1u ? next : GH_SLAB_NULL;
+  if (w0 >= from) {
+    ((uint4 *)slab)[tile.rank] = make_uint4(GH_SLAB_NULL, GH_SLAB_NULL, GH_SLAB_NULL, last);
+  } else {
+    for (unsigned k = 0; k < GH_SLAB_TILE_WORDS; ++k)
+      if (w0 + k >= from) slab[w0 + k] = k == GH_SLAB_TILE_WORDS - 1u ? last : GH_SLAB_NULL;
+  }
+}
+
+/* One output list of a split: its slab being filled and the entries in it. */
+typedef struct split_output {
+  uint32_t *slab;
+  unsigned fill;
+} split_output;
+
+/* Makes room for `incoming` more entries in out: a full slab is sealed and linked to the oldest old
+ * slab not taken yet (*reusable), which the output continues in (returned; out->slab otherwise). */
+static __device__ uint32_t *split_room(const gh_device_group &tile, const gh_slab_pool &pool, unsigned per_slab,
+                                       unsigned full_words, split_output *out, unsigned incoming, uint32_t *reusable) {
+  if (out->fill + incoming <= per_slab) return out->slab;
+  uint32_t *taken = gh_slab_at(&pool, *reusable);
+  const uint32_t after = __shfl_sync(tile.mask, __ldcg(taken + GH_SLAB_NEXT_LANE), (int)tile.first_lane);
+  tile_seal(tile, out->slab, full_words, *reusable);
+  *reusable = after;
+  return taken;
+}
+
+template <unsigned KB, unsigned VB>
+__global__ void slab_split_kernel(gh_slab_geometry g, uint32_t *old_base, gh_slab_pool pool,
+                                  unsigned long long *in_use, uint32_t *new_base) {
+  typedef gh_slab_shape<KB, VB> S;
+  const gh_device_group tile = gh_device_group_make(GH_SLAB_TILE);
+  const gh_slot_format f = gh_slot_format_make(KB, VB);
+  const uint64_t empty = gh_slot_empty_key(KB);
+  const unsigned full_words = S::per_slab * S::words;
+  gh_slab_geometry doubled = g;
+  doubled.buckets *= 2u;
+  const uint64_t tiles = gh_grid_threads() / GH_SLAB_TILE;
+  for (uint64_t b = gh_thread_index() / GH_SLAB_TILE; b < g.buckets + 2; b += tiles) {
+    const uint64_t first = b >= g.buckets ? b + g.buckets : 2u * b;
+    /* The two halves as scalars (a GPU would index arrays of them in local memory). */
+    split_output out0 = {new_base + first * GH_SLAB_LANES, 0}, out1 = {out0.slab + GH_SLAB_LANES, 0};
+    uint32_t *slab = old_base + b * GH_SLAB_LANES;
+    uint32_t reusable = GH_SLAB_NULL;
+    for (bool at_base = true; slab != NULL; at_base = false) {
+      const uint4 w = gh_slab_load(tile, slab);
+      const uint32_t next = __shfl_sync(tile.mask, w.w, (int)(tile.first_lane + GH_SLAB_TILE - 1u));
+      if (at_base) reusable = next;
+      /* This lane's live entries, and which go to the second half (bit k: the entry at word k). */
+      unsigned live = 0, second = 0;
+#pragma unroll
+      for (unsigned k = 0; k < GH_SLAB_TILE_WORDS; k += S::words) {
+        if ((tile.rank * GH_SLAB_TILE_WORDS + k) / S::words >= S::per_slab) continue;
+        const uint64_t key = gh_slot_bits_key(f, gh_slab_entry_in<KB, VB>(w, k));
+        const bool here = key != empty && key != empty - 1u;
+        live |= (unsigned)here << k;
+        second |= (unsigned)(here && gh_slab_split_half(&doubled, b, first, key)) << k;
+      }
+      /* Ranks per half: the counts of both, 8 bits each, scanned over the lanes at once. */
+      const unsigned mine = (unsigned)__popc((int)(live & ~second)) | (unsigned)__popc((int)second) << 8;
+      const unsigned before = lanes_before(tile, mine);
+      const unsigned total = __shfl_sync(tile.mask, before + mine, (int)(tile.first_lane + GH_SLAB_TILE - 1u));
+      const unsigned total0 = total & 0xFFu, total1 = total >> 8;
+      uint32_t *spill0 = split_room(tile, pool, S::per_slab, full_words, &out0, total0, &reusable);
+      uint32_t *spill1 = split_room(tile, pool, S::per_slab, full_words, &out1, total1, &reusable);
+      unsigned at0 = out0.fill + (before & 0xFFu), at1 = out1.fill + (before >> 8);
+#pragma unroll
+      for (unsigned k = 0; k < GH_SLAB_TILE_WORDS; k += S::words) {
+        if (!((live >> k) & 1u)) continue;
+        const bool upper = (second >> k) & 1u;
+        const unsigned at = upper ? at1++ : at0++;
+        uint32_t *to = at < S::per_slab ? (upper ? out1.slab : out0.slab) : (upper ? spill1 : spill0);
+        gh_slot_write(f, gh_slab_entry(f, to, at % S::per_slab), gh_slab_entry_in<KB, VB>(w, k));
+      }
+      out0.fill += total0;
+      out1.fill += total1;
+      if (out0.fill > S::per_slab) out0.slab = spill0, out0.fill -= S::per_slab;
+      if (out1.fill > S::per_slab) out1.slab = spill1, out1.fill -= S::per_slab;
+      slab = next == GH_SLAB_NULL ? NULL : gh_slab_at(&pool, next);
+    }
+    tile_seal(tile, out0.slab, out0.fill * S::words, GH_SLAB_NULL);
+    if (b < g.buckets) tile_seal(tile, out1.slab, out1.fill * S::words, GH_SLAB_NULL);
+    /* The old slabs the split did not need go back to SlabAlloc. */
+    for (; tile.rank == 0 && reusable != GH_SLAB_NULL;) {
+      const uint32_t after = __ldcg(gh_slab_at(&pool, reusable) + GH_SLAB_NEXT_LANE);
+      gh_slab_free(&pool, in_use, reusable);
+      reusable = after;
+    }
+    __syncwarp(tile.mask);
+  }
 }
 
 /* Export: one thread per list; the threads of a warp step through their lists together, one slab
@@ -271,17 +365,18 @@ __global__ void slab_export_kernel(gh_slab_geometry g, uint32_t *base, gh_slab_p
 /* ---- Launching --------------------------------------------------------------------------------------- */
 
 typedef struct slab_kernels {
-  const void *ops, *insert, *find, *export_all;
+  const void *ops, *insert, *find, *export_all, *split;
 } slab_kernels;
 
 static slab_kernels kernels_for(const gh_slab_geometry &g) {
-  slab_kernels k = {NULL, NULL, NULL, NULL};
+  slab_kernels k = {NULL, NULL, NULL, NULL, NULL};
 #define GH_SLAB_KERNELS_CASE(kb, vb)                                                   \
   if (g.format.key_bits == kb && g.format.value_bits == vb) {                          \
     k.ops = (const void *)slab_ops_kernel<kb, vb, SLAB_ANY>;                           \
     k.insert = (const void *)slab_ops_kernel<kb, vb, SLAB_INSERT>;                     \
     k.find = (const void *)slab_ops_kernel<kb, vb, SLAB_FIND>;                         \
     k.export_all = (const void *)slab_export_kernel<kb, vb>;                           \
+    k.split = (const void *)slab_split_kernel<kb, vb>;                                 \
   }
   GH_WIDTHS(GH_SLAB_KERNELS_CASE)
 #undef GH_SLAB_KERNELS_CASE
@@ -350,7 +445,7 @@ static gh_status split_lists(gh_table *t, uint32_t *new_base, void *stream) {
   gh_slab_pool pool = s->pool;
   unsigned long long *in_use = &s->counters->slabs_in_use;
   void *args[] = {&g, &s->base, &pool, &in_use, &new_base};
-  return gh__cuda_launch(t, (const void *)slab_split_kernel, g.buckets + 2, kBlockThreads, args, stream);
+  return gh__cuda_launch(t, kernels_for(g).split, (g.buckets + 2) * GH_SLAB_TILE, kBlockThreads, args, stream);
 }
 
 static const gh_slab_batch_runner cuda_runner = {spares, run_batch, split_lists};

@@ -235,17 +235,17 @@ GH_HD uint64_t gh_slab_compact_list(const gh_slab_geometry *g, const gh_slab_poo
 
 /* ---- Doubling the buckets: each list split in two ------------------------------------------------ */
 
-/* Empties the words of a slab from word `from` to the auxiliary lane and sets its next address
- * (on a GPU in 16-byte stores where aligned: one thread seals a whole slab). */
+/* Empties the words of a slab from word `from` to the auxiliary lane and sets its next address. */
 GH_HD void gh_slab_seal(uint32_t *slab, unsigned from, uint32_t next) {
-  unsigned w = from;
-#if defined(__CUDA_ARCH__)
-  for (; w % 4u != 0 && w < GH_SLAB_NEXT_LANE; ++w) slab[w] = GH_SLAB_NULL;
-  for (; w % 4u == 0 && w < GH_SLAB_LANES; w += 4u)
-    *(uint4 *)(slab + w) = make_uint4(~0u, ~0u, ~0u, w + 4u == GH_SLAB_LANES ? next : ~0u);
-#endif
-  for (; w < GH_SLAB_NEXT_LANE; ++w) slab[w] = GH_SLAB_NULL;
-  if (w == GH_SLAB_NEXT_LANE) slab[GH_SLAB_NEXT_LANE] = next;
+  for (unsigned w = from; w < GH_SLAB_NEXT_LANE; ++w) slab[w] = GH_SLAB_NULL;
+  slab[GH_SLAB_NEXT_LANE] = next;
+}
+
+/* Which of the two lists of a doubled table (0: bucket `first`, 1: first + 1) the live entry with
+ * stored key k of list b goes to; a side bucket's entries all stay together. */
+GH_HD unsigned gh_slab_split_half(const gh_slab_geometry *doubled, uint64_t b, uint64_t first, uint64_t k) {
+  uint64_t stored;
+  return b < doubled->buckets / 2u && gh_slab_bucket(doubled, k, &stored) != first;
 }
 
 /* With the multiply-high bucket hash, bucket b of B buckets is exactly buckets 2b and 2b + 1 of
@@ -281,8 +281,7 @@ GH_HD uint64_t gh_slab_split_list(const gh_slab_geometry *g, const gh_slab_pool 
       const gh_slot_bits bits = gh_slot_read(f, gh_slab_entry(f, slab, i));
       const uint64_t k = gh_slot_bits_key(f, bits);
       if (k == empty || k == tomb) continue;
-      uint64_t stored;
-      const int second = !side && gh_slab_bucket(&doubled, k, &stored) != first;
+      const unsigned second = gh_slab_split_half(&doubled, b, first, k);
       uint32_t *o = second ? out1 : out0;
       unsigned fill = second ? fill1 : fill0;
       if (fill == g->per_slab) {
