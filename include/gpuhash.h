@@ -201,8 +201,8 @@ typedef struct gh_config {
   /* slab: the wanted average fill of the base slabs; base buckets = ceil(capacity /
    * (entries per slab * slab_load)). 0.05..16; default 0.6. Larger values mean longer chains.
    * The base buckets grow: before an insert or mixed batch that would take the average fill past
-   * 2 * slab_load, the table is rehashed into at least twice as many buckets (as many as hold all
-   * its entries at slab_load, when that is more); without memory for that it goes on in the
+   * 1.5 * slab_load, their number doubles (every list split in two in place), and doubles again
+   * while the fill would still pass slab_load; without memory for that the table goes on in the
    * buckets it has. */
   double slab_load;
   /* slab: 0 (default) = SlabAlloc with super blocks added as the table grows; 1 = SlabAlloc-light,
