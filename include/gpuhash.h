@@ -208,6 +208,13 @@ typedef struct gh_config {
   /* slab: 0 (default) = SlabAlloc with super blocks added as the table grows; 1 = SlabAlloc-light,
    * one contiguous array of slabs that is reallocated (doubled) as it grows: for small tables. */
   int slab_light;
+  /* ---- appended after 0.3 ---- */
+  /* dycuckoo: the filled factor theta = keys / slots is kept within [fill_min, fill_max] (the
+   * paper's alpha and beta): a batch that would take it above fill_max doubles the smallest
+   * subtable first (as often as needed), one that leaves it below fill_min halves the largest.
+   * 0 < fill_min < fill_max * d / (d + 1), fill_max <= 0.95; defaults 0.4 and 0.9. */
+  double fill_min;
+  double fill_max;
 } gh_config;
 
 /** Fills the first struct_size bytes of *config with the defaults for the design (struct_size

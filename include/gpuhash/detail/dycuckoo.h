@@ -1,0 +1,63 @@
+/* gpuhash/detail/dycuckoo.h - the DyCuckoo design's layout and the logic its host backend, CUDA
+ * kernels and device-side API share (GH_HD): subtables of 128-byte key lines, their hashes, the
+ * choice of a new key's subtable, and the bucket arithmetic of resizing (Li et al., "Dynamic Hash
+ * Tables on GPUs"). Internal: not part of the stable API, it may change with any release.
+ *
+ * d subtables; subtable i has buckets[i] buckets. A bucket is one 128-byte line of keys (32 keys
+ * of 32 bits or 16 of 64 bits, EMPTY = all ones); its values are a separate array at the same
+ * (bucket, slot) index, and a lock word per bucket is a third. A key's bucket in subtable i is
+ * mulhi(h_i(key), buckets[i]) with h_i = fmix(key ^ seed[i]): doubling subtable i sends bucket b to
+ * 2b and 2b + 1, halving merges 2b and 2b + 1 into b, both without conflicts. */
+#ifndef GH_DETAIL_DYCUCKOO_H
+#define GH_DETAIL_DYCUCKOO_H
+
+#include "gpuhash/detail/hash.h"
+#include "gpuhash/detail/hd.h"
+
+#define GH_DY_MAX_TABLES 8u
+#define GH_DY_LINE_BYTES 128u
+#define GH_DY_LOCK_FREE 0u
+#define GH_DY_LOCK_HELD 1u
+
+typedef struct gh_dy_geometry {
+  unsigned key_bits;    /* 32 or 64 */
+  unsigned value_bytes; /* 0 (a set), 4 or 8 */
+  unsigned tables;      /* d */
+  unsigned slots;       /* keys per bucket: 128 / (key_bits / 8) */
+  uint64_t buckets[GH_DY_MAX_TABLES];
+  uint64_t seed[GH_DY_MAX_TABLES];
+  uint64_t choice_seed;
+  /* The choice of a new key's subtable: subtable i when the key's choice hash (32 bits) is below
+   * choose[i] and not below choose[i - 1] (cumulative shares of 2^32; the last is 2^32). */
+  uint64_t choose[GH_DY_MAX_TABLES];
+} gh_dy_geometry;
+
+GH_HD uint64_t gh_dy_empty_key(const gh_dy_geometry *g) { return g->key_bits == 32 ? 0xFFFFFFFFull : ~0ull; }
+
+/* The key's bucket in subtable i if that subtable had `buckets` buckets. */
+GH_HD uint64_t gh_dy_bucket_of(const gh_dy_geometry *g, unsigned i, uint64_t buckets, uint64_t key) {
+  if (g->key_bits == 32) return gh_range32(gh_fmix32((uint32_t)key ^ (uint32_t)g->seed[i]), buckets);
+  return gh_range64(gh_fmix64(key ^ g->seed[i]), buckets);
+}
+
+GH_HD uint64_t gh_dy_bucket(const gh_dy_geometry *g, unsigned i, uint64_t key) {
+  return gh_dy_bucket_of(g, i, g->buckets[i], key);
+}
+
+/* The subtable a new key goes to first. */
+GH_HD unsigned gh_dy_target(const gh_dy_geometry *g, uint64_t key) {
+  const uint64_t draw = gh_fmix32((uint32_t)(gh_fmix64(key ^ g->choice_seed) >> 32));
+  for (unsigned i = 0; i + 1 < g->tables; ++i)
+    if (draw < g->choose[i]) return i;
+  return g->tables - 1;
+}
+
+/* Slots of subtable i (keys it can hold). */
+GH_HD uint64_t gh_dy_table_slots(const gh_dy_geometry *g, unsigned i) { return g->buckets[i] * g->slots; }
+
+/* Key k of a line (plain read: callers that race with writers use the atomics of their side). */
+GH_HD uint64_t gh_dy_line_key(const gh_dy_geometry *g, const void *line, unsigned k) {
+  return g->key_bits == 32 ? ((const uint32_t *)line)[k] : ((const uint64_t *)line)[k];
+}
+
+#endif /* GH_DETAIL_DYCUCKOO_H */
