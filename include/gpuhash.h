@@ -201,7 +201,7 @@ typedef struct gh_config {
   /* slab: the wanted average fill of the base slabs; base buckets = ceil(capacity /
    * (entries per slab * slab_load)). 0.05..16; default 0.6. Larger values mean longer chains.
    * The base buckets grow: before an insert or mixed batch that would take the average fill past
-   * 1.5 * slab_load, their number doubles (every list split in two in place), and doubles again
+   * 1.25 * slab_load, their number doubles (every list split in two in place), and doubles again
    * while the fill would still pass slab_load; without memory for that the table goes on in the
    * buckets it has. */
   double slab_load;

@@ -383,12 +383,16 @@ static slab_kernels kernels_for(const gh_slab_geometry &g) {
   return k;
 }
 
-static slab_args args_for(gh_table *t) {
+/* A launch's arguments: operation `op` on n keys (a kernel's other inputs and outputs unset). */
+static slab_args args_for(gh_table *t, int op, const void *keys, uint64_t n) {
   gh_slab_table *s = state(t);
   slab_args a;
   memset(&a, 0, sizeof a);
   a.T = gh__slab_device_table(s);
   a.counters = s->counters;
+  a.op = op;
+  a.keys = keys;
+  a.n = n;
   return a;
 }
 
@@ -408,12 +412,9 @@ static gh_status run_ops(gh_table *t, slab_args *a, gh_slab_call_counters *after
 
 /* The arguments of an update batch's kernel. */
 static slab_args batch_args(gh_table *t, const gh_slab_batch *b) {
-  slab_args a = args_for(t);
+  slab_args a = args_for(t, SLAB_INSERT, b->keys, b->n);
   a.ops = b->ops;
-  a.op = SLAB_INSERT;
-  a.keys = b->keys;
   a.values = b->values;
-  a.n = b->n;
   a.values_out = b->values_out;
   a.results_out = b->results_out;
   a.insert_failed_only = b->ops == NULL;
@@ -461,10 +462,7 @@ static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, 
 
 static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
                            uint64_t default_value, void *stream) {
-  slab_args a = args_for(t);
-  a.op = SLAB_FIND;
-  a.keys = keys;
-  a.n = n;
+  slab_args a = args_for(t, SLAB_FIND, keys, n);
   a.values_out = values_out;
   a.results_out = found_out;
   a.default_value = default_value;
@@ -474,13 +472,10 @@ static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *valu
 
 static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out, uint64_t *erased,
                             void *stream) {
-  slab_args a = args_for(t);
+  slab_args a = args_for(t, SLAB_ERASE, keys, n);
   gh_scratch first = {NULL, 0, GH_MEMORY_DEVICE};
   gh_status status = GH_OK;
-  a.keys = keys;
-  a.n = n;
   a.results_out = erased_out;
-  a.op = SLAB_ERASE;
   if (t->config.variant == GH_VARIANT_MULTIVALUE) {
     /* Two phases: every op finds its key's first entry, then the op whose CAS tombstones it is the
      * one position flagged, and all remove what is left. */
@@ -502,10 +497,7 @@ static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *
 /* Every key's number of values into numbers (one COUNT run), and their total. */
 static gh_status count_values(gh_table *t, const void *keys, uint64_t n, uint64_t *numbers, uint64_t *total,
                               void *stream) {
-  slab_args a = args_for(t);
-  a.op = SLAB_COUNT;
-  a.keys = keys;
-  a.n = n;
+  slab_args a = args_for(t, SLAB_COUNT, keys, n);
   a.numbers = numbers;
   gh_slab_call_counters after;
   const gh_status status = run_ops(t, &a, &after, stream);
@@ -533,10 +525,7 @@ static gh_status cuda_find_all(gh_table *t, const void *keys, uint64_t n, uint64
                     "offsets_out says where each key's values would go, no value was written",
                     (unsigned long long)needed, (unsigned long long)values_capacity);
   if (values_out == NULL) return GH_OK;
-  slab_args a = args_for(t);
-  a.op = SLAB_FILL;
-  a.keys = keys;
-  a.n = n;
+  slab_args a = args_for(t, SLAB_FILL, keys, n);
   a.numbers = offsets_out;
   a.values_out = values_out;
   void *args[] = {&a};
