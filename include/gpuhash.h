@@ -426,6 +426,15 @@ typedef struct gh_stats {
   /* cuckoo: keys kept in the overflow stash, which every lookup also scans: keys that failed
    * together across restarts, or that a rebuild could not place when memory ran out */
   uint64_t stash_keys;
+  /* ---- appended after 0.3.0 ---- */
+  /* dycuckoo: the subtables (d) and the buckets (128-byte key lines) of each, indices 0..d-1 */
+  uint64_t subtables;
+  uint64_t subtable_buckets[8];
+  uint64_t upsizes;          /* dycuckoo: subtables doubled */
+  uint64_t downsizes;        /* dycuckoo: subtables halved */
+  uint64_t evictions;        /* dycuckoo: residents an insert moved to a later subtable */
+  uint64_t longest_search;   /* dycuckoo: most buckets a single insert locked */
+  uint64_t insert_failures;  /* dycuckoo: keys reported as not inserted (0 unless out of memory) */
 } gh_stats;
 
 /** Fills the first struct_size bytes of *stats (the caller's sizeof(gh_stats), so that fields a

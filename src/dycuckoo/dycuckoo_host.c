@@ -1,58 +1,48 @@
-/* dycuckoo_host.c - the DyCuckoo design on the host backend, one operation per thread (work in
- * progress on branch wip/dycuckoo, docs/dycuckoo-plan.md): lookups scan the key's bucket in each
- * subtable in order; inserts take a bucket's lock word with a CAS (the lower subtable first when a
- * forward move holds two), write the value, then the key; erases CAS the key to EMPTY.
- * Not yet: downsizing, statistics, validate, the batch reduction to unique keys (so far the
- * inserts of one batch must hold distinct keys), the CUDA backend. */
+/* dycuckoo_host.c - the DyCuckoo design on CPU threads, one operation per thread: the same
+ * subtables, buckets and locks as the GPU. Lookups scan the key's bucket in each subtable in
+ * order; an insert takes a bucket's lock word with a CAS (a forward move holds two, the lower
+ * subtable's first: no cycle), writes the value, then the key; an erase writes EMPTY over the key
+ * under the lock. The drivers around these passes are shared (dycuckoo_table.c). */
 #include <sched.h>
 #include <string.h>
 
 #include "core/parallel.h"
-#include "gpuhash/detail/slot.h"
 #include "core/toolkit.h"
+#include "core/words.h"
 #include "dycuckoo/dycuckoo_table.h"
 
 static gh_dy_table *state(gh_table *t) { return (gh_dy_table *)t->impl; }
 
 static void *key_line(const gh_dy_table *s, unsigned i, uint64_t b) {
-  return (char *)s->sub[i].keys + b * GH_DY_LINE_BYTES;
+  return gh_dy_line(&s->geometry, s->sub[i].keys, b);
 }
 
 static void *value_at(const gh_dy_table *s, unsigned i, uint64_t b, unsigned k) {
-  const gh_dy_geometry *g = &s->geometry;
-  return (char *)s->sub[i].values + ((size_t)b * g->slots + k) * g->value_bytes;
+  return gh_dy_value_at(&s->geometry, s->sub[i].values, b, k);
 }
 
 static uint64_t load_key(const gh_dy_geometry *g, const void *line, unsigned k) {
-  if (g->key_bits == 32) return __atomic_load_n((const uint32_t *)line + k, __ATOMIC_ACQUIRE);
-  return __atomic_load_n((const uint64_t *)line + k, __ATOMIC_ACQUIRE);
+  return g->key_bits == 32 ? gh_load_u32((const uint32_t *)line + k) : gh_load_u64((const uint64_t *)line + k);
 }
 
 static void store_key(const gh_dy_geometry *g, void *line, unsigned k, uint64_t key) {
-  if (g->key_bits == 32) __atomic_store_n((uint32_t *)line + k, (uint32_t)key, __ATOMIC_RELEASE);
-  else __atomic_store_n((uint64_t *)line + k, key, __ATOMIC_RELEASE);
+  if (g->key_bits == 32) gh_store_u32((uint32_t *)line + k, (uint32_t)key);
+  else gh_store_u64((uint64_t *)line + k, key);
 }
 
-static int try_lock(const gh_dy_table *s, unsigned i, uint64_t b) {
-  uint32_t expected = GH_DY_LOCK_FREE;
-  return __atomic_compare_exchange_n(&s->sub[i].locks[b], &expected, GH_DY_LOCK_HELD, 0, __ATOMIC_ACQUIRE,
-                                     __ATOMIC_RELAXED);
-}
-
-/* Waits for the lock (a thread holds at most two, taken in subtable order: no cycle). */
+/* Waits for a bucket's lock (a thread holds at most two, taken in subtable order: no cycle). */
 static void lock(const gh_dy_table *s, unsigned i, uint64_t b) {
-  while (!try_lock(s, i, b)) sched_yield();
+  while (gh_cas_u32(&s->sub[i].locks[b], GH_DY_LOCK_FREE, GH_DY_LOCK_HELD) != GH_DY_LOCK_FREE) sched_yield();
 }
 
-static void unlock(const gh_dy_table *s, unsigned i, uint64_t b) {
-  __atomic_store_n(&s->sub[i].locks[b], GH_DY_LOCK_FREE, __ATOMIC_RELEASE);
-}
+static void unlock(const gh_dy_table *s, unsigned i, uint64_t b) { gh_store_u32(&s->sub[i].locks[b], GH_DY_LOCK_FREE); }
 
 /* Where key is: 1 with (*table, *bucket, *slot), scanning the subtables in order (which never
  * misses a key being moved: moves copy before they delete and go to later subtables). */
-static int locate(const gh_dy_table *s, uint64_t key, unsigned *table, uint64_t *bucket, unsigned *slot) {
+static int locate(const gh_dy_table *s, uint64_t key, unsigned skip, unsigned *table, uint64_t *bucket, unsigned *slot) {
   const gh_dy_geometry *g = &s->geometry;
   for (unsigned i = 0; i < g->tables; ++i) {
+    if (i == skip) continue;
     const uint64_t b = gh_dy_bucket(g, i, key);
     const void *line = key_line(s, i, b);
     for (unsigned k = 0; k < g->slots; ++k)
@@ -70,39 +60,46 @@ static int locate(const gh_dy_table *s, uint64_t key, unsigned *table, uint64_t 
 static unsigned free_slot(const gh_dy_table *s, unsigned i, uint64_t b) {
   const gh_dy_geometry *g = &s->geometry;
   const void *line = key_line(s, i, b);
-  const uint64_t empty = gh_dy_empty_key(g);
   for (unsigned k = 0; k < g->slots; ++k)
-    if (load_key(g, line, k) == empty) return k;
+    if (load_key(g, line, k) == gh_dy_empty_key(g)) return k;
   return g->slots;
 }
 
-static void put(gh_dy_table *s, unsigned i, uint64_t b, unsigned k, uint64_t key, const void *value) {
-  if (s->geometry.value_bytes) memcpy(value_at(s, i, b, k), value, s->geometry.value_bytes);
+static void put(gh_dy_table *s, unsigned i, uint64_t b, unsigned k, uint64_t key, uint64_t value) {
+  gh_dy_value_write(&s->geometry, value_at(s, i, b, k), value);
   store_key(&s->geometry, key_line(s, i, b), k, key);
 }
 
-/* Places key in the locked bucket b of subtable i: a free slot, or one made by moving a resident
- * forward (to its bucket in a later subtable, copied there before its slot is reused). 1 when
- * placed. */
-static int place_locked(gh_dy_table *s, unsigned i, uint64_t b, uint64_t key, const void *value) {
+/* The arguments of one pass, shared by its worker threads. */
+typedef struct host_pass {
+  gh_dy_table *s;
+  const gh_dy_place *place;
+  const void *keys;
+  const uint8_t *skip_flags;
+  unsigned skip_table;
+  uint8_t *flags_out;
+  void *values_out;
+  uint64_t default_value;
+} host_pass;
+
+/* Moves a resident of the locked bucket (i, b) to its bucket in a later subtable (copied there
+ * before its slot is reused) and puts key in its slot. 1 when done; *locked counts the buckets. */
+static int place_by_move(gh_dy_table *s, unsigned i, uint64_t b, unsigned skip, uint64_t key, uint64_t value,
+                         unsigned *locked) {
   const gh_dy_geometry *g = &s->geometry;
-  unsigned k = free_slot(s, i, b);
-  if (k < g->slots) {
-    put(s, i, b, k, key, value);
-    __atomic_fetch_add(&s->counters->keys[i], 1ull, __ATOMIC_RELAXED);
-    return 1;
-  }
-  for (k = 0; k < g->slots; ++k) {
+  for (unsigned k = 0; k < g->slots; ++k) {
     const uint64_t resident = load_key(g, key_line(s, i, b), k);
     for (unsigned j = i + 1; j < g->tables; ++j) {
+      if (j == skip) continue;
       const uint64_t y = gh_dy_bucket(g, j, resident);
       lock(s, j, y);
+      *locked += 1;
       const unsigned u = free_slot(s, j, y);
       if (u < g->slots) {
-        put(s, j, y, u, resident, g->value_bytes ? value_at(s, i, b, k) : NULL);
+        put(s, j, y, u, resident, g->value_bytes ? gh_dy_value_read(g, value_at(s, i, b, k)) : 0);
         put(s, i, b, k, key, value);
-        __atomic_fetch_add(&s->counters->keys[j], 1ull, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&s->counters->evictions, 1ull, __ATOMIC_RELAXED);
+        gh_add_u64(&s->counters->keys[j], 1u);
+        gh_add_u64(&s->counters->evictions, 1u);
         unlock(s, j, y);
         return 1;
       }
@@ -112,94 +109,199 @@ static int place_locked(gh_dy_table *s, unsigned i, uint64_t b, uint64_t key, co
   return 0;
 }
 
-/* Inserts one key of a batch of distinct keys. 1 stored, 0 merged, 2 no room (nothing changed). */
-static int insert_one(gh_dy_table *s, uint64_t key, const void *value, int policy) {
+/* Stores an absent key: a free slot in its buckets (the chosen subtable first, then the others),
+ * else a forward move out of one of them. 1 when stored. */
+static int place_absent(gh_dy_table *s, uint64_t key, uint64_t value, unsigned skip) {
   const gh_dy_geometry *g = &s->geometry;
+  const unsigned first = gh_dy_target(g, key);
+  unsigned locked = 0;
+  int placed = 0;
+  for (unsigned pass = 0; pass < 2u && !placed; ++pass)
+    for (unsigned step = 0; step < g->tables && !placed; ++step) {
+      const unsigned i = (first + step) % g->tables;
+      if (i == skip || (pass == 1u && i + 1u == g->tables)) continue;
+      const uint64_t b = gh_dy_bucket(g, i, key);
+      lock(s, i, b);
+      locked += 1;
+      const unsigned k = pass == 0u ? free_slot(s, i, b) : g->slots;
+      if (k < g->slots) {
+        put(s, i, b, k, key, value);
+        gh_add_u64(&s->counters->keys[i], 1u);
+        placed = 1;
+      } else if (pass == 1u) {
+        placed = place_by_move(s, i, b, skip, key, value, &locked);
+      }
+      unlock(s, i, b);
+    }
+  gh_max_u64(&s->counters->longest_search, locked);
+  return placed;
+}
+
+/* Inserts one key of a pass over distinct keys. 0 stored or merged, 1 no room (nothing changed). */
+static int insert_one(gh_dy_table *s, const gh_dy_place *p, uint64_t key, uint64_t value) {
+  const gh_dy_geometry *g = &s->geometry;
+  if (key == gh_dy_empty_key(g)) {
+    if (gh_side_insert(gh_dy_side_format(g), s->side_slot, value, p->policy)) gh_add_u64(&s->counters->side, 1u);
+    return 0;
+  }
   for (;;) {
     unsigned i, k;
     uint64_t b;
-    if (locate(s, key, &i, &b, &k)) {
-      lock(s, i, b);
-      const int still = load_key(g, key_line(s, i, b), k) == key;
-      if (still && g->value_bytes) {
-        void *v = value_at(s, i, b, k);
-        uint64_t stored = 0, incoming = 0;
-        memcpy(&stored, v, g->value_bytes);
-        memcpy(&incoming, value, g->value_bytes);
-        const uint64_t merged = gh_policy_combine(policy, g->value_bytes * 8u, stored, incoming);
-        memcpy(v, &merged, g->value_bytes);
-      }
-      unlock(s, i, b);
-      if (still) return 0;
-      continue; /* moved meanwhile: look again */
+    if (p->known_absent || !locate(s, key, p->skip_table, &i, &b, &k)) return !place_absent(s, key, value, p->skip_table);
+    lock(s, i, b);
+    const int still = load_key(g, key_line(s, i, b), k) == key;
+    if (still && g->value_bytes) {
+      void *v = value_at(s, i, b, k);
+      gh_dy_value_write(g, v, gh_policy_combine(p->policy, g->value_bytes * 8u, gh_dy_value_read(g, v), value));
     }
-    const unsigned first = gh_dy_target(g, key);
-    for (unsigned step = 0; step < g->tables; ++step) {
-      i = (first + step) % g->tables;
-      b = gh_dy_bucket(g, i, key);
-      lock(s, i, b);
-      const int placed = place_locked(s, i, b, key, value);
-      unlock(s, i, b);
-      if (placed) return 1;
-    }
-    return 2;
+    unlock(s, i, b);
+    if (still) return 0;
+    /* Moved meanwhile: look again. */
   }
 }
 
-/* ---- Storage ------------------------------------------------------------------------------------ */
-
-static void free_subtable(gh_table *t, gh_dy_subtable *sub, uint64_t buckets) {
-  const gh_dy_geometry *g = &state(t)->geometry;
-  gh__free(t, sub->keys, (size_t)buckets * GH_DY_LINE_BYTES, GH_MEMORY_HOST);
-  gh__free(t, sub->values, (size_t)buckets * g->slots * g->value_bytes, GH_MEMORY_HOST);
-  gh__free(t, sub->locks, (size_t)buckets * sizeof(uint32_t), GH_MEMORY_HOST);
-  memset(sub, 0, sizeof *sub);
+static gh_counters place_chunk(void *context, uint64_t begin, uint64_t end) {
+  const host_pass *c = (const host_pass *)context;
+  const gh_dy_place *p = c->place;
+  const gh_dy_geometry *g = &c->s->geometry;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) {
+    if (p->rerun && !p->failed[i]) continue;
+    const uint64_t key = gh__read_word(p->keys, i, g->key_bits);
+    const uint64_t value = p->values ? gh_dy_value_read(g, (const char *)p->values + i * g->value_bytes) : 0;
+    const int failed = insert_one(c->s, p, key, value);
+    p->failed[i] = (uint8_t)failed;
+    counted.value[0] += (uint64_t)failed;
+  }
+  return counted;
 }
 
-/* An empty subtable of `buckets` buckets; all or nothing. */
-static gh_status new_subtable(gh_table *t, gh_dy_subtable *sub, uint64_t buckets) {
-  const gh_dy_geometry *g = &state(t)->geometry;
-  memset(sub, 0, sizeof *sub);
-  sub->keys = gh__alloc(t, (size_t)buckets * GH_DY_LINE_BYTES, GH_MEMORY_HOST);
-  sub->values = g->value_bytes ? gh__alloc(t, (size_t)buckets * g->slots * g->value_bytes, GH_MEMORY_HOST) : NULL;
-  sub->locks = (uint32_t *)gh__alloc(t, (size_t)buckets * sizeof(uint32_t), GH_MEMORY_HOST);
-  if (sub->keys == NULL || (g->value_bytes && sub->values == NULL) || sub->locks == NULL) {
-    free_subtable(t, sub, buckets);
-    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no host memory for a subtable of %llu buckets", (unsigned long long)buckets);
-  }
-  memset(sub->keys, 0xFF, (size_t)buckets * GH_DY_LINE_BYTES);
-  memset(sub->locks, 0, (size_t)buckets * sizeof(uint32_t));
+static gh_status host_place(gh_table *t, const gh_dy_place *p, void *stream) {
+  host_pass c = {state(t), p, NULL, NULL, 0, NULL, NULL, 0};
+  (void)stream;
+  const gh_counters counted = gh__parallel_for(p->n, t->config.host_threads, place_chunk, &c);
+  c.s->counters->failed = counted.value[0];
   return GH_OK;
 }
 
-/* Doubles subtable i: bucket b's keys go to 2b or 2b + 1 of a new array (no conflicts, no locks).
- * All or nothing. */
-static gh_status upsize(gh_table *t, unsigned i) {
-  gh_dy_table *s = state(t);
-  gh_dy_geometry *g = &s->geometry;
-  const uint64_t old_buckets = g->buckets[i], buckets = 2u * old_buckets;
-  gh_dy_subtable grown;
-  const gh_status status = new_subtable(t, &grown, buckets);
-  if (status != GH_OK) return status;
-  const uint64_t empty = gh_dy_empty_key(g);
-  for (uint64_t b = 0; b < old_buckets; ++b) {
-    unsigned fill[2] = {0, 0};
-    for (unsigned k = 0; k < g->slots; ++k) {
-      const uint64_t key = gh_dy_line_key(g, key_line(s, i, b), k);
-      if (key == empty) continue;
-      const uint64_t to = gh_dy_bucket_of(g, i, buckets, key);
-      const unsigned half = (unsigned)(to - 2u * b);
-      void *line = (char *)grown.keys + to * GH_DY_LINE_BYTES;
-      if (g->value_bytes)
-        memcpy((char *)grown.values + ((size_t)to * g->slots + fill[half]) * g->value_bytes, value_at(s, i, b, k),
-               g->value_bytes);
-      if (g->key_bits == 32) ((uint32_t *)line)[fill[half]++] = (uint32_t)key;
-      else ((uint64_t *)line)[fill[half]++] = key;
+/* Erases one key (every subtable but skip): 1 when it was there. */
+static int erase_one(gh_dy_table *s, uint64_t key, unsigned skip) {
+  const gh_dy_geometry *g = &s->geometry;
+  if (key == gh_dy_empty_key(g)) {
+    const int erased = gh_side_erase(gh_dy_side_format(g), s->side_slot);
+    if (erased) s->counters->side = 0;
+    return erased;
+  }
+  for (;;) {
+    unsigned i, k;
+    uint64_t b;
+    if (!locate(s, key, skip, &i, &b, &k)) return 0;
+    lock(s, i, b);
+    const int still = load_key(g, key_line(s, i, b), k) == key;
+    if (still) store_key(g, key_line(s, i, b), k, gh_dy_empty_key(g));
+    unlock(s, i, b);
+    if (still) {
+      gh_add_u64(&s->counters->keys[i], ~0ull); /* minus one */
+      return 1;
     }
   }
-  free_subtable(t, &s->sub[i], old_buckets);
-  s->sub[i] = grown;
-  g->buckets[i] = buckets;
-  s->upsizes += 1;
+}
+
+static gh_counters erase_chunk(void *context, uint64_t begin, uint64_t end) {
+  const host_pass *c = (const host_pass *)context;
+  const gh_dy_geometry *g = &c->s->geometry;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) {
+    if (c->skip_flags && c->skip_flags[i]) continue;
+    const int erased = erase_one(c->s, gh__read_word(c->keys, i, g->key_bits), c->skip_table);
+    if (c->flags_out) c->flags_out[i] = (uint8_t)erased;
+    counted.value[0] += (uint64_t)erased;
+  }
+  return counted;
+}
+
+static gh_status host_erase_pass(gh_table *t, const void *keys, uint64_t n, const uint8_t *skip_flags, unsigned skip_table,
+                                 uint8_t *erased_out, void *stream) {
+  host_pass c = {state(t), NULL, keys, skip_flags, skip_table, erased_out, NULL, 0};
+  (void)stream;
+  const gh_counters counted = gh__parallel_for(n, t->config.host_threads, erase_chunk, &c);
+  c.s->counters->erased = counted.value[0];
   return GH_OK;
 }
+
+static gh_counters bulk_chunk(void *context, uint64_t begin, uint64_t end) {
+  const gh_dy_bulk *a = (const gh_dy_bulk *)context;
+  for (uint64_t i = begin; i < end; ++i) gh_dy_bulk_one(a, i);
+  gh_counters none = {{0}};
+  return none;
+}
+
+static gh_status host_bulk(gh_table *t, const gh_dy_bulk *a, uint64_t n, void *stream) {
+  (void)stream;
+  gh__parallel_for(n, t->config.host_threads, bulk_chunk, (void *)a);
+  return GH_OK;
+}
+
+static const gh_dy_backend host_backend = {host_bulk, host_place, host_erase_pass};
+
+static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
+  const host_pass *c = (const host_pass *)context;
+  const gh_dy_table *s = c->s;
+  const gh_dy_geometry *g = &s->geometry;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) {
+    const uint64_t key = gh__read_word(c->keys, i, g->key_bits);
+    uint64_t value = c->default_value;
+    unsigned table, k;
+    uint64_t b;
+    int found;
+    if (key == gh_dy_empty_key(g)) {
+      found = gh_side_find(gh_dy_side_format(g), s->side_slot, &value);
+    } else {
+      found = locate(s, key, g->tables, &table, &b, &k);
+      if (found && g->value_bytes) value = gh_dy_value_read(g, value_at(s, table, b, k));
+    }
+    if (c->values_out) gh__write_word(c->values_out, i, g->value_bytes * 8u, value);
+    if (c->flags_out) c->flags_out[i] = (uint8_t)found;
+  }
+  return counted;
+}
+
+static gh_status host_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
+                           uint64_t default_value, void *stream) {
+  host_pass c = {state(t), NULL, keys, NULL, 0, found_out, values_out, default_value};
+  (void)stream;
+  gh__parallel_for(n, t->config.host_threads, find_chunk, &c);
+  return GH_OK;
+}
+
+static gh_status host_insert(gh_table *t, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
+                             uint8_t *failed_out, uint64_t *failed, void *stream) {
+  return gh__dy_insert(t, &host_backend, keys, values, n, policy, failed_out, failed, stream);
+}
+
+static gh_status host_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out, uint64_t *erased,
+                            void *stream) {
+  return gh__dy_erase(t, &host_backend, keys, n, erased_out, erased, stream);
+}
+
+const gh_table_ops gh__dycuckoo_host_ops = {
+    .name = "dycuckoo/host",
+    .init = gh__dy_init,
+    .release = gh__dy_release,
+    .insert = host_insert,
+    .find = host_find,
+    .erase = host_erase,
+    .count = NULL,
+    .find_all = NULL,
+    .export_all = gh__dy_export,
+    .clear = gh__dy_clear,
+    .size = gh__dy_size,
+    .validate = gh__dy_validate,
+    .keys_of_ids = NULL,
+    .stats = gh__dy_stats,
+    .device_view = NULL,
+    .take_flags = NULL,
+    .mixed = NULL,
+    .compact = NULL,
+};

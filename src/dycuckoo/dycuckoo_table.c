@@ -1,12 +1,23 @@
-/* dycuckoo_table.c - what both backends of the DyCuckoo design share: config checks, sizing, the
- * subtable choice of new keys (work in progress on branch wip/dycuckoo, docs/dycuckoo-plan.md). */
+/* dycuckoo_table.c - what both backends of the DyCuckoo design share: the descriptor, sizing,
+ * storage, the insert and erase drivers with their resizing, export, validate and statistics
+ * (Li et al., "Dynamic Hash Tables on GPUs"; docs/architecture.md, "dycuckoo"). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/design.h"
 #include "core/toolkit.h"
 #include "dycuckoo/dycuckoo_table.h"
 
 #define GH_DY_MIN_TABLES 2u
+
+static gh_dy_table *state(gh_table *t) { return (gh_dy_table *)t->impl; }
+
+static uint64_t next_pow2(uint64_t x) {
+  uint64_t p = 1;
+  while (p < x) p *= 2u;
+  return p;
+}
 
 gh_dy_geometry gh__dy_geometry(const gh_config *c) {
   gh_dy_geometry g;
@@ -15,9 +26,10 @@ gh_dy_geometry gh__dy_geometry(const gh_config *c) {
   g.value_bytes = c->value_bits / 8u;
   g.tables = c->hash_functions;
   g.slots = GH_DY_LINE_BYTES / (c->key_bits / 8u);
-  /* Equal subtables, enough buckets for capacity keys at fill_max (at least one each). */
+  /* Equal subtables of a power of two buckets (so that halving merges 2b and 2b + 1 exactly),
+   * enough for capacity keys at fill_max. */
   const double keys_per_table = (double)c->capacity / (double)g.tables;
-  uint64_t buckets = (uint64_t)(keys_per_table / ((double)g.slots * c->fill_max)) + 1u;
+  const uint64_t buckets = next_pow2((uint64_t)(keys_per_table / ((double)g.slots * c->fill_max)) + 1u);
   for (unsigned i = 0; i < g.tables; ++i) {
     g.buckets[i] = buckets;
     g.seed[i] = gh_fmix64(c->seed + 0x9E3779B97F4A7C15ull * (i + 1u));
@@ -41,13 +53,22 @@ void gh__dy_set_choice(gh_dy_geometry *g, const unsigned long long *keys) {
   }
 }
 
-size_t gh__dy_subtable_bytes(const gh_dy_geometry *g, uint64_t buckets) {
-  return (size_t)buckets * (GH_DY_LINE_BYTES + (size_t)g->slots * g->value_bytes + sizeof(uint32_t));
+static uint64_t total_slots(const gh_dy_geometry *g) {
+  uint64_t slots = 0;
+  for (unsigned i = 0; i < g->tables; ++i) slots += gh_dy_table_slots(g, i);
+  return slots;
 }
 
+static size_t keys_bytes(uint64_t buckets) { return (size_t)buckets * GH_DY_LINE_BYTES; }
+static size_t values_bytes(const gh_dy_geometry *g, uint64_t buckets) {
+  return (size_t)buckets * g->slots * g->value_bytes;
+}
+static size_t locks_bytes(uint64_t buckets) { return (size_t)buckets * sizeof(uint32_t); }
+
+/* ---- The descriptor ----------------------------------------------------------------------------- */
+
 /* The fields this design reads: d (hash_functions) and the filled-factor bounds. */
-gh_status gh__dy_check_config(const gh_config *c, char *message, size_t size);
-gh_status gh__dy_check_config(const gh_config *c, char *message, size_t size) {
+static gh_status check_config(const gh_config *c, char *message, size_t size) {
   if (c->hash_functions < GH_DY_MIN_TABLES || c->hash_functions > GH_DY_MAX_TABLES) {
     if (size) snprintf(message, size, "hash_functions = %u: dycuckoo has 2..8 subtables", c->hash_functions);
     return GH_ERR_INVALID_ARGUMENT;
@@ -57,13 +78,696 @@ gh_status gh__dy_check_config(const gh_config *c, char *message, size_t size) {
     if (size) snprintf(message, size, "fill_max = %g must be in (0, 0.95]", c->fill_max);
     return GH_ERR_INVALID_ARGUMENT;
   }
-  /* One upsize takes theta from fill_max to at least fill_max * d / (d + 1) (Li et al. 5.1): a
-   * lower bound above that could never hold. */
+  /* Halving the largest subtable takes theta up by at most (d + 1) / d (Li et al. 5.1): a lower
+   * bound at or above fill_max * d / (d + 1) would make a halving overshoot fill_max. */
   if (!(c->fill_min > 0.0 && c->fill_min < c->fill_max * d / (d + 1.0))) {
     if (size)
       snprintf(message, size, "fill_min = %g must be above 0 and below fill_max * d / (d + 1) = %g (fill_max %g, d %u)",
                c->fill_min, c->fill_max * d / (d + 1.0), c->fill_max, c->hash_functions);
     return GH_ERR_INVALID_ARGUMENT;
   }
+  return GH_OK;
+}
+
+static gh_status estimate(const gh_config *c, size_t *host_bytes, size_t *device_bytes) {
+  const gh_dy_geometry g = gh__dy_geometry(c);
+  size_t table = sizeof(gh_dy_counters) + 16u;
+  for (unsigned i = 0; i < g.tables; ++i)
+    table += keys_bytes(g.buckets[i]) + values_bytes(&g, g.buckets[i]) + locks_bytes(g.buckets[i]);
+  const int on_device = c->backend == GH_BACKEND_CUDA;
+  if (host_bytes) *host_bytes = sizeof(gh_table) + sizeof(gh_dy_table) + (on_device ? 0 : table);
+  if (device_bytes) *device_bytes = on_device ? table : 0;
+  return GH_OK;
+}
+
+/* The registry's entry for dycuckoo (src/registry.h). */
+const gh_design_descriptor gh__design_dycuckoo = {
+    .id = GH_DYCUCKOO,
+    .name = "dycuckoo",
+    .host_ops = &gh__dycuckoo_host_ops,
+#if defined(GH_HAVE_CUDA)
+    .cuda_ops = &gh__dycuckoo_cuda_ops,
+#else
+    .cuda_ops = NULL,
+#endif
+    .check_config = check_config,
+    .estimate = estimate,
+    .variants = 1u << GH_VARIANT_MAP,
+    .map_policies = GH_MAP_POLICIES_ALL,
+    .capabilities = GH_CAP_ERASE | GH_CAP_GROWS,
+    .did_not_fit = "memory for a larger subtable ran out",
+};
+
+/* ---- Storage ------------------------------------------------------------------------------------- */
+
+static void free_subtable(gh_table *t, gh_dy_subtable *sub, uint64_t buckets, void *stream) {
+  gh_dy_table *s = state(t);
+  gh__free_after(t, sub->keys, keys_bytes(buckets), s->kind, stream);
+  gh__free_after(t, sub->values, values_bytes(&s->geometry, buckets), s->kind, stream);
+  gh__free_after(t, sub->locks, locks_bytes(buckets), s->kind, stream);
+  memset(sub, 0, sizeof *sub);
+}
+
+/* An empty subtable of `buckets` buckets (cleared on stream); all or nothing. */
+static gh_status new_subtable(gh_table *t, gh_dy_subtable *sub, uint64_t buckets, void *stream) {
+  gh_dy_table *s = state(t);
+  const gh_dy_geometry *g = &s->geometry;
+  memset(sub, 0, sizeof *sub);
+  sub->keys = gh__alloc(t, keys_bytes(buckets), s->kind);
+  sub->values = g->value_bytes && sub->keys ? gh__alloc(t, values_bytes(g, buckets), s->kind) : NULL;
+  sub->locks = sub->keys && (sub->values || !g->value_bytes) ? (uint32_t *)gh__alloc(t, locks_bytes(buckets), s->kind) : NULL;
+  gh_status status = GH_OK;
+  if (sub->locks == NULL)
+    status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no %s memory for a subtable of %llu buckets (%zu bytes); nothing was changed",
+                      s->kind == GH_MEMORY_DEVICE ? "device" : "host", (unsigned long long)buckets,
+                      keys_bytes(buckets) + values_bytes(g, buckets) + locks_bytes(buckets));
+  if (status == GH_OK) status = gh__fill(t, sub->keys, 0xFF, keys_bytes(buckets), stream);
+  if (status == GH_OK) status = gh__fill(t, sub->locks, 0, locks_bytes(buckets), stream);
+  if (status != GH_OK) free_subtable(t, sub, buckets, stream);
+  return status;
+}
+
+/* Slots and keys as gh_get_config and the messages report them. */
+static void note_capacity(gh_table *t) { t->config.capacity = total_slots(&state(t)->geometry); }
+
+gh_status gh__dy_init(gh_table *t) {
+  const gh_memory_kind kind = gh__backend_memory(t);
+  gh_dy_table *s = (gh_dy_table *)gh__alloc(t, sizeof *s, GH_MEMORY_HOST);
+  if (s == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "out of host memory for the table state");
+  memset(s, 0, sizeof *s);
+  t->impl = s;
+  s->kind = kind;
+  s->geometry = gh__dy_geometry(&t->config);
+  s->floor_buckets = s->geometry.buckets[0];
+  const gh_slot_format side = gh_dy_side_format(&s->geometry);
+  s->counters = (gh_dy_counters *)gh__alloc(t, sizeof(gh_dy_counters), kind);
+  s->side_slot = s->counters ? gh__alloc(t, side.slot_bytes, kind) : NULL;
+  gh_status status = s->side_slot ? GH_OK : gh__fail(t, GH_ERR_OUT_OF_MEMORY, "out of memory for the table's counters");
+  /* Queued on the default stream; gh_create waits for it. */
+  if (status == GH_OK) status = gh__fill(t, s->counters, 0, sizeof(gh_dy_counters), NULL);
+  if (status == GH_OK) status = gh__fill(t, s->side_slot, 0xFF, side.slot_bytes, NULL);
+  for (unsigned i = 0; status == GH_OK && i < s->geometry.tables; ++i)
+    status = new_subtable(t, &s->sub[i], s->geometry.buckets[i], NULL);
+  if (status != GH_OK) {
+    gh__dy_release(t);
+    return status;
+  }
+  note_capacity(t);
+  return GH_OK;
+}
+
+void gh__dy_release(gh_table *t) {
+  gh_dy_table *s = state(t);
+  if (s == NULL) return;
+  for (unsigned i = 0; i < s->geometry.tables; ++i) free_subtable(t, &s->sub[i], s->geometry.buckets[i], NULL);
+  gh__free_after(t, s->side_slot, gh_dy_side_format(&s->geometry).slot_bytes, s->kind, NULL);
+  gh__free_after(t, s->counters, sizeof(gh_dy_counters), s->kind, NULL);
+  gh__release_all_deferred(t);
+  gh__free(t, s, sizeof *s, GH_MEMORY_HOST);
+  t->impl = NULL;
+}
+
+static gh_status read_counters(gh_table *t, gh_dy_counters *c, void *stream) {
+  return gh__to_host(t, c, state(t)->counters, sizeof *c, stream);
+}
+
+static uint64_t stored_keys(const gh_dy_counters *c, unsigned tables) {
+  uint64_t keys = c->side;
+  for (unsigned i = 0; i < tables; ++i) keys += c->keys[i];
+  return keys;
+}
+
+gh_status gh__dy_size(gh_table *t, uint64_t *size) {
+  gh_dy_counters c;
+  const gh_status status = read_counters(t, &c, NULL);
+  if (status == GH_OK) *size = stored_keys(&c, state(t)->geometry.tables);
+  return status;
+}
+
+/* Zeroes the counters of one pass. */
+static gh_status reset_pass(gh_table *t, void *stream) {
+  gh_dy_counters *c = state(t)->counters;
+  return gh__fill(t, &c->failed, 0, sizeof *c - offsetof(gh_dy_counters, failed), stream);
+}
+
+/* ---- Resizing ------------------------------------------------------------------------------------ */
+
+static gh_status run_bulk(gh_table *t, const gh_dy_backend *be, gh_dy_bulk *a, int kind, uint64_t n, void *stream) {
+  a->g = state(t)->geometry;
+  a->kind = kind;
+  return n ? be->bulk(t, a, n, stream) : GH_OK;
+}
+
+/* Doubles subtable i: old bucket b goes to 2b and 2b + 1 of a new array, no other subtable is
+ * touched and nothing conflicts. All or nothing. */
+static gh_status upsize(gh_table *t, const gh_dy_backend *be, unsigned i, void *stream) {
+  gh_dy_table *s = state(t);
+  const uint64_t buckets = s->geometry.buckets[i];
+  gh_dy_subtable grown;
+  gh_status status = new_subtable(t, &grown, 2u * buckets, stream);
+  if (status != GH_OK) return status;
+  gh_dy_bulk a;
+  memset(&a, 0, sizeof a);
+  a.table = i;
+  a.old_keys = s->sub[i].keys;
+  a.old_values = s->sub[i].values;
+  a.new_keys = grown.keys;
+  a.new_values = grown.values;
+  status = run_bulk(t, be, &a, GH_DY_UPSIZE, buckets, stream);
+  if (status != GH_OK) {
+    free_subtable(t, &grown, 2u * buckets, stream);
+    return status;
+  }
+  free_subtable(t, &s->sub[i], buckets, stream);
+  s->sub[i] = grown;
+  s->geometry.buckets[i] = 2u * buckets;
+  s->upsizes += 1;
+  note_capacity(t);
+  return GH_OK;
+}
+
+/* The subtable an upsize doubles (the smallest, the first of equals) and a downsize halves (the
+ * largest, the last of equals): either keeps the sizes within 2x of each other. */
+static unsigned smallest(const gh_dy_geometry *g) {
+  unsigned best = 0;
+  for (unsigned i = 1; i < g->tables; ++i)
+    if (g->buckets[i] < g->buckets[best]) best = i;
+  return best;
+}
+static unsigned largest(const gh_dy_geometry *g) {
+  unsigned best = 0;
+  for (unsigned i = 1; i < g->tables; ++i)
+    if (g->buckets[i] >= g->buckets[best]) best = i;
+  return best;
+}
+
+/* The scratch arrays of a downsize. */
+typedef struct merge_scratch {
+  gh_scratch offsets, keys, values, failed;
+} merge_scratch;
+
+static void free_merge_scratch(gh_table *t, merge_scratch *m, void *stream) {
+  gh__scratch_free(t, &m->offsets, stream);
+  gh__scratch_free(t, &m->keys, stream);
+  gh__scratch_free(t, &m->values, stream);
+  gh__scratch_free(t, &m->failed, stream);
+}
+
+/* Halves subtable i: old buckets 2b and 2b + 1 merge into b; what does not fit (the residuals)
+ * is inserted into the other subtables. All or nothing: when a residual finds no room, the ones
+ * placed are erased again and subtable i stays as it was. 1 in *done when it was halved. */
+static gh_status downsize(gh_table *t, const gh_dy_backend *be, unsigned i, int *done, void *stream) {
+  gh_dy_table *s = state(t);
+  const gh_dy_geometry *g = &s->geometry;
+  const uint64_t buckets = g->buckets[i] / 2u;
+  merge_scratch m;
+  memset(&m, 0, sizeof m);
+  *done = 0;
+  gh_dy_subtable halved;
+  gh_status status = new_subtable(t, &halved, buckets, stream);
+  if (status != GH_OK) return status;
+  gh_dy_bulk a;
+  memset(&a, 0, sizeof a);
+  a.table = i;
+  a.old_keys = s->sub[i].keys;
+  a.old_values = s->sub[i].values;
+  a.new_keys = halved.keys;
+  a.new_values = halved.values;
+  status = gh__scratch_alloc(t, &m.offsets, (buckets + 1u) * sizeof(uint64_t));
+  a.residuals = (uint64_t *)m.offsets.ptr;
+  if (status == GH_OK) status = gh__fill(t, a.residuals + buckets, 0, sizeof(uint64_t), stream);
+  if (status == GH_OK) status = run_bulk(t, be, &a, GH_DY_MERGE_COUNT, buckets, stream);
+  if (status == GH_OK) status = gh__exclusive_sum_u64(t, a.residuals, a.residuals, buckets + 1u, stream);
+  uint64_t residuals = 0;
+  if (status == GH_OK) status = gh__to_host(t, &residuals, a.residuals + buckets, sizeof residuals, stream);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &m.keys, residuals * (g->key_bits / 8u));
+  if (status == GH_OK) status = gh__scratch_alloc(t, &m.values, residuals * g->value_bytes);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &m.failed, residuals);
+  a.residual_keys = m.keys.ptr;
+  a.residual_values = m.values.ptr;
+  if (status == GH_OK) status = run_bulk(t, be, &a, GH_DY_MERGE, buckets, stream);
+  gh_dy_counters after;
+  memset(&after, 0, sizeof after);
+  if (status == GH_OK && residuals) {
+    const gh_dy_place p = {m.keys.ptr, g->value_bytes ? m.values.ptr : NULL, residuals, GH_KEEP_FIRST,
+                           (uint8_t *)m.failed.ptr, 0, i, 1};
+    status = reset_pass(t, stream);
+    if (status == GH_OK) status = be->place(t, &p, stream);
+    if (status == GH_OK) status = read_counters(t, &after, stream);
+    /* No room for some: take back those placed; subtable i still holds them all. */
+    if (status == GH_OK && after.failed)
+      status = be->erase(t, m.keys.ptr, residuals, (const uint8_t *)m.failed.ptr, i, NULL, stream);
+  }
+  if (status != GH_OK || after.failed) {
+    free_subtable(t, &halved, buckets, stream);
+    free_merge_scratch(t, &m, stream);
+    return status;
+  }
+  /* The residuals now count in the subtables that took them. */
+  unsigned long long keys_i = 0;
+  status = gh__to_host(t, &keys_i, &s->counters->keys[i], sizeof keys_i, stream);
+  keys_i -= residuals;
+  if (status == GH_OK) status = gh__copy(t, &s->counters->keys[i], &keys_i, sizeof keys_i, stream);
+  if (status == GH_OK) status = gh__sync(t, stream);
+  if (status != GH_OK) {
+    free_subtable(t, &halved, buckets, stream);
+    free_merge_scratch(t, &m, stream);
+    return status;
+  }
+  free_subtable(t, &s->sub[i], 2u * buckets, stream);
+  s->sub[i] = halved;
+  s->geometry.buckets[i] = buckets;
+  s->downsizes += 1;
+  note_capacity(t);
+  free_merge_scratch(t, &m, stream);
+  *done = 1;
+  return GH_OK;
+}
+
+/* Doubles the smallest subtables until `keys` fit at fill_max. Out of memory stops it without
+ * error: the table holds what it holds, and inserts that find no room are reported. */
+static gh_status grow_for(gh_table *t, const gh_dy_backend *be, uint64_t keys, void *stream) {
+  gh_dy_table *s = state(t);
+  while ((double)keys > t->config.fill_max * (double)total_slots(&s->geometry)) {
+    const gh_status status = upsize(t, be, smallest(&s->geometry), stream);
+    if (status == GH_ERR_OUT_OF_MEMORY) {
+      gh__clear_error(t);
+      s->growth_starved = 1;
+      return GH_OK;
+    }
+    if (status != GH_OK) return status;
+  }
+  s->growth_starved = 0;
+  return GH_OK;
+}
+
+/* Halves the largest subtables while theta is below fill_min and one is above the size the
+ * config's capacity gave (the floor: a table sized ahead never shrinks below it). A halving that finds no room for its residuals, or no memory, ends it without error. */
+static gh_status shrink_to_bounds(gh_table *t, const gh_dy_backend *be, void *stream) {
+  gh_dy_table *s = state(t);
+  for (;;) {
+    gh_dy_counters c;
+    gh_status status = read_counters(t, &c, stream);
+    if (status != GH_OK) return status;
+    const uint64_t keys = stored_keys(&c, s->geometry.tables) - c.side;
+    const unsigned i = largest(&s->geometry);
+    if ((double)keys >= t->config.fill_min * (double)total_slots(&s->geometry) || s->geometry.buckets[i] <= s->floor_buckets) {
+      s->shrink_blocked = 0;
+      return GH_OK;
+    }
+    int done = 0;
+    status = downsize(t, be, i, &done, stream);
+    if (status == GH_ERR_OUT_OF_MEMORY || (status == GH_OK && !done)) {
+      gh__clear_error(t);
+      s->shrink_blocked = 1;
+      return GH_OK;
+    }
+    if (status != GH_OK) return status;
+  }
+}
+
+/* Sets the subtable choice of new keys from the keys each subtable holds now. */
+static gh_status refresh_choice(gh_table *t, gh_dy_counters *c, void *stream) {
+  gh_dy_table *s = state(t);
+  const gh_status status = read_counters(t, c, stream);
+  if (status == GH_OK) gh__dy_set_choice(&s->geometry, c->keys);
+  return status;
+}
+
+/* ---- Insert and erase ----------------------------------------------------------------------------- */
+
+/* The scratch arrays of an insert batch: its keys sorted with their input positions, the runs of
+ * equal keys (key, start, length, merged value, failed flag). */
+typedef struct batch_scratch {
+  gh_scratch index, sorted_index, sorted_keys, run_keys, starts, counts, runs, run_values, run_failed;
+} batch_scratch;
+
+static void free_batch_scratch(gh_table *t, batch_scratch *b, void *stream) {
+  gh_scratch *all[] = {&b->index, &b->sorted_index, &b->sorted_keys, &b->run_keys, &b->starts,
+                       &b->counts, &b->runs, &b->run_values, &b->run_failed};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh__scratch_free(t, all[i], stream);
+}
+
+/* Sorts the batch by key and merges the values of each key's inputs by the policy (in input order:
+ * KEEP_FIRST keeps the first, OVERWRITE the last). *runs = distinct keys. */
+static gh_status merge_duplicates(gh_table *t, const gh_dy_backend *be, batch_scratch *b, gh_dy_bulk *a,
+                                  const void *keys, const void *values, uint64_t n, uint64_t *runs, void *stream) {
+  const gh_dy_geometry *g = &state(t)->geometry;
+  const size_t key_bytes = g->key_bits / 8u;
+  a->index_bits = n <= UINT32_MAX ? 32u : 64u;
+  const size_t index_bytes = a->index_bits / 8u;
+  gh_status status = gh__scratch_alloc(t, &b->index, n * index_bytes);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->sorted_index, n * index_bytes);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->sorted_keys, n * key_bytes);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->run_keys, n * key_bytes);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->starts, (n + 1u) * sizeof(uint64_t));
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->counts, (n + 1u) * sizeof(uint64_t));
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->runs, sizeof(uint64_t));
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->run_values, n * g->value_bytes);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->run_failed, n);
+  if (status != GH_OK) return status;
+  a->index = b->index.ptr;
+  status = run_bulk(t, be, a, GH_DY_IOTA, n, stream);
+  if (status == GH_OK)
+    status = gh__sort_pairs(t, keys, b->sorted_keys.ptr, b->index.ptr, b->sorted_index.ptr, n, g->key_bits,
+                            a->index_bits, stream);
+  if (status == GH_OK)
+    status = gh__run_length_encode(t, b->sorted_keys.ptr, n, g->key_bits, b->run_keys.ptr, (uint64_t *)b->counts.ptr,
+                                   (uint64_t *)b->runs.ptr, stream);
+  if (status == GH_OK) status = gh__to_host(t, runs, b->runs.ptr, sizeof *runs, stream);
+  if (status == GH_OK) status = gh__exclusive_sum_u64(t, (uint64_t *)b->counts.ptr, (uint64_t *)b->starts.ptr, *runs, stream);
+  a->index = b->sorted_index.ptr;
+  a->starts = (const uint64_t *)b->starts.ptr;
+  a->counts = (const uint64_t *)b->counts.ptr;
+  a->values_in = values;
+  a->run_values = b->run_values.ptr;
+  a->run_failed = (const uint8_t *)b->run_failed.ptr;
+  if (status == GH_OK && values) status = run_bulk(t, be, a, GH_DY_REDUCE_RUNS, *runs, stream);
+  return status;
+}
+
+gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, const void *values, uint64_t n,
+                        gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream) {
+  gh_dy_table *s = state(t);
+  batch_scratch b;
+  memset(&b, 0, sizeof b);
+  gh_dy_bulk a;
+  memset(&a, 0, sizeof a);
+  a.policy = (int)policy;
+  uint64_t runs = 0;
+  gh_dy_counters c;
+  *failed = 0;
+  gh_status status = merge_duplicates(t, be, &b, &a, keys, values, n, &runs, stream);
+  /* Room first: the smallest subtables double until the batch fits below fill_max. */
+  if (status == GH_OK) status = read_counters(t, &c, stream);
+  if (status == GH_OK) status = grow_for(t, be, stored_keys(&c, s->geometry.tables) + runs, stream);
+  if (status == GH_OK) status = refresh_choice(t, &c, stream);
+  if (status != GH_OK) {
+    free_batch_scratch(t, &b, stream);
+    return status;
+  }
+  /* From here on keys are stored: every later failure keeps them (and reports the rest). */
+  gh_dy_place p = {b.run_keys.ptr, values ? b.run_values.ptr : NULL, runs, (int)policy,
+                   (uint8_t *)b.run_failed.ptr, 0, s->geometry.tables, 0};
+  status = reset_pass(t, stream);
+  if (status == GH_OK) status = be->place(t, &p, stream);
+  if (status == GH_OK) status = read_counters(t, &c, stream);
+  /* Keys that found no room (a crowded bucket in every subtable): the smallest subtable doubles
+   * and they run again, until they fit or memory runs out. */
+  while (status == GH_OK && c.failed > 0) {
+    status = upsize(t, be, smallest(&s->geometry), stream);
+    if (status == GH_ERR_OUT_OF_MEMORY) break;
+    p.rerun = 1;
+    if (status == GH_OK) status = refresh_choice(t, &c, stream);
+    if (status == GH_OK) status = reset_pass(t, stream);
+    if (status == GH_OK) status = be->place(t, &p, stream);
+    if (status == GH_OK) status = read_counters(t, &c, stream);
+  }
+  if (status == GH_ERR_OUT_OF_MEMORY && c.failed > 0) {
+    /* The keys flagged are reported (core: GH_ERR_OUT_OF_MEMORY); everything else is stored. */
+    a.failed_out = failed_out;
+    a.flagged = &s->counters->flagged;
+    status = failed_out ? gh__fill(t, failed_out, 0, n, stream) : GH_OK;
+    if (status == GH_OK) status = run_bulk(t, be, &a, GH_DY_FLAG_RUNS, runs, stream);
+    if (status == GH_OK) status = read_counters(t, &c, stream);
+    if (status == GH_OK) {
+      *failed = c.flagged;
+      s->insert_failures += c.flagged;
+      s->growth_starved = 1;
+    }
+  } else if (status == GH_OK && failed_out) {
+    status = gh__fill(t, failed_out, 0, n, stream);
+  }
+  /* A batch of keys already present can leave theta below fill_min in a table sized by capacity. */
+  if (status == GH_OK) status = shrink_to_bounds(t, be, stream);
+  if (status == GH_OK) status = refresh_choice(t, &c, stream);
+  free_batch_scratch(t, &b, stream);
+  return status;
+}
+
+gh_status gh__dy_erase(gh_table *t, const gh_dy_backend *be, const void *keys, uint64_t n, uint8_t *erased_out,
+                       uint64_t *erased, void *stream) {
+  gh_dy_counters c;
+  gh_status status = reset_pass(t, stream);
+  if (status == GH_OK) status = be->erase(t, keys, n, NULL, state(t)->geometry.tables, erased_out, stream);
+  if (status == GH_OK) status = read_counters(t, &c, stream);
+  if (status != GH_OK) return status;
+  *erased = c.erased;
+  status = shrink_to_bounds(t, be, stream);
+  return status == GH_OK ? refresh_choice(t, &c, stream) : status;
+}
+
+/* Every subtable back to the size the table was created with, no key. All or nothing. */
+gh_status gh__dy_clear(gh_table *t, void *stream) {
+  gh_dy_table *s = state(t);
+  gh_dy_subtable fresh[GH_DY_MAX_TABLES];
+  gh_status status = GH_OK;
+  unsigned made = 0;
+  const uint64_t floor = s->floor_buckets;
+  for (; status == GH_OK && made < s->geometry.tables; ++made) status = new_subtable(t, &fresh[made], floor, stream);
+  if (status != GH_OK) {
+    for (unsigned i = 0; i + 1 < made; ++i) free_subtable(t, &fresh[i], floor, stream);
+    return status;
+  }
+  const gh_slot_format side = gh_dy_side_format(&s->geometry);
+  status = gh__fill(t, s->side_slot, 0xFF, side.slot_bytes, stream);
+  if (status == GH_OK) status = gh__fill(t, s->counters->keys, 0, sizeof s->counters->keys + sizeof s->counters->side, stream);
+  if (status != GH_OK) {
+    for (unsigned i = 0; i < made; ++i) free_subtable(t, &fresh[i], floor, stream);
+    return status;
+  }
+  for (unsigned i = 0; i < s->geometry.tables; ++i) {
+    free_subtable(t, &s->sub[i], s->geometry.buckets[i], stream);
+    s->sub[i] = fresh[i];
+    s->geometry.buckets[i] = floor;
+  }
+  const unsigned long long none[GH_DY_MAX_TABLES] = {0};
+  gh__dy_set_choice(&s->geometry, none);
+  note_capacity(t);
+  return GH_OK;
+}
+
+/* ---- Host copies: export, validate --------------------------------------------------------------- */
+
+/* The subtables on the host: the table's own arrays (host backend) or copies of them. */
+typedef struct snapshot {
+  const void *keys[GH_DY_MAX_TABLES];
+  const void *values[GH_DY_MAX_TABLES];
+  const uint32_t *locks[GH_DY_MAX_TABLES];
+  gh_dy_counters counters;
+  unsigned char side[16];
+  void *copy;
+  size_t copy_bytes;
+} snapshot;
+
+static gh_status take_snapshot(gh_table *t, snapshot *shot) {
+  gh_dy_table *s = state(t);
+  const gh_dy_geometry *g = &s->geometry;
+  memset(shot, 0, sizeof *shot);
+  gh_status status = read_counters(t, &shot->counters, NULL);
+  if (status == GH_OK)
+    status = gh__to_host(t, shot->side, s->side_slot, gh_dy_side_format(g).slot_bytes, NULL);
+  if (status != GH_OK) return status;
+  if (s->kind == GH_MEMORY_HOST) {
+    for (unsigned i = 0; i < g->tables; ++i) {
+      shot->keys[i] = s->sub[i].keys;
+      shot->values[i] = s->sub[i].values;
+      shot->locks[i] = s->sub[i].locks;
+    }
+    return GH_OK;
+  }
+  for (unsigned i = 0; i < g->tables; ++i)
+    shot->copy_bytes += keys_bytes(g->buckets[i]) + values_bytes(g, g->buckets[i]) + locks_bytes(g->buckets[i]);
+  shot->copy = gh__alloc(t, shot->copy_bytes, GH_MEMORY_HOST);
+  if (shot->copy == NULL)
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no host memory for a %zu-byte copy of the table; it is unchanged",
+                    shot->copy_bytes);
+  char *at = (char *)shot->copy;
+  for (unsigned i = 0; status == GH_OK && i < g->tables; ++i) {
+    const uint64_t buckets = g->buckets[i];
+    shot->keys[i] = at;
+    status = gh__to_host(t, at, s->sub[i].keys, keys_bytes(buckets), NULL);
+    at += keys_bytes(buckets);
+    shot->values[i] = at;
+    if (status == GH_OK && g->value_bytes) status = gh__to_host(t, at, s->sub[i].values, values_bytes(g, buckets), NULL);
+    at += values_bytes(g, buckets);
+    shot->locks[i] = (const uint32_t *)at;
+    if (status == GH_OK) status = gh__to_host(t, at, s->sub[i].locks, locks_bytes(buckets), NULL);
+    at += locks_bytes(buckets);
+  }
+  return status;
+}
+
+static void drop_snapshot(gh_table *t, snapshot *shot) {
+  if (shot->copy) gh__free(t, shot->copy, shot->copy_bytes, GH_MEMORY_HOST);
+  shot->copy = NULL;
+}
+
+gh_status gh__dy_export(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream) {
+  gh_dy_table *s = state(t);
+  const gh_dy_geometry *g = &s->geometry;
+  snapshot shot;
+  gh_status status = take_snapshot(t, &shot);
+  const uint64_t total = stored_keys(&shot.counters, g->tables);
+  const size_t key_bytes = g->key_bits / 8u;
+  void *host_keys = NULL, *host_values = NULL;
+  const int staged = s->kind == GH_MEMORY_DEVICE;
+  if (status == GH_OK && staged) {
+    host_keys = gh__alloc(t, total * key_bytes, GH_MEMORY_HOST);
+    host_values = values_out ? gh__alloc(t, total * g->value_bytes, GH_MEMORY_HOST) : NULL;
+    if (host_keys == NULL || (values_out && host_values == NULL))
+      status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no host memory to gather %llu keys for export", (unsigned long long)total);
+  }
+  void *to_keys = staged ? host_keys : keys_out, *to_values = staged ? host_values : values_out;
+  uint64_t written = 0;
+  gh_slot_format side = gh_dy_side_format(g);
+  uint64_t side_value = 0;
+  if (status == GH_OK && gh_side_find(side, shot.side, &side_value) && written < total) {
+    gh_dy_key_write(g, to_keys, 0, gh_dy_empty_key(g));
+    if (to_values) gh_dy_value_write(g, to_values, side_value);
+    written = 1;
+  }
+  for (unsigned i = 0; status == GH_OK && i < g->tables; ++i)
+    for (uint64_t b = 0; b < g->buckets[i]; ++b)
+      for (unsigned k = 0; k < g->slots; ++k) {
+        const void *line = (const char *)shot.keys[i] + b * GH_DY_LINE_BYTES;
+        const uint64_t key = gh_dy_line_key(g, line, k);
+        if (key == gh_dy_empty_key(g) || written >= total) continue;
+        if (g->key_bits == 32) ((uint32_t *)to_keys)[written] = (uint32_t)key;
+        else ((uint64_t *)to_keys)[written] = key;
+        if (to_values)
+          gh_dy_value_write(g, (char *)to_values + written * g->value_bytes,
+                            gh_dy_value_read(g, gh_dy_value_at(g, (void *)shot.values[i], b, k)));
+        written += 1;
+      }
+  if (status == GH_OK && staged) {
+    status = gh__copy(t, keys_out, host_keys, written * key_bytes, stream);
+    if (status == GH_OK && values_out) status = gh__copy(t, values_out, host_values, written * g->value_bytes, stream);
+    if (status == GH_OK) status = gh__sync(t, stream);
+  }
+  if (host_keys) gh__free(t, host_keys, total * key_bytes, GH_MEMORY_HOST);
+  if (host_values) gh__free(t, host_values, total * g->value_bytes, GH_MEMORY_HOST);
+  drop_snapshot(t, &shot);
+  if (status == GH_OK) *count = written;
+  return status;
+}
+
+static int compare_u64(const void *x, const void *y) {
+  const uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* Describes the first violation into message; 0 when the snapshot is sound. */
+static int check_snapshot(const gh_table *t, const snapshot *shot, char *message, size_t size) {
+  const gh_dy_table *s = (const gh_dy_table *)t->impl;
+  const gh_dy_geometry *g = &s->geometry;
+  const uint64_t empty = gh_dy_empty_key(g);
+  uint64_t min_buckets = g->buckets[0], max_buckets = g->buckets[0], keys = 0;
+  for (unsigned i = 0; i < g->tables; ++i) {
+    if (g->buckets[i] < min_buckets) min_buckets = g->buckets[i];
+    if (g->buckets[i] > max_buckets) max_buckets = g->buckets[i];
+    if ((g->buckets[i] & (g->buckets[i] - 1u)) != 0) {
+      snprintf(message, size, "subtable %u has %llu buckets, not a power of two", i, (unsigned long long)g->buckets[i]);
+      return 1;
+    }
+    uint64_t live = 0;
+    for (uint64_t b = 0; b < g->buckets[i]; ++b) {
+      if (shot->locks[i][b] != GH_DY_LOCK_FREE) {
+        snprintf(message, size, "subtable %u bucket %llu: its lock is held between calls", i, (unsigned long long)b);
+        return 1;
+      }
+      const void *line = (const char *)shot->keys[i] + b * GH_DY_LINE_BYTES;
+      for (unsigned k = 0; k < g->slots; ++k) {
+        const uint64_t key = gh_dy_line_key(g, line, k);
+        if (key == empty) continue;
+        live += 1;
+        if (gh_dy_bucket(g, i, key) != b) {
+          snprintf(message, size, "key %llu sits in bucket %llu of subtable %u; its bucket there is %llu",
+                   (unsigned long long)key, (unsigned long long)b, i, (unsigned long long)gh_dy_bucket(g, i, key));
+          return 1;
+        }
+      }
+    }
+    if (live != shot->counters.keys[i]) {
+      snprintf(message, size, "subtable %u holds %llu keys but its counter says %llu", i, (unsigned long long)live,
+               shot->counters.keys[i]);
+      return 1;
+    }
+    keys += live;
+  }
+  if (max_buckets > 2u * min_buckets) {
+    snprintf(message, size, "subtable sizes differ by more than 2x: %llu and %llu buckets", (unsigned long long)min_buckets,
+             (unsigned long long)max_buckets);
+    return 1;
+  }
+  uint64_t side_value = 0;
+  const int side_present = gh_side_find(gh_dy_side_format(g), shot->side, &side_value);
+  if ((unsigned long long)side_present != shot->counters.side) {
+    snprintf(message, size, "the all-ones key's side slot says %s but its counter says %llu",
+             side_present ? "present" : "absent", shot->counters.side);
+    return 1;
+  }
+  /* theta within [fill_min, fill_max]: above only where a growth lacked memory, below only where
+   * no subtable can halve (all at the floor) or the last halving found no room. */
+  const double theta = (double)keys / (double)total_slots(g);
+  if (theta > t->config.fill_max && !s->growth_starved) {
+    snprintf(message, size, "theta = %.4f is above fill_max = %g", theta, t->config.fill_max);
+    return 1;
+  }
+  if (theta < t->config.fill_min && max_buckets > s->floor_buckets && !s->shrink_blocked) {
+    snprintf(message, size, "theta = %.4f is below fill_min = %g with subtables that could halve", theta,
+             t->config.fill_min);
+    return 1;
+  }
+  /* No key twice across subtables. */
+  uint64_t *all = (uint64_t *)malloc((keys ? keys : 1u) * sizeof *all);
+  if (all == NULL) {
+    snprintf(message, size, "no host memory to check %llu keys for duplicates", (unsigned long long)keys);
+    return 2;
+  }
+  uint64_t at = 0;
+  for (unsigned i = 0; i < g->tables; ++i)
+    for (uint64_t b = 0; b < g->buckets[i]; ++b)
+      for (unsigned k = 0; k < g->slots; ++k) {
+        const uint64_t key = gh_dy_line_key(g, (const char *)shot->keys[i] + b * GH_DY_LINE_BYTES, k);
+        if (key != empty) all[at++] = key;
+      }
+  qsort(all, at, sizeof *all, compare_u64);
+  for (uint64_t j = 1; j < at; ++j)
+    if (all[j] == all[j - 1]) {
+      snprintf(message, size, "key %llu is stored twice", (unsigned long long)all[j]);
+      free(all);
+      return 1;
+    }
+  free(all);
+  return 0;
+}
+
+gh_status gh__dy_validate(gh_table *t) {
+  snapshot shot;
+  gh_status status = take_snapshot(t, &shot);
+  if (status == GH_OK) {
+    char message[GH_ERROR_CAPACITY - 64];
+    const int bad = check_snapshot(t, &shot, message, sizeof message);
+    if (bad == 1) status = gh__fail(t, GH_ERR_CORRUPT, "validate: %s", message);
+    if (bad == 2) status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: %s", message);
+  }
+  drop_snapshot(t, &shot);
+  return status;
+}
+
+gh_status gh__dy_stats(gh_table *t, gh_stats *stats) {
+  gh_dy_table *s = state(t);
+  gh_dy_counters c;
+  const gh_status status = read_counters(t, &c, NULL);
+  if (status != GH_OK) return status;
+  stats->subtables = s->geometry.tables;
+  for (unsigned i = 0; i < s->geometry.tables; ++i) stats->subtable_buckets[i] = s->geometry.buckets[i];
+  stats->grows = s->upsizes;
+  stats->upsizes = s->upsizes;
+  stats->downsizes = s->downsizes;
+  stats->evictions = c.evictions;
+  stats->longest_search = c.longest_search;
+  stats->insert_failures = s->insert_failures;
   return GH_OK;
 }

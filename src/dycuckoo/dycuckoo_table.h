@@ -1,5 +1,7 @@
-/* dycuckoo_table.h - the DyCuckoo design's state both backends share (work in progress on branch
- * wip/dycuckoo, see docs/dycuckoo-plan.md: not in the registry until both backends exist). */
+/* dycuckoo_table.h - the DyCuckoo design's state and the logic both backends share: sizing, the
+ * insert and erase drivers (duplicates merged per batch, resizing before and between passes),
+ * upsize and downsize, export, validate and statistics. A backend supplies the per-key passes and
+ * the bulk steps of gpuhash/detail/dycuckoo.h (gh_dy_backend). */
 #ifndef GH_DYCUCKOO_TABLE_H
 #define GH_DYCUCKOO_TABLE_H
 
@@ -10,34 +12,85 @@
 typedef struct gh_dy_counters {
   unsigned long long keys[GH_DY_MAX_TABLES]; /* keys stored in each subtable */
   unsigned long long side;                   /* 1 while the all-ones key is stored */
-  unsigned long long evictions;              /* forward moves made by inserts */
-  unsigned long long failed;                 /* inserts of the last batch that found no room */
+  unsigned long long evictions;              /* forward moves made by inserts, ever */
+  unsigned long long longest_search;         /* most buckets one insert locked, ever */
+  /* Of the current pass (zeroed before it): */
+  unsigned long long failed;                 /* inserts that found no room */
+  unsigned long long erased;                 /* keys erased */
+  unsigned long long flagged;                /* input positions flagged as not inserted */
 } gh_dy_counters;
 
 /* One subtable: its key lines, values and lock words. */
 typedef struct gh_dy_subtable {
-  void *keys;       /* buckets x 128 bytes */
-  void *values;     /* buckets x slots x value_bytes (NULL for a set) */
-  uint32_t *locks;  /* buckets */
+  void *keys;      /* buckets x 128 bytes */
+  void *values;    /* buckets x slots x value_bytes (NULL for a set) */
+  uint32_t *locks; /* buckets */
 } gh_dy_subtable;
 
 typedef struct gh_dy_table {
   gh_dy_geometry geometry;
   gh_memory_kind kind;
   gh_dy_subtable sub[GH_DY_MAX_TABLES];
-  void *side_slot;  /* the all-ones key's value (slot.h's side slot) */
+  void *side_slot; /* the all-ones key's slot (slot.h's side slot format) */
   gh_dy_counters *counters;
   uint64_t upsizes, downsizes;
+  uint64_t insert_failures; /* keys reported as not inserted (out of memory), ever */
+  /* Why theta may be out of [fill_min, fill_max] now (validate): the last growth found no memory
+   * (inserts go on filling the subtables there are), or the last halving found no room (or no
+   * memory) for the keys it would have moved. */
+  int growth_starved, shrink_blocked;
+  uint64_t floor_buckets; /* the subtables' size at creation: halving stops there */
 } gh_dy_table;
 
-/* The geometry a config gives: d subtables of equal size holding capacity keys at fill_max. */
+/* One pass of inserts over distinct keys (a batch after its duplicates were merged, or the keys a
+ * downsize could not keep). */
+typedef struct gh_dy_place {
+  const void *keys;
+  const void *values;  /* value_bytes each, or NULL for a set */
+  uint64_t n;
+  int policy;
+  uint8_t *failed;     /* per key: 1 when it found no room (nothing changed for it) */
+  int rerun;           /* run only the keys failed[] flags (and clear their flag first) */
+  unsigned skip_table; /* never store into this subtable (geometry.tables: none) */
+  int known_absent;    /* the keys are in no other subtable: no lookup first */
+} gh_dy_place;
+
+/* What a backend runs for the shared drivers. Each queues its work on stream; counters->failed
+ * and counters->erased count what a pass did. */
+typedef struct gh_dy_backend {
+  gh_status (*bulk)(gh_table *t, const gh_dy_bulk *a, uint64_t n, void *stream);
+  gh_status (*place)(gh_table *t, const gh_dy_place *p, void *stream);
+  /* Erases keys (skipping those skip_flags marks, when given) from every subtable but
+   * skip_table; erased_out per key may be NULL. */
+  gh_status (*erase)(gh_table *t, const void *keys, uint64_t n, const uint8_t *skip_flags, unsigned skip_table,
+                     uint8_t *erased_out, void *stream);
+} gh_dy_backend;
+
+/* The geometry a config gives: d subtables of equal power-of-two size holding capacity keys at
+ * fill_max (at least one bucket each). */
 gh_dy_geometry gh__dy_geometry(const gh_config *config);
 
 /* The balancing rule of Li et al. (section 5.2): a new key goes to subtable i with probability
  * proportional to slots_i / C(keys_i, 2); sets g->choose from the keys each subtable holds. */
 void gh__dy_set_choice(gh_dy_geometry *g, const unsigned long long *keys);
 
-/* Memory of one subtable of `buckets` buckets. */
-size_t gh__dy_subtable_bytes(const gh_dy_geometry *g, uint64_t buckets);
+/* The ops both backends share (dycuckoo_table.c). */
+gh_status gh__dy_init(gh_table *t);
+void gh__dy_release(gh_table *t);
+gh_status gh__dy_size(gh_table *t, uint64_t *size);
+gh_status gh__dy_clear(gh_table *t, void *stream);
+gh_status gh__dy_validate(gh_table *t);
+gh_status gh__dy_stats(gh_table *t, gh_stats *stats);
+gh_status gh__dy_export(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream);
+gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, const void *values, uint64_t n,
+                        gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream);
+gh_status gh__dy_erase(gh_table *t, const gh_dy_backend *be, const void *keys, uint64_t n, uint8_t *erased_out,
+                       uint64_t *erased, void *stream);
+
+/* The ops of each backend (dycuckoo_host.c, dycuckoo_cuda.cu). */
+extern const gh_table_ops gh__dycuckoo_host_ops;
+#if defined(GH_HAVE_CUDA)
+extern const gh_table_ops gh__dycuckoo_cuda_ops;
+#endif
 
 #endif /* GH_DYCUCKOO_TABLE_H */
