@@ -184,21 +184,22 @@ static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry
       void *line = gh_dy_line(g, d->keys[i], b);
       const uint64_t word = lane < g->slots ? line_word<KB>(line, lane) : empty;
       const unsigned free_lanes = __ballot_sync(0xFFFFFFFFu, word == empty) & slot_lanes;
-      if (pass == 0u) {
-        if (free_lanes) {
-          const unsigned k = __ffs(free_lanes) - 1u;
-          if (lane == k) {
-            store_value<VB>(gh_dy_value_at(g, d->values[i], b, k), value);
-            __threadfence();
-            store_key<KB>(line, k, key);
-          }
-          if (lane == 0) {
-            tally_key(c, i, 1);
-            c->longest = max(c->longest, locked);
-          }
-          warp_unlock(&d->locks[i][b]);
-          return DY_DONE;
+      /* A free slot (in pass 1 too: pass 0 may have found this bucket's lock taken). */
+      if (free_lanes) {
+        const unsigned k = __ffs(free_lanes) - 1u;
+        if (lane == k) {
+          store_value<VB>(gh_dy_value_at(g, d->values[i], b, k), value);
+          __threadfence();
+          store_key<KB>(line, k, key);
         }
+        if (lane == 0) {
+          tally_key(c, i, 1);
+          c->longest = max(c->longest, locked);
+        }
+        warp_unlock(&d->locks[i][b]);
+        return DY_DONE;
+      }
+      if (pass == 0u) {
         warp_unlock(&d->locks[i][b]);
         continue;
       }
@@ -409,6 +410,23 @@ __global__ void dy_erase_kernel(dy_device device, dy_pass pass) {
   tally_flush(&c, device.counters);
 }
 
+/* Export of one subtable: a thread per slot, output positions reserved once per warp. */
+template <unsigned KB, unsigned VB>
+__global__ void dy_export_kernel(dy_device device, unsigned table, void *keys_out, void *values_out) {
+  const gh_dy_geometry g = constant_geometry<KB, VB>(device.g);
+  const uint64_t slots = g.buckets[table] * g.slots;
+  for (uint64_t i = gh_thread_index(); i < gh_warp_rounded(slots); i += gh_grid_threads()) {
+    const uint64_t b = i / g.slots;
+    const unsigned k = (unsigned)(i % g.slots);
+    const uint64_t key = i < slots ? gh_dy_line_key(&g, gh_dy_line(&g, device.keys[table], b), k) : gh_dy_empty_key(&g);
+    const bool keep = key != gh_dy_empty_key(&g);
+    const uint64_t at = gh_warp_reserve(&device.counters->cursor, keep);
+    if (!keep) continue;
+    gh__write_word(keys_out, at, KB, key);
+    if (VB && values_out) gh__write_word(values_out, at, VB, gh_dy_value_read(&g, gh_dy_value_at(&g, device.values[table], b, k)));
+  }
+}
+
 __global__ void dy_bulk_kernel(gh_dy_bulk a, uint64_t n) {
   for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) gh_dy_bulk_one(&a, i);
 }
@@ -416,17 +434,18 @@ __global__ void dy_bulk_kernel(gh_dy_bulk a, uint64_t n) {
 /* ---- Host side ---------------------------------------------------------------------------------- */
 
 typedef struct dy_kernels {
-  const void *place, *find, *erase;
+  const void *place, *find, *erase, *export_keys;
 } dy_kernels;
 
 static dy_kernels kernels_for(const gh_dy_geometry *g) {
-  dy_kernels k = {NULL, NULL, NULL};
+  dy_kernels k = {NULL, NULL, NULL, NULL};
   const unsigned vb = g->value_bytes * 8u;
 #define GH_DY_KERNELS_CASE(kb, vbits)                   \
   if (g->key_bits == kb && vb == vbits) {              \
     k.place = (const void *)dy_place_kernel<kb, vbits>; \
     k.find = (const void *)dy_find_kernel<kb, vbits>;   \
     k.erase = (const void *)dy_erase_kernel<kb, vbits>; \
+    k.export_keys = (const void *)dy_export_kernel<kb, vbits>; \
   }
   GH_WIDTHS(GH_DY_KERNELS_CASE)
 #undef GH_DY_KERNELS_CASE
@@ -486,6 +505,32 @@ static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *valu
   return launch_pass(t, kernels_for(&state(t)->geometry).find, &pass, stream);
 }
 
+/* The all-ones key (side slot) first, from the host; then every subtable's keys. */
+static gh_status cuda_export(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream) {
+  gh_dy_table *s = state(t);
+  const gh_dy_geometry *g = &s->geometry;
+  const gh_slot_format side = gh_dy_side_format(g);
+  unsigned char slot[16];
+  uint64_t side_value = 0, side_key = gh_dy_empty_key(g);
+  gh_status status = gh__to_host(t, slot, s->side_slot, side.slot_bytes, stream);
+  if (status != GH_OK) return status;
+  const unsigned long long first = (unsigned long long)gh_side_find(side, slot, &side_value);
+  if (first) {
+    status = gh__copy(t, keys_out, &side_key, g->key_bits / 8u, stream);
+    if (status == GH_OK && values_out) status = gh__copy(t, values_out, &side_value, g->value_bytes, stream);
+  }
+  if (status == GH_OK) status = gh__copy(t, &s->counters->cursor, &first, sizeof first, stream);
+  dy_device device = device_of(t);
+  for (unsigned i = 0; status == GH_OK && i < g->tables; ++i) {
+    void *args[] = {&device, &i, &keys_out, &values_out};
+    status = gh__cuda_launch(t, kernels_for(g).export_keys, g->buckets[i] * g->slots, kBlockThreads, args, stream);
+  }
+  unsigned long long written = 0;
+  if (status == GH_OK) status = gh__to_host(t, &written, &s->counters->cursor, sizeof written, stream);
+  if (status == GH_OK) *count = written;
+  return status;
+}
+
 static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
                              uint8_t *failed_out, uint64_t *failed, void *stream) {
   return gh__dy_insert(t, &cuda_backend, keys, values, n, policy, failed_out, failed, stream);
@@ -505,7 +550,7 @@ extern "C" const gh_table_ops gh__dycuckoo_cuda_ops = {
     .erase = cuda_erase,
     .count = NULL,
     .find_all = NULL,
-    .export_all = gh__dy_export,
+    .export_all = cuda_export,
     .clear = gh__dy_clear,
     .size = gh__dy_size,
     .validate = gh__dy_validate,

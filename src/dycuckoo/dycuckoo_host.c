@@ -123,7 +123,8 @@ static int place_absent(gh_dy_table *s, uint64_t key, uint64_t value, unsigned s
       const uint64_t b = gh_dy_bucket(g, i, key);
       lock(s, i, b);
       locked += 1;
-      const unsigned k = pass == 0u ? free_slot(s, i, b) : g->slots;
+      /* A free slot (in pass 1 too: another thread may have taken one meanwhile, or not). */
+      const unsigned k = free_slot(s, i, b);
       if (k < g->slots) {
         put(s, i, b, k, key, value);
         gh_add_u64(&s->counters->keys[i], 1u);
@@ -294,7 +295,7 @@ const gh_table_ops gh__dycuckoo_host_ops = {
     .erase = host_erase,
     .count = NULL,
     .find_all = NULL,
-    .export_all = gh__dy_export,
+    .export_all = gh__dy_export_host,
     .clear = gh__dy_clear,
     .size = gh__dy_size,
     .validate = gh__dy_validate,

@@ -7,17 +7,12 @@
 
 #include "core/design.h"
 #include "core/toolkit.h"
+#include "core/words.h"
 #include "dycuckoo/dycuckoo_table.h"
 
 #define GH_DY_MIN_TABLES 2u
 
 static gh_dy_table *state(gh_table *t) { return (gh_dy_table *)t->impl; }
-
-static uint64_t next_pow2(uint64_t x) {
-  uint64_t p = 1;
-  while (p < x) p *= 2u;
-  return p;
-}
 
 gh_dy_geometry gh__dy_geometry(const gh_config *c) {
   gh_dy_geometry g;
@@ -26,10 +21,11 @@ gh_dy_geometry gh__dy_geometry(const gh_config *c) {
   g.value_bytes = c->value_bits / 8u;
   g.tables = c->hash_functions;
   g.slots = GH_DY_LINE_BYTES / (c->key_bits / 8u);
-  /* Equal subtables of a power of two buckets (so that halving merges 2b and 2b + 1 exactly),
-   * enough for capacity keys at fill_max. */
+  /* Equal subtables, enough for capacity keys at fill_max. Sizes only double and halve from
+   * here (never below this one), so a halved subtable always has an even count to merge. */
   const double keys_per_table = (double)c->capacity / (double)g.tables;
-  const uint64_t buckets = next_pow2((uint64_t)(keys_per_table / ((double)g.slots * c->fill_max)) + 1u);
+  const double wanted = keys_per_table / ((double)g.slots * c->fill_max);
+  const uint64_t buckets = wanted < 1.0 ? 1u : (uint64_t)wanted + (wanted > (double)(uint64_t)wanted);
   for (unsigned i = 0; i < g.tables; ++i) {
     g.buckets[i] = buckets;
     g.seed[i] = gh_fmix64(c->seed + 0x9E3779B97F4A7C15ull * (i + 1u));
@@ -205,7 +201,7 @@ gh_status gh__dy_size(gh_table *t, uint64_t *size) {
 }
 
 /* Zeroes the counters of one pass. */
-static gh_status reset_pass(gh_table *t, void *stream) {
+gh_status gh__dy_reset_pass(gh_table *t, void *stream) {
   gh_dy_counters *c = state(t)->counters;
   return gh__fill(t, &c->failed, 0, sizeof *c - offsetof(gh_dy_counters, failed), stream);
 }
@@ -311,7 +307,7 @@ static gh_status downsize(gh_table *t, const gh_dy_backend *be, unsigned i, int 
   if (status == GH_OK && residuals) {
     const gh_dy_place p = {m.keys.ptr, g->value_bytes ? m.values.ptr : NULL, residuals, GH_KEEP_FIRST,
                            (uint8_t *)m.failed.ptr, 0, i, 1};
-    status = reset_pass(t, stream);
+    status = gh__dy_reset_pass(t, stream);
     if (status == GH_OK) status = be->place(t, &p, stream);
     if (status == GH_OK) status = read_counters(t, &after, stream);
     /* No room for some: take back those placed; subtable i still holds them all. */
@@ -363,13 +359,12 @@ static gh_status grow_for(gh_table *t, const gh_dy_backend *be, uint64_t keys, v
 
 /* Halves the largest subtables while theta is below fill_min and one is above the size the
  * config's capacity gave (the floor: a table sized ahead never shrinks below it). A halving that finds no room for its residuals, or no memory, ends it without error. */
-static gh_status shrink_to_bounds(gh_table *t, const gh_dy_backend *be, void *stream) {
+static gh_status shrink_to_bounds(gh_table *t, const gh_dy_backend *be, gh_dy_counters *c, void *stream) {
   gh_dy_table *s = state(t);
   for (;;) {
-    gh_dy_counters c;
-    gh_status status = read_counters(t, &c, stream);
+    gh_status status = read_counters(t, c, stream);
     if (status != GH_OK) return status;
-    const uint64_t keys = stored_keys(&c, s->geometry.tables) - c.side;
+    const uint64_t keys = stored_keys(c, s->geometry.tables) - c->side;
     const unsigned i = largest(&s->geometry);
     if ((double)keys >= t->config.fill_min * (double)total_slots(&s->geometry) || s->geometry.buckets[i] <= s->floor_buckets) {
       s->shrink_blocked = 0;
@@ -386,13 +381,8 @@ static gh_status shrink_to_bounds(gh_table *t, const gh_dy_backend *be, void *st
   }
 }
 
-/* Sets the subtable choice of new keys from the keys each subtable holds now. */
-static gh_status refresh_choice(gh_table *t, gh_dy_counters *c, void *stream) {
-  gh_dy_table *s = state(t);
-  const gh_status status = read_counters(t, c, stream);
-  if (status == GH_OK) gh__dy_set_choice(&s->geometry, c->keys);
-  return status;
-}
+/* Sets the subtable choice of new keys from the keys each subtable holds (counters just read). */
+static void refresh_choice(gh_table *t, const gh_dy_counters *c) { gh__dy_set_choice(&state(t)->geometry, c->keys); }
 
 /* ---- Insert and erase ----------------------------------------------------------------------------- */
 
@@ -461,7 +451,7 @@ gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, 
   /* Room first: the smallest subtables double until the batch fits below fill_max. */
   if (status == GH_OK) status = read_counters(t, &c, stream);
   if (status == GH_OK) status = grow_for(t, be, stored_keys(&c, s->geometry.tables) + runs, stream);
-  if (status == GH_OK) status = refresh_choice(t, &c, stream);
+  if (status == GH_OK) refresh_choice(t, &c);
   if (status != GH_OK) {
     free_batch_scratch(t, &b, stream);
     return status;
@@ -469,7 +459,7 @@ gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, 
   /* From here on keys are stored: every later failure keeps them (and reports the rest). */
   gh_dy_place p = {b.run_keys.ptr, values ? b.run_values.ptr : NULL, runs, (int)policy,
                    (uint8_t *)b.run_failed.ptr, 0, s->geometry.tables, 0};
-  status = reset_pass(t, stream);
+  status = gh__dy_reset_pass(t, stream);
   if (status == GH_OK) status = be->place(t, &p, stream);
   if (status == GH_OK) status = read_counters(t, &c, stream);
   /* Keys that found no room (a crowded bucket in every subtable): the smallest subtable doubles
@@ -478,8 +468,8 @@ gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, 
     status = upsize(t, be, smallest(&s->geometry), stream);
     if (status == GH_ERR_OUT_OF_MEMORY) break;
     p.rerun = 1;
-    if (status == GH_OK) status = refresh_choice(t, &c, stream);
-    if (status == GH_OK) status = reset_pass(t, stream);
+    if (status == GH_OK) refresh_choice(t, &c);
+    if (status == GH_OK) status = gh__dy_reset_pass(t, stream);
     if (status == GH_OK) status = be->place(t, &p, stream);
     if (status == GH_OK) status = read_counters(t, &c, stream);
   }
@@ -499,8 +489,8 @@ gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, 
     status = gh__fill(t, failed_out, 0, n, stream);
   }
   /* A batch of keys already present can leave theta below fill_min in a table sized by capacity. */
-  if (status == GH_OK) status = shrink_to_bounds(t, be, stream);
-  if (status == GH_OK) status = refresh_choice(t, &c, stream);
+  if (status == GH_OK) status = shrink_to_bounds(t, be, &c, stream);
+  if (status == GH_OK) refresh_choice(t, &c);
   free_batch_scratch(t, &b, stream);
   return status;
 }
@@ -508,13 +498,14 @@ gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, 
 gh_status gh__dy_erase(gh_table *t, const gh_dy_backend *be, const void *keys, uint64_t n, uint8_t *erased_out,
                        uint64_t *erased, void *stream) {
   gh_dy_counters c;
-  gh_status status = reset_pass(t, stream);
+  gh_status status = gh__dy_reset_pass(t, stream);
   if (status == GH_OK) status = be->erase(t, keys, n, NULL, state(t)->geometry.tables, erased_out, stream);
   if (status == GH_OK) status = read_counters(t, &c, stream);
   if (status != GH_OK) return status;
   *erased = c.erased;
-  status = shrink_to_bounds(t, be, stream);
-  return status == GH_OK ? refresh_choice(t, &c, stream) : status;
+  status = shrink_to_bounds(t, be, &c, stream);
+  if (status == GH_OK) refresh_choice(t, &c);
+  return status;
 }
 
 /* Every subtable back to the size the table was created with, no key. All or nothing. */
@@ -603,53 +594,32 @@ static void drop_snapshot(gh_table *t, snapshot *shot) {
   shot->copy = NULL;
 }
 
-gh_status gh__dy_export(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream) {
-  gh_dy_table *s = state(t);
-  const gh_dy_geometry *g = &s->geometry;
+gh_status gh__dy_export_host(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream) {
+  const gh_dy_geometry *g = &state(t)->geometry;
   snapshot shot;
+  (void)stream;
   gh_status status = take_snapshot(t, &shot);
-  const uint64_t total = stored_keys(&shot.counters, g->tables);
-  const size_t key_bytes = g->key_bits / 8u;
-  void *host_keys = NULL, *host_values = NULL;
-  const int staged = s->kind == GH_MEMORY_DEVICE;
-  if (status == GH_OK && staged) {
-    host_keys = gh__alloc(t, total * key_bytes, GH_MEMORY_HOST);
-    host_values = values_out ? gh__alloc(t, total * g->value_bytes, GH_MEMORY_HOST) : NULL;
-    if (host_keys == NULL || (values_out && host_values == NULL))
-      status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no host memory to gather %llu keys for export", (unsigned long long)total);
-  }
-  void *to_keys = staged ? host_keys : keys_out, *to_values = staged ? host_values : values_out;
-  uint64_t written = 0;
-  gh_slot_format side = gh_dy_side_format(g);
-  uint64_t side_value = 0;
-  if (status == GH_OK && gh_side_find(side, shot.side, &side_value) && written < total) {
-    gh_dy_key_write(g, to_keys, 0, gh_dy_empty_key(g));
-    if (to_values) gh_dy_value_write(g, to_values, side_value);
+  if (status != GH_OK) return status;
+  uint64_t written = 0, side_value = 0;
+  if (gh_side_find(gh_dy_side_format(g), shot.side, &side_value)) {
+    gh__write_word(keys_out, 0, g->key_bits, gh_dy_empty_key(g));
+    if (values_out) gh__write_word(values_out, 0, g->value_bytes * 8u, side_value);
     written = 1;
   }
-  for (unsigned i = 0; status == GH_OK && i < g->tables; ++i)
+  for (unsigned i = 0; i < g->tables; ++i)
     for (uint64_t b = 0; b < g->buckets[i]; ++b)
       for (unsigned k = 0; k < g->slots; ++k) {
-        const void *line = (const char *)shot.keys[i] + b * GH_DY_LINE_BYTES;
-        const uint64_t key = gh_dy_line_key(g, line, k);
-        if (key == gh_dy_empty_key(g) || written >= total) continue;
-        if (g->key_bits == 32) ((uint32_t *)to_keys)[written] = (uint32_t)key;
-        else ((uint64_t *)to_keys)[written] = key;
-        if (to_values)
-          gh_dy_value_write(g, (char *)to_values + written * g->value_bytes,
-                            gh_dy_value_read(g, gh_dy_value_at(g, (void *)shot.values[i], b, k)));
+        const uint64_t key = gh_dy_line_key(g, (const char *)shot.keys[i] + b * GH_DY_LINE_BYTES, k);
+        if (key == gh_dy_empty_key(g)) continue;
+        gh__write_word(keys_out, written, g->key_bits, key);
+        if (values_out)
+          gh__write_word(values_out, written, g->value_bytes * 8u,
+                         gh_dy_value_read(g, gh_dy_value_at(g, (void *)shot.values[i], b, k)));
         written += 1;
       }
-  if (status == GH_OK && staged) {
-    status = gh__copy(t, keys_out, host_keys, written * key_bytes, stream);
-    if (status == GH_OK && values_out) status = gh__copy(t, values_out, host_values, written * g->value_bytes, stream);
-    if (status == GH_OK) status = gh__sync(t, stream);
-  }
-  if (host_keys) gh__free(t, host_keys, total * key_bytes, GH_MEMORY_HOST);
-  if (host_values) gh__free(t, host_values, total * g->value_bytes, GH_MEMORY_HOST);
   drop_snapshot(t, &shot);
-  if (status == GH_OK) *count = written;
-  return status;
+  *count = written;
+  return GH_OK;
 }
 
 static int compare_u64(const void *x, const void *y) {
@@ -666,8 +636,10 @@ static int check_snapshot(const gh_table *t, const snapshot *shot, char *message
   for (unsigned i = 0; i < g->tables; ++i) {
     if (g->buckets[i] < min_buckets) min_buckets = g->buckets[i];
     if (g->buckets[i] > max_buckets) max_buckets = g->buckets[i];
-    if ((g->buckets[i] & (g->buckets[i] - 1u)) != 0) {
-      snprintf(message, size, "subtable %u has %llu buckets, not a power of two", i, (unsigned long long)g->buckets[i]);
+    const uint64_t doublings = g->buckets[i] / s->floor_buckets;
+    if (g->buckets[i] % s->floor_buckets != 0 || (doublings & (doublings - 1u)) != 0) {
+      snprintf(message, size, "subtable %u has %llu buckets, not %llu (its size at creation) times a power of two", i,
+               (unsigned long long)g->buckets[i], (unsigned long long)s->floor_buckets);
       return 1;
     }
     uint64_t live = 0;

@@ -18,6 +18,7 @@ typedef struct gh_dy_counters {
   unsigned long long failed;                 /* inserts that found no room */
   unsigned long long erased;                 /* keys erased */
   unsigned long long flagged;                /* input positions flagged as not inserted */
+  unsigned long long cursor;                 /* export's output position */
 } gh_dy_counters;
 
 /* One subtable: its key lines, values and lock words. */
@@ -66,8 +67,8 @@ typedef struct gh_dy_backend {
                      uint8_t *erased_out, void *stream);
 } gh_dy_backend;
 
-/* The geometry a config gives: d subtables of equal power-of-two size holding capacity keys at
- * fill_max (at least one bucket each). */
+/* The geometry a config gives: d subtables of equal size holding capacity keys at fill_max (at
+ * least one bucket each). */
 gh_dy_geometry gh__dy_geometry(const gh_config *config);
 
 /* The balancing rule of Li et al. (section 5.2): a new key goes to subtable i with probability
@@ -81,7 +82,10 @@ gh_status gh__dy_size(gh_table *t, uint64_t *size);
 gh_status gh__dy_clear(gh_table *t, void *stream);
 gh_status gh__dy_validate(gh_table *t);
 gh_status gh__dy_stats(gh_table *t, gh_stats *stats);
-gh_status gh__dy_export(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream);
+/* Export from the table's own arrays (host backend). */
+gh_status gh__dy_export_host(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream);
+/* Zeroes the counters of one pass (failed, erased, flagged, cursor). */
+gh_status gh__dy_reset_pass(gh_table *t, void *stream);
 gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, const void *values, uint64_t n,
                         gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream);
 gh_status gh__dy_erase(gh_table *t, const gh_dy_backend *be, const void *keys, uint64_t n, uint8_t *erased_out,

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#define TARGET_COUNT 9 /* the issues' targets the summary reports (TARGETS below) */
+#define TARGET_COUNT 11 /* the issues' targets the summary reports (TARGETS below) */
 
 #ifndef GH_GIT_COMMIT
 #define GH_GIT_COMMIT "unknown"
@@ -335,7 +335,9 @@ static const struct target {
     {"slab-c", "slab batches 32k", D_SLAB, OP_BATCHES, -1, AX_BATCH, AX_DESIGN, 32768, D_WARPDRIVE,
      5.0, 0},
     {"slab-growth", "slab grown", D_SLAB, OP_BUILD, -1, AX_START, AX_START, 16, 0, 0.7, 0x1p27},
-    {"slab-growth", "slab grown in batches", D_SLAB, OP_BATCHES, -1, AX_START, AX_START, 16, 0, 0.7, 0x1p27}};
+    {"slab-growth", "slab grown in batches", D_SLAB, OP_BATCHES, -1, AX_START, AX_START, 16, 0, 0.7, 0x1p27},
+    {"dycuckoo-a", "dycuckoo insert", D_DYCUCKOO, OP_BUILD, -1, AX_D, -1, 4, 0, 8.0, 0x1p27},
+    {"dycuckoo-a", "dycuckoo find", D_DYCUCKOO, OP_FIND, -1, AX_D, -1, 4, 0, 14.0, 0x1p27}};
 static void track(bench_run *run, const bench_result *r) {
   for (int i = 0; i < TARGET_COUNT; ++i) {
     const struct target *t = &TARGETS[i];

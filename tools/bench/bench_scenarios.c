@@ -2,7 +2,7 @@
  * (bench_rows) whose product the driver runs, as nvbench's; and the steps the designs differ in. */
 #include "bench.h"
 
-static const char *const DESIGNS[] = {"limits", "warpdrive", "cuckoo", "sorted", "slab", NULL};
+static const char *const DESIGNS[] = {"limits", "warpdrive", "cuckoo", "sorted", "slab", "dycuckoo", NULL};
 static const char *const VARIANTS[] = {"map", "compacting", "multivalue", NULL};
 static const char *const DISTS[] = {"unique", "zipf", "cyclic", NULL};
 static const char *const OPS[] = {"insert", "build", "find", "find_absent", "erase", "find_all",
@@ -13,7 +13,7 @@ const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_N] = {"n", NULL, 'i', 1, 0x1p40}, [AX_DIST] = {"dist", DISTS, 's', 0, 0},
     [AX_MULT] = {"multiplicity", NULL, 'i', 1, 0x1p32}, [AX_G] = {"group_size", NULL, 'i', 1, 32},
     [AX_LOAD] = {"load_factor", NULL, 'f', 1e-9, 1},
-    [AX_D] = {"hash_functions", NULL, 'i', 2, 5, "d=%.0f "},
+    [AX_D] = {"hash_functions", NULL, 'i', 2, 8, "d=%.0f "},
     [AX_FACTOR] = {"table_factor", NULL, 'f', 1, 16, "x%.2f; "},
     [AX_SLABS] = {"slab_load", NULL, 'f', 0.05, 16, "%.2f slabs/bucket; "},
     [AX_START] = {"initial_buckets", NULL, 'i', 0, 0x1p36, "initial_buckets %.0f; "},
@@ -36,7 +36,8 @@ const bench_design_def bench_designs[D_COUNT] = {
                                                       BIT(AX_D) | BIT(AX_FACTOR) | BIT(AX_ABSENT)},
     [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT)},
     [D_SLAB] = {GH_SLAB, GH_OVERWRITE, 0, 0,
-                COMMON | BIT(AX_SLABS) | BIT(AX_START) | BIT(AX_BATCH) | BIT(AX_UPDATES)}};
+                COMMON | BIT(AX_SLABS) | BIT(AX_START) | BIT(AX_BATCH) | BIT(AX_UPDATES)},
+    [D_DYCUCKOO] = {GH_DYCUCKOO, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_D)}};
 /* An insert claims a slot by CAS (also shown against atomicAdd), an erase writes a tombstone by
  * CAS, a lookup reads sectors: ceilings 1 sector reads, 2 CAS, 3 atomicAdd (0: the copy). */
 const bench_op_def bench_ops[OP_COUNT] = {
@@ -57,7 +58,8 @@ const bench_scenario bench_scenarios[] = {
     {"slab-c", "slab-c (VI-B, fig. 6): batches into slab vs warpdrive rebuilt per batch", 3, 0, 0},
     {"slab-d", "slab-d (VI-C, fig. 7a): gh_mixed vs initial slabs per bucket x updates", 0, 0, 0},
     {"slab-e", "slab-e (SlabAlloc): slabs a build takes from SlabAlloc per second", 0, 0, 0},
-    {"slab-growth", "slab-growth: build (whole, and in batches) into 16 base buckets vs a table sized for n", 3, 0, 0}};
+    {"slab-growth", "slab-growth: build (whole, and in batches) into 16 base buckets vs a table sized for n", 3, 0, 0},
+    {"dycuckoo-a", "dycuckoo-a (paper 6.2): insert, find vs d; subtables sized for n at theta 0.9", 0, 0, 0}};
 const size_t bench_scenario_count = sizeof bench_scenarios / sizeof bench_scenarios[0];
 
 #define P2(k) ((double)(1ull << (k)))
@@ -141,7 +143,12 @@ const bench_row bench_rows[] = {
     {"slab-growth", AX_SLABS, ALL, 1, {0.6}},
     {"slab-growth", AX_START, ALL, 2, {16, 0}},
     {"slab-growth", AX_BATCH, ALL, PER_MODE, {P2(20), P2(17), P2(14), P2(11)}},
-    {"slab-growth", AX_OP, ALL, 2, {OP_BUILD, OP_BATCHES}}};
+    {"slab-growth", AX_OP, ALL, 2, {OP_BUILD, OP_BATCHES}},
+    {"dycuckoo-a", AX_DESIGN, ALL, 1, {D_DYCUCKOO}},
+    {"dycuckoo-a", AX_N, ALL, PER_MODE, {P2(27), P2(22), P2(20), P2(16)}},
+    {"dycuckoo-a", AX_D, QUICK, 2, {2, 4}},
+    {"dycuckoo-a", AX_D, ALL, 7, {2, 3, 4, 5, 6, 7, 8}},
+    {"dycuckoo-a", AX_OP, ALL, 3, {OP_BUILD, OP_FIND, OP_FIND_ABSENT}}};
 const size_t bench_row_count = sizeof bench_rows / sizeof bench_rows[0];
 
 /* ---- gpuhash tables ----------------------------------------------------------------------- */
@@ -164,6 +171,9 @@ gh_config bench_table_config(const bench_ctx *c) {
     config.slab_load = c->ax[AX_SLABS];
     config.capacity = c->ax[AX_START] > 0 ? (uint64_t)(c->ax[AX_START] * per_slab(c) *
                                                        config.slab_load) : c->distinct;
+  } else if (config.design == GH_DYCUCKOO) { /* subtables sized for the keys at fill_max */
+    config.capacity = c->distinct;
+    config.hash_functions = (unsigned)c->ax[AX_D];
   } else { /* the keys; the table holds capacity x table_factor slots */
     config.variant = (gh_variant)variant(c);
     config.capacity = c->distinct;
