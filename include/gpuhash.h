@@ -188,7 +188,8 @@ typedef struct gh_config {
   uint64_t seed;       /* hash seed; tables with equal seeds and configs lay out keys alike */
   gh_variant variant;  /* default GH_VARIANT_MAP; the others: see gh_design_traits.variants */
   /* cuckoo: number of hash functions d, 2..5 (default 4); a key lives in one of its d slots, so
-   * a lookup reads at most d slots. */
+   * a lookup reads at most d slots. dycuckoo: the number of subtables d, 2..8 (default 4); a key
+   * lives in its bucket (one 128-byte line of keys) of one of them. */
   unsigned hash_functions;
   gh_hash_family hash_family; /* cuckoo: default GH_HASH_MULTIPLY */
   /* cuckoo: slots per key, default 1.25. Near what d functions can hold at all, builds fail
@@ -212,7 +213,10 @@ typedef struct gh_config {
   /* dycuckoo: the filled factor theta = keys / slots is kept within [fill_min, fill_max] (the
    * paper's alpha and beta): a batch that would take it above fill_max doubles the smallest
    * subtable first (as often as needed), one that leaves it below fill_min halves the largest.
-   * 0 < fill_min < fill_max * d / (d + 1), fill_max <= 0.95; defaults 0.4 and 0.9. */
+   * 0 < fill_min < fill_max * d / (d + 1), fill_max <= 0.95; defaults 0.4 and 0.9. capacity
+   * sizes the subtables at creation (for capacity keys at fill_max) and is their floor: a table
+   * never halves below it, so one sized ahead for its peak never shrinks (1 = start from one
+   * bucket per subtable). gh_clear returns to that size. */
   double fill_min;
   double fill_max;
 } gh_config;

@@ -99,10 +99,18 @@ static __device__ __forceinline__ gh_dy_geometry constant_geometry(gh_dy_geometr
   return g;
 }
 
-/* Lane 0 tries the lock; every lane learns whether it was taken. */
-static __device__ __forceinline__ bool warp_try_lock(uint32_t *lock) {
+/* Lane 0 tries the lock (or, with wait, waits for it); every lane learns whether it was taken.
+ * A warp waits only for a lock of a later subtable than any it holds, so waiting never closes a
+ * cycle. */
+static __device__ __forceinline__ bool warp_try_lock(uint32_t *lock, bool wait) {
   unsigned taken = 0;
-  if ((threadIdx.x & 31u) == 0) taken = atomicCAS(lock, GH_DY_LOCK_FREE, GH_DY_LOCK_HELD) == GH_DY_LOCK_FREE;
+  if ((threadIdx.x & 31u) == 0) {
+    for (unsigned pause = 32;; pause = pause < 1024u ? 2u * pause : pause) {
+      taken = atomicCAS(lock, GH_DY_LOCK_FREE, GH_DY_LOCK_HELD) == GH_DY_LOCK_FREE;
+      if (taken || !wait) break;
+      __nanosleep(pause);
+    }
+  }
   taken = __shfl_sync(0xFFFFFFFFu, taken, 0);
   if (taken) __threadfence(); /* the line is read after the lock is ours */
   return taken != 0;
@@ -164,7 +172,7 @@ static __device__ unsigned warp_locate(const dy_device *d, const gh_dy_geometry 
  * first; else a resident of one of them moved to its bucket in a later subtable. */
 template <unsigned KB, unsigned VB>
 static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry *g, uint64_t key, uint64_t value,
-                                        unsigned skip, dy_tally *c) {
+                                        unsigned skip, bool wait, dy_tally *c) {
   const unsigned lane = threadIdx.x & 31u;
   const uint64_t empty = gh_dy_empty_key(g);
   const unsigned first = gh_dy_target(g, key);
@@ -176,7 +184,7 @@ static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry
       const unsigned i = (first + step) % g->tables;
       if (i == skip || (pass == 1u && i + 1u == g->tables)) continue;
       const uint64_t b = gh_dy_bucket(g, i, key);
-      if (!warp_try_lock(&d->locks[i][b])) {
+      if (!warp_try_lock(&d->locks[i][b], wait)) {
         busy = true;
         continue;
       }
@@ -209,7 +217,7 @@ static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry
         const uint64_t my_target = lane < g->slots ? gh_dy_bucket(g, j, word) : 0u;
         for (unsigned r = 0; r < g->slots; ++r) {
           const uint64_t y = __shfl_sync(0xFFFFFFFFu, my_target, r);
-          if (!warp_try_lock(&d->locks[j][y])) {
+          if (!warp_try_lock(&d->locks[j][y], wait)) {
             busy = true;
             continue;
           }
@@ -254,7 +262,7 @@ static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry
 /* One insert of a pass over distinct keys (the whole warp). */
 template <unsigned KB, unsigned VB>
 static __device__ int warp_insert(const dy_device *d, const gh_dy_geometry *g, const dy_pass *p, uint64_t key,
-                                  uint64_t value, dy_tally *c) {
+                                  uint64_t value, bool wait, dy_tally *c) {
   const unsigned lane = threadIdx.x & 31u;
   if (key == gh_dy_empty_key(g)) {
     if (lane == 0 && gh_side_insert(gh_dy_side_format(g), d->side_slot, value, p->policy))
@@ -265,8 +273,8 @@ static __device__ int warp_insert(const dy_device *d, const gh_dy_geometry *g, c
     uint64_t b = 0;
     unsigned k = 0;
     const unsigned i = p->known_absent ? g->tables : warp_locate<KB>(d, g, key, p->skip_table, &b, &k);
-    if (i == g->tables) return warp_place_absent<KB, VB>(d, g, key, value, p->skip_table, c);
-    if (!warp_try_lock(&d->locks[i][b])) return DY_BUSY;
+    if (i == g->tables) return warp_place_absent<KB, VB>(d, g, key, value, p->skip_table, wait, c);
+    if (!warp_try_lock(&d->locks[i][b], wait)) return DY_BUSY;
     void *line = gh_dy_line(g, d->keys[i], b);
     const bool still = __shfl_sync(0xFFFFFFFFu, lane == k ? line_word<KB>(line, k) == key : 0, k);
     if (still && VB && lane == 0) {
@@ -280,7 +288,10 @@ static __device__ int warp_insert(const dy_device *d, const gh_dy_geometry *g, c
 }
 
 /* The warp-cooperative loop: lanes hold operations i = base + lane; the warp takes the pending
- * ones in turn (a ballot), and those that lost a lock go round again. */
+ * ones in turn (a ballot), and those that lost a lock go round again. Revoting alone does not
+ * guarantee progress (warps crowding a few buckets can keep taking each other's locks), so after
+ * DY_REVOTES rounds the warp waits for the locks of what is left, in subtable order. */
+#define DY_REVOTES 4u
 template <unsigned KB, unsigned VB>
 __global__ void dy_place_kernel(dy_device device, dy_pass pass) {
   const gh_dy_geometry g = constant_geometry<KB, VB>(device.g);
@@ -294,13 +305,13 @@ __global__ void dy_place_kernel(dy_device device, dy_pass pass) {
     const uint64_t my_key = mine ? gh__read_word(pass.keys, i, KB) : 0u;
     const uint64_t my_value = mine && VB && pass.values ? gh__read_word(pass.values, i, VB) : 0u;
     unsigned pending = __ballot_sync(0xFFFFFFFFu, mine);
-    while (pending) {
+    for (unsigned round = 0; pending; ++round) {
       unsigned again = 0;
       for (unsigned todo = pending; todo; todo &= todo - 1u) {
         const unsigned src = __ffs(todo) - 1u;
         const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, src);
         const uint64_t value = __shfl_sync(0xFFFFFFFFu, my_value, src);
-        const int outcome = warp_insert<KB, VB>(&device, &g, &pass, key, value, &c);
+        const int outcome = warp_insert<KB, VB>(&device, &g, &pass, key, value, round >= DY_REVOTES, &c);
         if (outcome == DY_BUSY) {
           again |= 1u << src;
         } else if (lane == src) {
@@ -308,7 +319,6 @@ __global__ void dy_place_kernel(dy_device device, dy_pass pass) {
           c.failed += outcome == DY_NO_ROOM;
         }
       }
-      if (again == pending) __nanosleep(64); /* every one of them lost a lock: let the holders go on */
       pending = again;
     }
   }
