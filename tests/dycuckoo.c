@@ -1,12 +1,13 @@
 /*
  * dycuckoo - the DyCuckoo table's own promises (Li et al.), beyond the registry-driven matrix:
  *
- *   dycuckoo BACKEND [--part resize|duplicates|config|alloc] [--seed S]
+ *   dycuckoo BACKEND [--part resize|resize-large|duplicates|config|alloc] [--seed S]
  *
- *   resize      from one bucket per subtable up to many keys (GPU 2^24, host 2^18) in batches,
+ *   resize      from one bucket per subtable up to many keys (GPU 2^20, host 2^18) in batches,
  *               then erased batch by batch back to none; after every batch: validate, theta =
  *               size / slots within [fill_min, fill_max] (below only once every subtable is back
  *               at its size at creation), subtable sizes within 2x, results against a reference
+ *   resize-large  the same to 2^24 keys on the GPU (left out of compute-sanitizer: too slow there)
  *   duplicates  batches where every key comes many times, under every policy (the racing copies
  *               of one key never store it twice), 32- and 64-bit keys
  *   config      d out of 2..8, fill_min >= fill_max, fill_min too close to fill_max for a halving,
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_inject.h"
 #include "test_util.h"
 #include "tracking_alloc.h"
 
@@ -79,9 +81,12 @@ static void resize_case(unsigned key_bits, unsigned value_bits, uint64_t n) {
   for (uint64_t b = 0; b < batches && tu_failure_count() == 0; ++b) {
     tu_set_phase("insert batch %llu of %llu keys", (unsigned long long)b, (unsigned long long)per);
     tu_insert(&h, keys + b * per, value_bits ? values + b * per : NULL, per, GH_OVERWRITE, 0, NULL);
-    tu_check_valid(&h);
     check_bounds(&h, "after an insert batch");
-    if (b % 4 == 3) tu_check_find(&h, keys, (b + 1) * per, TU_FIND_FOUND | TU_FIND_VALUES);
+    /* validate copies and sorts every key: every fourth batch keeps the GPU case within limits. */
+    if (b % 4 == 3) {
+      tu_check_valid(&h);
+      tu_check_find(&h, keys, (b + 1) * per, TU_FIND_FOUND | TU_FIND_VALUES);
+    }
   }
   gh_stats grown;
   CHECK_OK(h.table, gh_get_stats(h.table, &grown));
@@ -89,9 +94,11 @@ static void resize_case(unsigned key_bits, unsigned value_bits, uint64_t n) {
   for (uint64_t b = 0; b < batches && tu_failure_count() == 0; ++b) {
     tu_set_phase("erase batch %llu of %llu keys", (unsigned long long)b, (unsigned long long)per);
     tu_erase(&h, keys + b * per, per);
-    tu_check_valid(&h);
     check_bounds(&h, "after an erase batch");
-    if (b % 4 == 1) tu_check_find(&h, keys, n, TU_FIND_FOUND);
+    if (b % 4 == 3) {
+      tu_check_valid(&h);
+      tu_check_find(&h, keys, n, TU_FIND_FOUND);
+    }
   }
   gh_stats shrunk;
   CHECK_OK(h.table, gh_get_stats(h.table, &shrunk));
@@ -111,13 +118,14 @@ static void resize_case(unsigned key_bits, unsigned value_bits, uint64_t n) {
 }
 
 static void part_resize(void) {
-  /* The issue's 2^24 keys on the GPU for one width pair; the others (and the host, under CI's
-   * sanitizers) smaller. */
   const int gpu = dy_backend == GH_BACKEND_CUDA;
-  resize_case(32, 32, gpu ? 1ull << 24 : 1ull << 18);
-  resize_case(64, 64, gpu ? 1ull << 20 : 1ull << 16);
-  resize_case(32, 0, gpu ? 1ull << 20 : 1ull << 16);
+  resize_case(32, 32, gpu ? 1ull << 20 : 1ull << 18);
+  resize_case(64, 64, gpu ? 1ull << 18 : 1ull << 16);
+  resize_case(32, 0, gpu ? 1ull << 18 : 1ull << 16);
 }
+
+/* The 2^24 keys (on the GPU; the host's CI run keeps to 2^18, like part resize). */
+static void part_resize_large(void) { resize_case(32, 32, dy_backend == GH_BACKEND_CUDA ? 1ull << 24 : 1ull << 18); }
 
 static void part_duplicates(void) {
   static const unsigned widths[][2] = {{32, 32}, {64, 64}, {64, 32}};
@@ -257,10 +265,12 @@ static void part_alloc(void) {
         check_keys(t, 32, keys, values, base_n, 1, NULL);
         check_keys(t, 32, keys + base_n, values + base_n, more_n, !refused, st == GH_OK || refused ? NULL : failed);
       } else {
-        /* Halving is an optimisation: without memory the erase still completes. */
-        CHECK(st == GH_OK && erased == base_n * 9 / 10, "erase returned %s, %llu erased: %s", gh_status_name(st),
-              (unsigned long long)erased, message);
-        check_keys(t, 32, keys, values, base_n * 9 / 10, 0, NULL);
+        /* Halving is an optimisation: without memory for it the erase still completes. Refused
+         * outright (no memory to stage the keys, say): nothing changed. */
+        const int refused = st == GH_ERR_OUT_OF_MEMORY && erased == 0 && tu_says_what_was_kept(message);
+        CHECK((st == GH_OK && erased == base_n * 9 / 10) || refused, "erase returned %s, %llu erased: %s",
+              gh_status_name(st), (unsigned long long)erased, message);
+        check_keys(t, 32, keys, values, base_n * 9 / 10, refused, NULL);
         check_keys(t, 32, keys + base_n * 9 / 10, values + base_n * 9 / 10, base_n - base_n * 9 / 10, 1, NULL);
       }
       gh_destroy(t);
@@ -288,7 +298,8 @@ typedef struct dy_part {
 } dy_part;
 
 static const dy_part dy_parts[] = {
-    {"resize", part_resize}, {"duplicates", part_duplicates}, {"config", part_config}, {"alloc", part_alloc}};
+    {"resize", part_resize},   {"resize-large", part_resize_large}, {"duplicates", part_duplicates},
+    {"config", part_config},   {"alloc", part_alloc}};
 
 int main(int argc, char **argv) {
   const dy_part *part = NULL;
@@ -316,6 +327,6 @@ int main(int argc, char **argv) {
   }
   return tu_finish("dycuckoo");
 usage:
-  fprintf(stderr, "usage: %s host|cuda [--part resize|duplicates|config|alloc] [--seed S]\n", argv[0]);
+  fprintf(stderr, "usage: %s host|cuda [--part resize|resize-large|duplicates|config|alloc] [--seed S]\n", argv[0]);
   return 2;
 }
