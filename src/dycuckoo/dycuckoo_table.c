@@ -214,6 +214,28 @@ static gh_status run_bulk(gh_table *t, const gh_dy_backend *be, gh_dy_bulk *a, i
   return n ? be->bulk(t, a, n, stream) : GH_OK;
 }
 
+/* The bulk step's arguments for moving subtable i's entries into `to` (a resize). */
+static gh_dy_bulk move_args(const gh_dy_table *s, unsigned i, const gh_dy_subtable *to) {
+  gh_dy_bulk a;
+  memset(&a, 0, sizeof a);
+  a.table = i;
+  a.old_keys = s->sub[i].keys;
+  a.old_values = s->sub[i].values;
+  a.new_keys = to->keys;
+  a.new_values = to->values;
+  return a;
+}
+
+/* Puts `to`, of `buckets` buckets, in the place of subtable i (whose old arrays go once the work
+ * queued on stream has run). */
+static void replace_subtable(gh_table *t, unsigned i, const gh_dy_subtable *to, uint64_t buckets, void *stream) {
+  gh_dy_table *s = state(t);
+  free_subtable(t, &s->sub[i], s->geometry.buckets[i], stream);
+  s->sub[i] = *to;
+  s->geometry.buckets[i] = buckets;
+  note_capacity(t);
+}
+
 /* Doubles subtable i: old bucket b goes to 2b and 2b + 1 of a new array, no other subtable is
  * touched and nothing conflicts. All or nothing. */
 static gh_status upsize(gh_table *t, const gh_dy_backend *be, unsigned i, void *stream) {
@@ -222,23 +244,14 @@ static gh_status upsize(gh_table *t, const gh_dy_backend *be, unsigned i, void *
   gh_dy_subtable grown;
   gh_status status = new_subtable(t, &grown, 2u * buckets, stream);
   if (status != GH_OK) return status;
-  gh_dy_bulk a;
-  memset(&a, 0, sizeof a);
-  a.table = i;
-  a.old_keys = s->sub[i].keys;
-  a.old_values = s->sub[i].values;
-  a.new_keys = grown.keys;
-  a.new_values = grown.values;
+  gh_dy_bulk a = move_args(s, i, &grown);
   status = run_bulk(t, be, &a, GH_DY_UPSIZE, buckets, stream);
   if (status != GH_OK) {
     free_subtable(t, &grown, 2u * buckets, stream);
     return status;
   }
-  free_subtable(t, &s->sub[i], buckets, stream);
-  s->sub[i] = grown;
-  s->geometry.buckets[i] = 2u * buckets;
+  replace_subtable(t, i, &grown, 2u * buckets, stream);
   s->upsizes += 1;
-  note_capacity(t);
   return GH_OK;
 }
 
@@ -282,13 +295,7 @@ static gh_status downsize(gh_table *t, const gh_dy_backend *be, unsigned i, int 
   gh_dy_subtable halved;
   gh_status status = new_subtable(t, &halved, buckets, stream);
   if (status != GH_OK) return status;
-  gh_dy_bulk a;
-  memset(&a, 0, sizeof a);
-  a.table = i;
-  a.old_keys = s->sub[i].keys;
-  a.old_values = s->sub[i].values;
-  a.new_keys = halved.keys;
-  a.new_values = halved.values;
+  gh_dy_bulk a = move_args(s, i, &halved);
   status = gh__scratch_alloc(t, &m.offsets, (buckets + 1u) * sizeof(uint64_t));
   a.residuals = (uint64_t *)m.offsets.ptr;
   if (status == GH_OK) status = gh__fill(t, a.residuals + buckets, 0, sizeof(uint64_t), stream);
@@ -314,30 +321,20 @@ static gh_status downsize(gh_table *t, const gh_dy_backend *be, unsigned i, int 
     if (status == GH_OK && after.failed)
       status = be->erase(t, m.keys.ptr, residuals, (const uint8_t *)m.failed.ptr, i, NULL, stream);
   }
-  if (status != GH_OK || after.failed) {
-    free_subtable(t, &halved, buckets, stream);
-    free_merge_scratch(t, &m, stream);
-    return status;
-  }
   /* The residuals now count in the subtables that took them. */
-  unsigned long long keys_i = 0;
-  status = gh__to_host(t, &keys_i, &s->counters->keys[i], sizeof keys_i, stream);
-  keys_i -= residuals;
-  if (status == GH_OK) status = gh__copy(t, &s->counters->keys[i], &keys_i, sizeof keys_i, stream);
-  if (status == GH_OK) status = gh__sync(t, stream);
-  if (status != GH_OK) {
-    free_subtable(t, &halved, buckets, stream);
-    free_merge_scratch(t, &m, stream);
-    return status;
+  if (status == GH_OK && !after.failed && residuals) {
+    const unsigned long long keys_i = after.keys[i] - residuals;
+    status = gh__copy(t, &s->counters->keys[i], &keys_i, sizeof keys_i, stream);
   }
-  free_subtable(t, &s->sub[i], 2u * buckets, stream);
-  s->sub[i] = halved;
-  s->geometry.buckets[i] = buckets;
-  s->downsizes += 1;
-  note_capacity(t);
+  if (status == GH_OK && !after.failed) {
+    replace_subtable(t, i, &halved, buckets, stream);
+    s->downsizes += 1;
+    *done = 1;
+  } else {
+    free_subtable(t, &halved, buckets, stream);
+  }
   free_merge_scratch(t, &m, stream);
-  *done = 1;
-  return GH_OK;
+  return status;
 }
 
 /* Doubles the smallest subtables until `keys` fit at fill_max. Out of memory stops it without

@@ -6,7 +6,7 @@
 #define GH_DYCUCKOO_TABLE_H
 
 #include "core/table.h"
-#include "gpuhash/detail/dycuckoo.h"
+#include "dycuckoo/dycuckoo_bulk.h"
 
 /* Counters kept beside the subtables (device memory for CUDA). */
 typedef struct gh_dy_counters {

@@ -1,0 +1,131 @@
+/* dycuckoo_bulk.h - the bulk steps of the DyCuckoo design, one element each (GH_HD): the host
+ * backend runs them in a parallel loop, the CUDA backend one thread per element. Merging a
+ * batch's duplicates, flagging the inputs of keys not placed, doubling and halving a subtable.
+ * Internal to the library (the device-side headers do not need them). */
+#ifndef GH_DYCUCKOO_BULK_H
+#define GH_DYCUCKOO_BULK_H
+
+#include "core/words.h"
+#include "gpuhash/detail/dycuckoo.h"
+
+typedef enum gh_dy_bulk_kind {
+  GH_DY_IOTA,        /* index[i] = i: the input positions a batch is sorted with */
+  GH_DY_REDUCE_RUNS, /* run r of a sorted batch: its values merged by the policy */
+  GH_DY_FLAG_RUNS,   /* run r not placed: every input position of its key flagged */
+  GH_DY_UPSIZE,      /* old bucket b of subtable `table` into 2b and 2b + 1 of its double */
+  GH_DY_MERGE_COUNT, /* new bucket b of a halved subtable: how many keys do not fit */
+  GH_DY_MERGE        /* new bucket b: old 2b and 2b + 1 merged, the rest to the residuals */
+} gh_dy_bulk_kind;
+
+/* The arguments of a bulk step (the fields its kind reads). A batch of inserts is sorted by key
+ * with the input positions as payload (index, index_bits wide); its runs of equal keys start at
+ * starts[r] and hold counts[r] inputs. */
+typedef struct gh_dy_bulk {
+  gh_dy_geometry g;
+  int kind;
+  int policy;
+  unsigned table;
+  unsigned index_bits;
+  void *index;
+  const uint64_t *starts;
+  const uint64_t *counts;
+  const void *values_in;   /* the caller's values (REDUCE_RUNS) */
+  void *run_values;        /* one merged value per run (REDUCE_RUNS) */
+  const uint8_t *run_failed;
+  uint8_t *failed_out;     /* per input position (FLAG_RUNS) */
+  unsigned long long *flagged;
+  const void *old_keys;
+  const void *old_values;
+  void *new_keys;          /* filled with EMPTY before the step */
+  void *new_values;
+  uint64_t *residuals;     /* MERGE_COUNT: per new bucket; MERGE: exclusive sums of those */
+  void *residual_keys;
+  void *residual_values;
+} gh_dy_bulk;
+
+/* Appends old slot k of a line to a destination line at *fill. */
+GH_HD void gh_dy_move_slot(const gh_dy_geometry *g, const void *from_line, const void *from_values, uint64_t from_b,
+                           unsigned k, void *to_line, void *to_values, uint64_t to_b, unsigned at) {
+  gh__write_word(to_line, at, g->key_bits, gh_dy_line_key(g, from_line, k));
+  if (g->value_bytes)
+    gh_dy_value_write(g, gh_dy_value_at(g, to_values, to_b, at),
+                      gh_dy_value_read(g, gh_dy_value_at(g, (void *)from_values, from_b, k)));
+}
+
+GH_HD unsigned gh_dy_live_keys(const gh_dy_geometry *g, const void *line) {
+  unsigned live = 0;
+  for (unsigned k = 0; k < g->slots; ++k) live += gh_dy_line_key(g, line, k) != gh_dy_empty_key(g);
+  return live;
+}
+
+GH_HD void gh_dy_bulk_one(const gh_dy_bulk *a, uint64_t i) {
+  const gh_dy_geometry *g = &a->g;
+  const uint64_t empty = gh_dy_empty_key(g);
+  switch (a->kind) {
+    case GH_DY_IOTA:
+      gh__write_word(a->index, i, a->index_bits, i);
+      break;
+    case GH_DY_REDUCE_RUNS: {
+      const unsigned bits = g->value_bytes * 8u;
+      const uint64_t first = a->starts[i];
+      uint64_t merged = gh__read_word(a->values_in, gh__read_word(a->index, first, a->index_bits), bits);
+      for (uint64_t j = 1; j < a->counts[i]; ++j)
+        merged = gh_policy_combine(a->policy, bits, merged,
+                                   gh__read_word(a->values_in, gh__read_word(a->index, first + j, a->index_bits), bits));
+      gh_dy_value_write(g, (char *)a->run_values + i * g->value_bytes, merged);
+      break;
+    }
+    case GH_DY_FLAG_RUNS: {
+      if (!a->run_failed[i]) break;
+      if (a->failed_out)
+        for (uint64_t j = 0; j < a->counts[i]; ++j) a->failed_out[gh__read_word(a->index, a->starts[i] + j, a->index_bits)] = 1;
+      gh_add_u64(a->flagged, a->counts[i]);
+      break;
+    }
+    case GH_DY_UPSIZE: {
+      const uint64_t doubled = 2u * g->buckets[a->table];
+      const void *line = gh_dy_line(g, (void *)a->old_keys, i);
+      unsigned fill[2] = {0, 0};
+      for (unsigned k = 0; k < g->slots; ++k) {
+        const uint64_t key = gh_dy_line_key(g, line, k);
+        if (key == empty) continue;
+        const uint64_t to = gh_dy_bucket_of(g, a->table, doubled, key);
+        const unsigned half = (unsigned)(to - 2u * i);
+        gh_dy_move_slot(g, line, a->old_values, i, k, gh_dy_line(g, a->new_keys, to), a->new_values, to, fill[half]++);
+      }
+      break;
+    }
+    case GH_DY_MERGE_COUNT:
+    case GH_DY_MERGE: {
+      const unsigned live = gh_dy_live_keys(g, gh_dy_line(g, (void *)a->old_keys, 2u * i)) +
+                            gh_dy_live_keys(g, gh_dy_line(g, (void *)a->old_keys, 2u * i + 1u));
+      if (a->kind == GH_DY_MERGE_COUNT) {
+        a->residuals[i] = live > g->slots ? live - g->slots : 0u;
+        break;
+      }
+      unsigned fill = 0;
+      uint64_t spill = a->residuals[i];
+      for (unsigned half = 0; half < 2u; ++half) {
+        const uint64_t from = 2u * i + half;
+        const void *line = gh_dy_line(g, (void *)a->old_keys, from);
+        for (unsigned k = 0; k < g->slots; ++k) {
+          if (gh_dy_line_key(g, line, k) == empty) continue;
+          if (fill < g->slots) {
+            gh_dy_move_slot(g, line, a->old_values, from, k, gh_dy_line(g, a->new_keys, i), a->new_values, i, fill++);
+            continue;
+          }
+          /* A residual: kept as (key, value) pairs for the inserts into the other subtables. */
+          gh__write_word(a->residual_keys, spill, g->key_bits, gh_dy_line_key(g, line, k));
+          if (g->value_bytes)
+            gh_dy_value_write(g, (char *)a->residual_values + spill * g->value_bytes,
+                              gh_dy_value_read(g, gh_dy_value_at(g, (void *)a->old_values, from, k)));
+          spill += 1;
+        }
+      }
+      break;
+    }
+    default: break;
+  }
+}
+
+#endif /* GH_DYCUCKOO_BULK_H */
