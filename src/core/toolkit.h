@@ -84,6 +84,12 @@ gh_status gh__sort_pairs(gh_table *t, const void *keys_in, void *keys_out, const
 gh_status gh__run_length_encode(gh_table *t, const void *keys_in, uint64_t n, unsigned key_bits, void *unique_out,
                                 uint64_t *counts_out, uint64_t *runs_out, void *stream);
 
+/* The positions of the flagged elements, in order: out[j] = base + the j-th i < n with flags[i]
+ * != 0, index_bits (32 or 64) wide; *count_out (backend memory, one uint64_t, read it with
+ * gh__to_host) = how many. */
+gh_status gh__select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
+                             unsigned index_bits, uint64_t *count_out, void *stream);
+
 /* ---- The backends' implementations (called through the functions above) ------------------------ */
 
 /* core/toolkit_host.c */
@@ -92,6 +98,8 @@ gh_status gh__host_sort_pairs(gh_table *t, const void *keys_in, void *keys_out, 
                               void *values_out, uint64_t n, unsigned key_bits, unsigned value_bits);
 gh_status gh__host_run_length_encode(gh_table *t, const void *keys_in, uint64_t n, unsigned key_bits,
                                      void *unique_out, uint64_t *counts_out, uint64_t *runs_out);
+gh_status gh__host_select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
+                                  unsigned index_bits, uint64_t *count_out);
 
 #if defined(GH_HAVE_CUDA)
 /* core/toolkit_cuda.cu: CUB, temporary storage from gh__scratch_alloc. */
@@ -100,6 +108,8 @@ gh_status gh__cuda_sort_pairs(gh_table *t, const void *keys_in, void *keys_out, 
                               void *values_out, uint64_t n, unsigned key_bits, unsigned value_bits, void *stream);
 gh_status gh__cuda_run_length_encode(gh_table *t, const void *keys_in, uint64_t n, unsigned key_bits,
                                      void *unique_out, uint64_t *counts_out, uint64_t *runs_out, void *stream);
+gh_status gh__cuda_select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
+                                  unsigned index_bits, uint64_t *count_out, void *stream);
 #endif
 
 #endif /* GH_CORE_TOOLKIT_H */

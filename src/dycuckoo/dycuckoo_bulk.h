@@ -1,6 +1,7 @@
 /* dycuckoo_bulk.h - the bulk steps of the DyCuckoo design, one element each (GH_HD): the host
- * backend runs them in a parallel loop, the CUDA backend one thread per element. Merging a
- * batch's duplicates, flagging the inputs of keys not placed, doubling and halving a subtable.
+ * backend runs them in a parallel loop, the CUDA backend one thread per element. Merging the
+ * duplicates among a batch's keys that found no free slot, flagging the inputs of keys not placed,
+ * doubling and halving a subtable.
  * Internal to the library (the device-side headers do not need them). */
 #ifndef GH_DYCUCKOO_BULK_H
 #define GH_DYCUCKOO_BULK_H
@@ -9,7 +10,7 @@
 #include "gpuhash/detail/dycuckoo.h"
 
 typedef enum gh_dy_bulk_kind {
-  GH_DY_IOTA,        /* index[i] = i: the input positions a batch is sorted with */
+  GH_DY_GATHER,      /* key j of a batch's keys that found no free slot, by its input position */
   GH_DY_REDUCE_RUNS, /* run r of a sorted batch: its values merged by the policy */
   GH_DY_FLAG_RUNS,   /* run r not placed: every input position of its key flagged */
   GH_DY_UPSIZE,      /* old bucket b of subtable `table` into 2b and 2b + 1 of its double */
@@ -17,9 +18,9 @@ typedef enum gh_dy_bulk_kind {
   GH_DY_MERGE        /* new bucket b: old 2b and 2b + 1 merged, the rest to the residuals */
 } gh_dy_bulk_kind;
 
-/* The arguments of a bulk step (the fields its kind reads). A batch of inserts is sorted by key
- * with the input positions as payload (index, index_bits wide); its runs of equal keys start at
- * starts[r] and hold counts[r] inputs. */
+/* The arguments of a bulk step (the fields its kind reads). The keys of a batch that found no free
+ * slot are gathered by their input positions (index, index_bits wide) and sorted by key with those
+ * positions as payload; their runs of equal keys start at starts[r] and hold counts[r] inputs. */
 typedef struct gh_dy_bulk {
   gh_dy_geometry g;
   int kind;
@@ -29,6 +30,8 @@ typedef struct gh_dy_bulk {
   void *index;
   const uint64_t *starts;
   const uint64_t *counts;
+  const void *keys_in;     /* the caller's keys (GATHER) */
+  void *gathered_keys;     /* GATHER */
   const void *values_in;   /* the caller's values (REDUCE_RUNS) */
   void *run_values;        /* one merged value per run (REDUCE_RUNS) */
   const uint8_t *run_failed;
@@ -62,8 +65,9 @@ GH_HD void gh_dy_bulk_one(const gh_dy_bulk *a, uint64_t i) {
   const gh_dy_geometry *g = &a->g;
   const uint64_t empty = gh_dy_empty_key(g);
   switch (a->kind) {
-    case GH_DY_IOTA:
-      gh__write_word(a->index, i, a->index_bits, i);
+    case GH_DY_GATHER:
+      gh__write_word(a->gathered_keys, i, g->key_bits,
+                     gh__read_word(a->keys_in, gh__read_word(a->index, i, a->index_bits), g->key_bits));
       break;
     case GH_DY_REDUCE_RUNS: {
       const unsigned bits = g->value_bytes * 8u;

@@ -1,19 +1,24 @@
 /* dycuckoo_cuda.cu - the DyCuckoo design on the GPU.
  *
- * Warp-cooperative work sharing: each lane of a warp holds one operation; the warp takes them one
- * at a time (a ballot names the next) and works on one 128-byte key line per step, each lane
- * reading one key of it (lane k: slot k), so every line is one coalesced read.
- *  - find: the key's line in every subtable is read at once (a read-only batch), then a ballot per
- *    line; the value is read only on a hit.
- *  - insert (voter coordination, Li et al. 4.2): lane 0 tries the bucket's lock word with one CAS;
- *    a lost lock puts the operation back (the warp votes for the next one) instead of spinning.
- *    The lookup before an insert reads the subtables in order with a fence between lines: moves
- *    copy a key to a later subtable before they free its old slot, so that order never misses a
- *    key being moved.
+ * Find and the claim pass (the first pass of an insert batch) work on a key line with groups of
+ * DY_GROUP_LANES = 4 lanes, 32 bytes each, so a warp runs eight of them side by side in lock step:
+ * each group holds the operations of its lanes and takes them one at a time (a ballot among its
+ * lanes names the next), one coalesced line read per step. (Measured on an H200 at n = 2^27, d = 4:
+ * 4-lane groups find 15.4 G keys/s where 8-lane groups find 12.7 and a warp per key 3.5.)
+ *  - find: the key's buckets in its insert order (the chosen subtable first), stopping at a hit;
+ *    the value is read only then.
+ *  - claim (voter coordination, Li et al. 4.2, at the width of a group): the group's leader tries
+ *    the bucket's lock word with one CAS; a lost lock makes the group vote again (another of its
+ *    operations goes next; the one that lost keeps its place in its walk) instead of spinning.
+ *    After DY_REVOTES lost locks an operation waits for the lock (no group of the warp holds one
+ *    then, so waiting closes no cycle). A key's first round takes the lock of its first bucket
+ *    while it looks for a copy stored before the pass (only in subtables that held keys then).
+ *  - place (keys known to be absent, few): a whole warp per operation, free slot first, else a
+ *    resident moved to a later subtable while both buckets are locked.
  *  - erase: the lane holding the key CASes it to EMPTY.
  * Per-subtable key counts stay in registers and reach the counters once per warp. The bulk steps
- * (merging a batch's duplicates, resizing) are one thread per element running gpuhash/detail/
- * dycuckoo.h, the host backend's code. */
+ * (merging duplicates, resizing) are one thread per element running dycuckoo_bulk.h, the host
+ * backend's code. */
 #include <cuda_runtime.h>
 
 #include "core/kernels.cuh"
@@ -62,7 +67,8 @@ typedef struct dy_pass {
   const uint8_t *skip_flags; /* erase: keys to leave alone */
   int rerun;
   unsigned skip_table;
-  int known_absent;
+  int one_by_one;
+  unsigned look_tables;      /* claim: the subtables its lookup reads (bit i: subtable i) */
   void *values_out;          /* find */
   uint64_t default_value;
 } dy_pass;
@@ -124,12 +130,12 @@ static __device__ __forceinline__ void warp_unlock(uint32_t *lock) {
 
 /* Per-lane tallies that reach the counters once per warp, at the end of a kernel. */
 typedef struct dy_tally {
-  long long keys[GH_DY_MAX_TABLES];
+  int keys[GH_DY_MAX_TABLES]; /* a lane's own count: far from overflowing */
   unsigned long long evictions, failed, erased;
   unsigned longest;
 } dy_tally;
 
-static __device__ __forceinline__ void tally_key(dy_tally *c, unsigned table, long long delta) {
+static __device__ __forceinline__ void tally_key(dy_tally *c, unsigned table, int delta) {
 #pragma unroll
   for (unsigned i = 0; i < GH_DY_MAX_TABLES; ++i)
     if (i == table) c->keys[i] += delta;
@@ -137,7 +143,7 @@ static __device__ __forceinline__ void tally_key(dy_tally *c, unsigned table, lo
 
 static __device__ __forceinline__ void tally_flush(dy_tally *c, gh_dy_counters *counters) {
 #pragma unroll
-  for (unsigned i = 0; i < GH_DY_MAX_TABLES; ++i) gh_warp_add(&counters->keys[i], (unsigned long long)c->keys[i]);
+  for (unsigned i = 0; i < GH_DY_MAX_TABLES; ++i) gh_warp_add(&counters->keys[i], (unsigned long long)(long long)c->keys[i]);
   gh_warp_add(&counters->evictions, c->evictions);
   gh_warp_add(&counters->failed, c->failed);
   gh_warp_add(&counters->erased, c->erased);
@@ -146,27 +152,6 @@ static __device__ __forceinline__ void tally_flush(dy_tally *c, gh_dy_counters *
 }
 
 enum { DY_DONE = 0, DY_NO_ROOM = 1, DY_BUSY = 2 };
-
-/* Where key is (the whole warp, subtables in order with a fence between lines): the subtable, or
- * g.tables when absent; *bucket and *slot where found. */
-template <unsigned KB>
-static __device__ unsigned warp_locate(const dy_device *d, const gh_dy_geometry *g, uint64_t key, unsigned skip,
-                                       uint64_t *bucket, unsigned *slot) {
-  const unsigned lane = threadIdx.x & 31u;
-  for (unsigned i = 0; i < g->tables; ++i) {
-    if (i == skip) continue;
-    const uint64_t b = gh_dy_bucket(g, i, key);
-    const uint64_t word = lane < g->slots ? line_word<KB>(gh_dy_line(g, d->keys[i], b), lane) : ~key;
-    const unsigned hit = __ballot_sync(0xFFFFFFFFu, word == key);
-    if (hit) {
-      *bucket = b;
-      *slot = __ffs(hit) - 1u;
-      return i;
-    }
-    __threadfence();
-  }
-  return g->tables;
-}
 
 /* Stores an absent key (the whole warp): a free slot in one of its buckets, the chosen subtable
  * first; else a resident of one of them moved to its bucket in a later subtable. */
@@ -259,38 +244,31 @@ static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry
   return busy ? DY_BUSY : DY_NO_ROOM;
 }
 
-/* One insert of a pass over distinct keys (the whole warp). */
+/* Merges value into key's stored copy (the whole warp, in a one-by-one pass: nothing else runs);
+ * true when the key was there. */
 template <unsigned KB, unsigned VB>
-static __device__ int warp_insert(const dy_device *d, const gh_dy_geometry *g, const dy_pass *p, uint64_t key,
-                                  uint64_t value, bool wait, dy_tally *c) {
+static __device__ bool warp_merge_stored(const dy_device *d, const gh_dy_geometry *g, const dy_pass *p, uint64_t key,
+                                         uint64_t value) {
   const unsigned lane = threadIdx.x & 31u;
-  if (key == gh_dy_empty_key(g)) {
-    if (lane == 0 && gh_side_insert(gh_dy_side_format(g), d->side_slot, value, p->policy))
-      atomicAdd(&d->counters->side, 1ull);
-    return DY_DONE;
-  }
-  for (;;) {
-    uint64_t b = 0;
-    unsigned k = 0;
-    const unsigned i = p->known_absent ? g->tables : warp_locate<KB>(d, g, key, p->skip_table, &b, &k);
-    if (i == g->tables) return warp_place_absent<KB, VB>(d, g, key, value, p->skip_table, wait, c);
-    if (!warp_try_lock(&d->locks[i][b], wait)) return DY_BUSY;
-    void *line = gh_dy_line(g, d->keys[i], b);
-    const bool still = __shfl_sync(0xFFFFFFFFu, lane == k ? line_word<KB>(line, k) == key : 0, k);
-    if (still && VB && lane == 0) {
-      void *v = gh_dy_value_at(g, d->values[i], b, k);
+  for (unsigned i = 0; i < g->tables; ++i) {
+    if (i == p->skip_table) continue;
+    const uint64_t b = gh_dy_bucket(g, i, key);
+    const uint64_t word = lane < g->slots ? line_word<KB>(gh_dy_line(g, d->keys[i], b), lane) : ~key;
+    const unsigned hit = __ballot_sync(0xFFFFFFFFu, word == key);
+    if (!hit) continue;
+    if (VB && lane == __ffs(hit) - 1u) {
+      void *v = gh_dy_value_at(g, d->values[i], b, lane);
       store_value<VB>(v, gh_policy_combine(p->policy, VB, load_value<VB>(v), value));
     }
-    warp_unlock(&d->locks[i][b]);
-    if (still) return DY_DONE;
-    /* Moved meanwhile: look again. */
+    return true;
   }
+  return false;
 }
 
-/* The warp-cooperative loop: lanes hold operations i = base + lane; the warp takes the pending
- * ones in turn (a ballot), and those that lost a lock go round again. Revoting alone does not
- * guarantee progress (warps crowding a few buckets can keep taking each other's locks), so after
- * DY_REVOTES rounds the warp waits for the locks of what is left, in subtable order. */
+/* The warp-cooperative loop of a place pass: lanes hold operations i = base + lane; the warp takes
+ * the pending ones in turn (a ballot), and those that lost a lock go round again. Revoting alone
+ * does not guarantee progress (warps crowding a few buckets can keep taking each other's locks),
+ * so after DY_REVOTES rounds the warp waits for the locks of what is left, in subtable order. */
 #define DY_REVOTES 4u
 template <unsigned KB, unsigned VB>
 __global__ void dy_place_kernel(dy_device device, dy_pass pass) {
@@ -311,7 +289,9 @@ __global__ void dy_place_kernel(dy_device device, dy_pass pass) {
         const unsigned src = __ffs(todo) - 1u;
         const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, src);
         const uint64_t value = __shfl_sync(0xFFFFFFFFu, my_value, src);
-        const int outcome = warp_insert<KB, VB>(&device, &g, &pass, key, value, round >= DY_REVOTES, &c);
+        const int outcome = pass.one_by_one && warp_merge_stored<KB, VB>(&device, &g, &pass, key, value)
+                                ? DY_DONE
+                                : warp_place_absent<KB, VB>(&device, &g, key, value, pass.skip_table, round >= DY_REVOTES, &c);
         if (outcome == DY_BUSY) {
           again |= 1u << src;
         } else if (lane == src) {
@@ -325,43 +305,125 @@ __global__ void dy_place_kernel(dy_device device, dy_pass pass) {
   tally_flush(&c, device.counters);
 }
 
-/* Find (read-only batch): the key's line in every subtable at once. */
+/* ---- Key lines in groups of DY_GROUP_LANES lanes (find, claim) ------------------------------------ */
+
+#define DY_GROUP_LANES 4u
+/* The 16-byte vectors of a line each lane reads. */
+#define DY_LANE_VECTORS (GH_DY_LINE_BYTES / 16u / DY_GROUP_LANES)
+
+/* This lane's part of a key line (lane k of its group: the line's k-th 128 / DY_GROUP_LANES bytes). */
+typedef struct dy_chunk {
+  uint4 v[DY_LANE_VECTORS];
+} dy_chunk;
+
+/* Brings this lane's part of a line to L2. */
+static __device__ __forceinline__ void prefetch_chunk(const void *line, unsigned group_lane) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"((const char *)line + group_lane * 16u * DY_LANE_VECTORS));
+}
+
+static __device__ __forceinline__ dy_chunk load_chunk(const void *line, unsigned group_lane) {
+  dy_chunk c;
+#pragma unroll
+  for (unsigned j = 0; j < DY_LANE_VECTORS; ++j) c.v[j] = __ldcg((const uint4 *)line + group_lane * DY_LANE_VECTORS + j);
+  return c;
+}
+
+/* Which of a vector's keys (bit j: the j-th) equal key. */
+template <unsigned KB>
+static __device__ __forceinline__ unsigned vector_matches(uint4 v, uint64_t key) {
+  if (KB == 32) {
+    const unsigned k = (unsigned)key;
+    return (unsigned)(v.x == k) | (unsigned)(v.y == k) << 1 | (unsigned)(v.z == k) << 2 | (unsigned)(v.w == k) << 3;
+  }
+  const unsigned long long low = (unsigned long long)v.y << 32 | v.x;
+  const unsigned long long high = (unsigned long long)v.w << 32 | v.z;
+  return (unsigned)(low == key) | (unsigned)(high == key) << 1;
+}
+
+/* Which of the chunk's keys (bit j: the j-th) equal key. */
+template <unsigned KB>
+static __device__ __forceinline__ unsigned chunk_matches(const dy_chunk &c, uint64_t key) {
+  unsigned bits = 0;
+#pragma unroll
+  for (unsigned j = 0; j < DY_LANE_VECTORS; ++j) bits |= vector_matches<KB>(c.v[j], key) << (j * (128u / KB));
+  return bits;
+}
+
+/* The first lane of this lane's group. */
+static __device__ __forceinline__ unsigned group_first_lane(void) { return threadIdx.x & 31u & ~(DY_GROUP_LANES - 1u); }
+
+/* The lanes of this lane's group (bit k: its lane k) for which pred holds; every lane calls it. */
+static __device__ __forceinline__ unsigned group_ballot(bool pred) {
+  return (__ballot_sync(0xFFFFFFFFu, pred) >> group_first_lane()) & ((1u << DY_GROUP_LANES) - 1u);
+}
+
+/* The first slot of a line where matches (this lane's chunk bits) is set, over the group: the
+ * group lane holding it in *holder (DY_GROUP_LANES when none). */
+template <unsigned KB>
+static __device__ __forceinline__ unsigned group_first_slot(unsigned matches, unsigned *holder) {
+  const unsigned lanes = group_ballot(matches != 0u);
+  *holder = lanes ? __ffs(lanes) - 1u : DY_GROUP_LANES;
+  const unsigned bits = __shfl_sync(0xFFFFFFFFu, matches, group_first_lane() + (lanes ? *holder : 0u));
+  return *holder * (GH_DY_LINE_BYTES / DY_GROUP_LANES / (KB / 8u)) + (bits ? __ffs(bits) - 1u : 0u);
+}
+
+/* What find and claim read of the table: straight from the kernel's parameters (__grid_constant__:
+ * no per-thread copy, subtables indexed at run time), the widths as constants. */
+template <unsigned KB>
+static __device__ __forceinline__ uint64_t bucket_in(const dy_device &d, unsigned table, uint64_t key) {
+  return gh_dy_bucket_with(KB, d.g.seed[table], d.g.buckets[table], key);
+}
+
 template <unsigned KB, unsigned VB>
-__global__ void dy_find_kernel(dy_device device, dy_pass pass) {
-  const gh_dy_geometry g = constant_geometry<KB, VB>(device.g);
-  const unsigned lane = threadIdx.x & 31u;
+static __device__ __forceinline__ void *value_in(const dy_device &d, unsigned table, uint64_t b, unsigned k) {
+  return gh_dy_value_with(GH_DY_LINE_BYTES / (KB / 8u), VB / 8u, d.values[table], b, k);
+}
+
+static __device__ __forceinline__ void *line_in(const dy_device &d, unsigned table, uint64_t b) {
+  return (char *)d.keys[table] + b * GH_DY_LINE_BYTES;
+}
+
+/* Find (read-only batch): each group walks its keys' buckets in insert order, a line per step. */
+template <unsigned KB, unsigned VB>
+__global__ void dy_find_kernel(const __grid_constant__ dy_device device, dy_pass pass) {
+  const gh_dy_geometry *g = &device.g;
+  const uint64_t empty = KB == 32 ? 0xFFFFFFFFull : ~0ull;
+  const unsigned lane = threadIdx.x & 31u, group_lane = lane & (DY_GROUP_LANES - 1u), group_first = group_first_lane();
   const uint64_t warps = gh_grid_threads() / 32u;
   for (uint64_t base = gh_thread_index() / 32u * 32u; base < pass.n; base += warps * 32u) {
     const uint64_t i = base + lane;
     const uint64_t my_key = i < pass.n ? gh__read_word(pass.keys, i, KB) : 0u;
     uint64_t my_value = pass.default_value;
     bool my_found = false;
-    for (unsigned pending = __ballot_sync(0xFFFFFFFFu, i < pass.n); pending; pending &= pending - 1u) {
-      const unsigned src = __ffs(pending) - 1u;
-      const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, src);
-      if (key == gh_dy_empty_key(&g)) {
-        uint64_t v = pass.default_value;
-        if (lane == src) {
-          my_found = gh_side_find(gh_dy_side_format(&g), device.side_slot, &v);
-          if (my_found) my_value = v;
-        }
-        continue;
-      }
-      uint64_t words[GH_DY_MAX_TABLES];
-#pragma unroll
-      for (unsigned t = 0; t < GH_DY_MAX_TABLES; ++t)
-        words[t] = t < g.tables && lane < g.slots
-                       ? line_word<KB>(gh_dy_line(&g, device.keys[t], gh_dy_bucket(&g, t, key)), lane)
-                       : ~key;
-#pragma unroll
-      for (unsigned t = 0; t < GH_DY_MAX_TABLES; ++t) {
-        const unsigned hit = __ballot_sync(0xFFFFFFFFu, words[t] == key);
-        if (!hit) continue;
-        if (lane == src) {
+    bool pending = i < pass.n;
+    if (pending && my_key == empty) {
+      my_found = gh_side_find(gh_dy_side_format(g), device.side_slot, &my_value);
+      if (!my_found) my_value = pass.default_value;
+      pending = false;
+    }
+    unsigned my_step = 0;
+    while (__any_sync(0xFFFFFFFFu, pending)) {
+      const unsigned candidates = group_ballot(pending);
+      const bool active = candidates != 0u;
+      const unsigned leader = group_first + (active ? __ffs(candidates) - 1u : 0u);
+      const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, leader);
+      const unsigned step = __shfl_sync(0xFFFFFFFFu, my_step, leader);
+      const unsigned table = (gh_dy_target(g, key) + step) % g->tables;
+      const uint64_t b = bucket_in<KB>(device, table, key);
+      const unsigned matches = active ? chunk_matches<KB>(load_chunk(line_in(device, table, b), group_lane), key) : 0u;
+      unsigned holder;
+      const unsigned slot = group_first_slot<KB>(matches, &holder);
+      uint64_t value = 0;
+      if (VB && holder == group_lane) value = load_value<VB>(value_in<KB, VB>(device, table, b, slot));
+      if (VB) value = __shfl_sync(0xFFFFFFFFu, value, group_first + (holder < DY_GROUP_LANES ? holder : 0u));
+      if (active && lane == leader) {
+        const bool hit = holder < DY_GROUP_LANES;
+        if (hit) {
           my_found = true;
-          if (VB) my_value = load_value<VB>(gh_dy_value_at(&g, device.values[t], gh_dy_bucket(&g, t, key), __ffs(hit) - 1u));
+          if (VB) my_value = value;
         }
-        break;
+        my_step = step + 1u;
+        pending = !hit && my_step < g->tables;
       }
     }
     if (i < pass.n) {
@@ -371,9 +433,175 @@ __global__ void dy_find_kernel(dy_device device, dy_pass pass) {
   }
 }
 
+/* Acquire and release at GPU scope, lighter than __threadfence (a sequentially consistent fence). */
+static __device__ __forceinline__ unsigned cas_acquire(uint32_t *word, unsigned expected, unsigned desired) {
+  unsigned old;
+  asm volatile("atom.acquire.gpu.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(word), "r"(expected), "r"(desired) : "memory");
+  return old;
+}
+static __device__ __forceinline__ void fence_release(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+/* A plain store other threads see (after fence_release: a release; no atomic unit involved). */
+static __device__ __forceinline__ void store_relaxed(uint32_t *word, unsigned value) {
+  asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(word), "r"(value) : "memory");
+}
+
+/* One lane tries a lock word (or, with wait, waits for it); what it reads afterwards is read after
+ * the lock is its. */
+static __device__ __forceinline__ bool lane_try_lock(uint32_t *lock, bool wait) {
+  for (unsigned pause = 32;; pause = pause < 1024u ? 2u * pause : pause) {
+    if (cas_acquire(lock, GH_DY_LOCK_FREE, GH_DY_LOCK_HELD) == GH_DY_LOCK_FREE) return true;
+    if (!wait) return false;
+    __nanosleep(pause);
+  }
+}
+
+/* The subtables whose lines a claim pass's lookup reads at once (the rest, one at a time). */
+#define DY_LOOK_LINES 4u
+
+/* Where an operation of a claim pass stands: DY_LOOK (not yet searched for), a step of its walk
+ * (0..d-1: its bucket in subtable (target + step) % d) or DY_STORED + the subtable it was found
+ * in. */
+#define DY_LOOK 64u
+#define DY_STORED 32u
+
+/* The claim pass (gh_dy_backend.claim). Its registers are capped so that three blocks fit on an SM
+ * (a latency-bound walk wants warps in flight more than it minds a few spilled words). */
 template <unsigned KB, unsigned VB>
-__global__ void dy_erase_kernel(dy_device device, dy_pass pass) {
-  const gh_dy_geometry g = constant_geometry<KB, VB>(device.g);
+__global__ void __launch_bounds__(kBlockThreads, 3) dy_claim_kernel(const __grid_constant__ dy_device device, dy_pass pass) {
+  const gh_dy_geometry *g = &device.g;
+  const unsigned lane = threadIdx.x & 31u, group_lane = lane & (DY_GROUP_LANES - 1u), group_first = group_first_lane();
+  const uint64_t empty = KB == 32 ? 0xFFFFFFFFull : ~0ull;
+  const uint64_t warps = gh_grid_threads() / 32u;
+  dy_tally c;
+  memset(&c, 0, sizeof c);
+  for (uint64_t base = gh_thread_index() / 32u * 32u; base < pass.n; base += warps * 32u) {
+    const uint64_t i = base + lane;
+    bool pending = i < pass.n;
+    const uint64_t my_key = pending ? gh__read_word(pass.keys, i, KB) : 0u;
+    const uint64_t my_value = pending && VB && pass.values ? gh__read_word(pass.values, i, VB) : 0u;
+    if (pending && my_key == empty) {
+      if (gh_side_insert(gh_dy_side_format(g), device.side_slot, my_value, pass.policy))
+        atomicAdd(&device.counters->side, 1ull);
+      pending = false;
+    }
+    unsigned my_step = DY_LOOK, my_losses = 0, last_leader = DY_GROUP_LANES - 1u;
+    while (__any_sync(0xFFFFFFFFu, pending)) {
+      /* The vote: the group's next pending operation after the last one it took. */
+      const unsigned candidates = group_ballot(pending);
+      const unsigned later = candidates & ~((2u << last_leader) - 1u);
+      const unsigned chosen = later ? later : candidates;
+      const bool active = chosen != 0u;
+      if (active) last_leader = __ffs(chosen) - 1u;
+      const unsigned leader = group_first + (active ? last_leader : 0u);
+      const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, leader);
+      const uint64_t value = VB ? __shfl_sync(0xFFFFFFFFu, my_value, leader) : 0u;
+      unsigned step = __shfl_sync(0xFFFFFFFFu, my_step, leader);
+      if (!active) step = 0u; /* (an idle group's lanes compute an address they never use) */
+      const bool wait = __shfl_sync(0xFFFFFFFFu, my_losses, leader) >= DY_REVOTES;
+      /* The bucket this round locks: its walk's current step, or for an operation not yet looked up,
+       * its first step, while the lookup runs (most keys of a batch are new: they keep it). */
+      const bool looking = active && step == DY_LOOK;
+      const unsigned locked_step = looking ? 0u : step;
+      const unsigned table =
+          locked_step >= DY_STORED ? locked_step - DY_STORED : (gh_dy_target(g, key) + locked_step) % g->tables;
+      const uint64_t b = bucket_in<KB>(device, table, key);
+      uint32_t *lock = &device.locks[table][b];
+      /* The lookup: a copy stored before the pass, in a subtable that held keys then (the lines of
+       * up to DY_LOOK_LINES subtables at once). The line of the bucket this round locks comes to L2
+       * meanwhile, to be read there once the lock is taken. */
+      dy_chunk chunks[DY_LOOK_LINES];
+      const bool any_looking = __any_sync(0xFFFFFFFFu, looking);
+      if (any_looking) {
+#pragma unroll
+        for (unsigned t = 0; t < DY_LOOK_LINES; ++t)
+          if (looking && (pass.look_tables >> t & 1u))
+            chunks[t] = load_chunk(line_in(device, t, bucket_in<KB>(device, t, key)), group_lane);
+      }
+      if (active) prefetch_chunk(line_in(device, table, b), group_lane);
+      /* One group of the warp at most waits for its lock, and before the others try theirs: a warp
+       * never waits while it holds a lock. */
+      const unsigned waiters = __ballot_sync(0xFFFFFFFFu, active && group_lane == 0u && wait);
+      const unsigned waiter = waiters ? __ffs(waiters) - 1u : 32u;
+      bool taken = false;
+      if (lane == waiter) taken = lane_try_lock(lock, true);
+      __syncwarp();
+      if (active && group_lane == 0u && lane != waiter) taken = lane_try_lock(lock, false);
+      taken = __shfl_sync(0xFFFFFFFFu, taken, group_first);
+      if (any_looking) {
+        unsigned found = g->tables;
+#pragma unroll
+        for (unsigned t = 0; t < DY_LOOK_LINES; ++t) {
+          const bool hit =
+              group_ballot(looking && (pass.look_tables >> t & 1u) && chunk_matches<KB>(chunks[t], key) != 0u) != 0u;
+          if (hit && found == g->tables) found = t;
+        }
+#pragma unroll 1
+        for (unsigned t = DY_LOOK_LINES; t < g->tables; ++t) {
+          const bool hit = looking && (pass.look_tables >> t & 1u) &&
+                           chunk_matches<KB>(load_chunk(line_in(device, t, bucket_in<KB>(device, t, key)), group_lane), key) != 0u;
+          if (group_ballot(hit) != 0u && found == g->tables) found = t;
+        }
+        /* Found in another bucket than the one locked: that one is next round's. */
+        if (looking) step = found == g->tables ? 0u : DY_STORED + found;
+      }
+      const bool usable = taken && (step == locked_step || step == DY_STORED + table);
+      /* Under the lock: the key (a copy stored meanwhile by this pass), else a free slot. The line is
+       * read again (from L2) now that the lock is ours. */
+      void *line = line_in(device, table, b);
+      dy_chunk chunk;
+      if (usable) chunk = load_chunk(line, group_lane);
+      unsigned holder;
+      const unsigned slot = group_first_slot<KB>(usable ? chunk_matches<KB>(chunk, key) : 0u, &holder);
+      unsigned free_holder;
+      const unsigned free_slot = group_first_slot<KB>(usable ? chunk_matches<KB>(chunk, empty) : 0u, &free_holder);
+      bool done = false, no_room = false;
+      if (usable) {
+        if (holder < DY_GROUP_LANES) {
+          done = true;
+          if (VB && group_lane == holder) {
+            void *v = value_in<KB, VB>(device, table, b, slot);
+            store_value<VB>(v, gh_policy_combine(pass.policy, VB, load_value<VB>(v), value));
+          }
+        } else if (step >= DY_STORED) {
+          step = DY_LOOK; /* cannot happen in a claim pass (nothing moves); look again */
+        } else if (free_holder < DY_GROUP_LANES) {
+          done = true;
+          if (group_lane == free_holder) {
+            store_value<VB>(value_in<KB, VB>(device, table, b, free_slot), value);
+            store_key<KB>(line, free_slot, key);
+          }
+          if (lane == leader) tally_key(&c, table, 1);
+        } else {
+          step += 1u;
+          no_room = step == g->tables;
+        }
+      }
+      if (__any_sync(0xFFFFFFFFu, taken)) {
+        fence_release(); /* the bucket's writes are seen before its lock is free */
+        __syncwarp();
+        if (taken && group_lane == 0u) store_relaxed(lock, GH_DY_LOCK_FREE);
+      }
+      if (active && lane == leader) {
+        my_step = step;
+        my_losses += !taken;
+        if (done || no_room) {
+          pending = false;
+          c.longest = max(c.longest, step >= DY_STORED ? 1u : step + (done ? 1u : 0u));
+          if (no_room) {
+            pass.flags[i] = 1;
+            c.failed += 1;
+          }
+        }
+      }
+    }
+  }
+  tally_flush(&c, device.counters);
+}
+
+template <unsigned KB, unsigned VB>
+__global__ void dy_erase_kernel(const __grid_constant__ dy_device device, dy_pass pass) {
+  const gh_dy_geometry *g = &device.g;
+  const uint64_t empty = KB == 32 ? 0xFFFFFFFFull : ~0ull;
   const unsigned lane = threadIdx.x & 31u;
   const uint64_t warps = gh_grid_threads() / 32u;
   dy_tally c;
@@ -386,19 +614,19 @@ __global__ void dy_erase_kernel(dy_device device, dy_pass pass) {
     for (unsigned pending = __ballot_sync(0xFFFFFFFFu, mine); pending; pending &= pending - 1u) {
       const unsigned src = __ffs(pending) - 1u;
       const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, src);
-      if (key == gh_dy_empty_key(&g)) {
-        if (lane == src && gh_side_erase(gh_dy_side_format(&g), device.side_slot)) {
+      if (key == empty) {
+        if (lane == src && gh_side_erase(gh_dy_side_format(g), device.side_slot)) {
           my_erased = true;
           atomicAdd(&device.counters->side, ~0ull); /* minus one */
           c.erased += 1;
         }
         continue;
       }
-      for (unsigned t = 0; t < g.tables; ++t) {
+      for (unsigned t = 0; t < g->tables; ++t) {
         if (t == pass.skip_table) continue;
-        const uint64_t b = gh_dy_bucket(&g, t, key);
-        void *line = gh_dy_line(&g, device.keys[t], b);
-        const uint64_t word = lane < g.slots ? line_word<KB>(line, lane) : ~key;
+        const uint64_t b = bucket_in<KB>(device, t, key);
+        void *line = line_in(device, t, b);
+        const uint64_t word = lane < GH_DY_LINE_BYTES / (KB / 8u) ? line_word<KB>(line, lane) : ~key;
         const unsigned hit = __ballot_sync(0xFFFFFFFFu, word == key);
         if (!hit) continue;
         const unsigned k = __ffs(hit) - 1u;
@@ -444,14 +672,15 @@ __global__ void dy_bulk_kernel(gh_dy_bulk a, uint64_t n) {
 /* ---- Host side ---------------------------------------------------------------------------------- */
 
 typedef struct dy_kernels {
-  const void *place, *find, *erase, *export_keys;
+  const void *claim, *place, *find, *erase, *export_keys;
 } dy_kernels;
 
 static dy_kernels kernels_for(const gh_dy_geometry *g) {
-  dy_kernels k = {NULL, NULL, NULL, NULL};
+  dy_kernels k = {NULL, NULL, NULL, NULL, NULL};
   const unsigned vb = g->value_bytes * 8u;
 #define GH_DY_KERNELS_CASE(kb, vbits)                   \
   if (g->key_bits == kb && vb == vbits) {              \
+    k.claim = (const void *)dy_claim_kernel<kb, vbits>; \
     k.place = (const void *)dy_place_kernel<kb, vbits>; \
     k.find = (const void *)dy_find_kernel<kb, vbits>;   \
     k.erase = (const void *)dy_erase_kernel<kb, vbits>; \
@@ -469,7 +698,8 @@ static gh_status launch_pass(gh_table *t, const void *kernel, dy_pass *pass, voi
   return gh__cuda_launch(t, kernel, (pass->n + 31u) / 32u * 32u, kBlockThreads, args, stream);
 }
 
-static gh_status cuda_place(gh_table *t, const gh_dy_place *p, void *stream) {
+/* A claim or place pass. */
+static gh_status launch_place(gh_table *t, const void *kernel, const gh_dy_place *p, void *stream) {
   dy_pass pass;
   memset(&pass, 0, sizeof pass);
   pass.keys = p->keys;
@@ -479,8 +709,21 @@ static gh_status cuda_place(gh_table *t, const gh_dy_place *p, void *stream) {
   pass.flags = p->failed;
   pass.rerun = p->rerun;
   pass.skip_table = p->skip_table;
-  pass.known_absent = p->known_absent;
-  return launch_pass(t, kernels_for(&state(t)->geometry).place, &pass, stream);
+  pass.one_by_one = p->one_by_one;
+  pass.look_tables = p->look_tables;
+  if (!p->one_by_one) return launch_pass(t, kernel, &pass, stream);
+  /* One warp: its operations go one at a time. */
+  dy_device device = device_of(t);
+  void *args[] = {&device, &pass};
+  return gh__cuda_launch(t, kernel, 32u, 32, args, stream);
+}
+
+static gh_status cuda_claim(gh_table *t, const gh_dy_place *p, void *stream) {
+  return launch_place(t, kernels_for(&state(t)->geometry).claim, p, stream);
+}
+
+static gh_status cuda_place(gh_table *t, const gh_dy_place *p, void *stream) {
+  return launch_place(t, kernels_for(&state(t)->geometry).place, p, stream);
 }
 
 static gh_status cuda_erase_pass(gh_table *t, const void *keys, uint64_t n, const uint8_t *skip_flags,
@@ -501,7 +744,7 @@ static gh_status cuda_bulk(gh_table *t, const gh_dy_bulk *a, uint64_t n, void *s
   return gh__cuda_launch(t, (const void *)dy_bulk_kernel, n, kBlockThreads, args, stream);
 }
 
-static const gh_dy_backend cuda_backend = {cuda_bulk, cuda_place, cuda_erase_pass};
+static const gh_dy_backend cuda_backend = {cuda_bulk, cuda_claim, cuda_place, cuda_erase_pass};
 
 static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
                            uint64_t default_value, void *stream) {

@@ -2,7 +2,8 @@
  * subtables, buckets and locks as the GPU. Lookups scan the key's bucket in each subtable in
  * order; an insert takes a bucket's lock word with a CAS (a forward move holds two, the lower
  * subtable's first: no cycle), writes the value, then the key; an erase writes EMPTY over the key
- * under the lock. The drivers around these passes are shared (dycuckoo_table.c). */
+ * under the lock. The drivers around these passes (and what a claim pass and a place pass are)
+ * are shared: dycuckoo_table.{h,c}. */
 #include <sched.h>
 #include <string.h>
 
@@ -138,30 +139,75 @@ static int place_absent(gh_dy_table *s, uint64_t key, uint64_t value, unsigned s
   return placed;
 }
 
-/* Inserts one key of a pass over distinct keys. 0 stored or merged, 1 no room (nothing changed). */
-static int insert_one(gh_dy_table *s, const gh_dy_place *p, uint64_t key, uint64_t value) {
+/* Merges value into the stored one of slot k of the locked bucket (i, b) by the policy. */
+static void merge_value(gh_dy_table *s, unsigned i, uint64_t b, unsigned k, int policy, uint64_t value) {
+  const gh_dy_geometry *g = &s->geometry;
+  if (!g->value_bytes) return;
+  void *v = value_at(s, i, b, k);
+  gh_dy_value_write(g, v, gh_policy_combine(policy, g->value_bytes * 8u, gh_dy_value_read(g, v), value));
+}
+
+/* The slot of key in the locked bucket (i, b), or g->slots. */
+static unsigned slot_of(const gh_dy_table *s, unsigned i, uint64_t b, uint64_t key) {
+  const gh_dy_geometry *g = &s->geometry;
+  const void *line = key_line(s, i, b);
+  for (unsigned k = 0; k < g->slots; ++k)
+    if (load_key(g, line, k) == key) return k;
+  return g->slots;
+}
+
+/* One key of a claim pass (gh_dy_backend.claim): 0 stored or merged, 1 all its buckets full. */
+static int claim_one(gh_dy_table *s, const gh_dy_place *p, uint64_t key, uint64_t value) {
   const gh_dy_geometry *g = &s->geometry;
   if (key == gh_dy_empty_key(g)) {
     if (gh_side_insert(gh_dy_side_format(g), s->side_slot, value, p->policy)) gh_add_u64(&s->counters->side, 1u);
     return 0;
   }
-  for (;;) {
-    unsigned i, k;
-    uint64_t b;
-    if (p->known_absent || !locate(s, key, p->skip_table, &i, &b, &k)) return !place_absent(s, key, value, p->skip_table);
+  unsigned i, k;
+  uint64_t b;
+  /* Stored before the pass: it stays where it is (nothing moves in a claim pass). */
+  if (locate(s, key, g->tables, &i, &b, &k)) {
     lock(s, i, b);
-    const int still = load_key(g, key_line(s, i, b), k) == key;
-    if (still && g->value_bytes) {
-      void *v = value_at(s, i, b, k);
-      gh_dy_value_write(g, v, gh_policy_combine(p->policy, g->value_bytes * 8u, gh_dy_value_read(g, v), value));
+    merge_value(s, i, b, k, p->policy, value);
+    unlock(s, i, b);
+    return 0;
+  }
+  const unsigned first = gh_dy_target(g, key);
+  for (unsigned step = 0; step < g->tables; ++step) {
+    i = (first + step) % g->tables;
+    b = gh_dy_bucket(g, i, key);
+    lock(s, i, b);
+    /* A copy of the key from this batch, stored here meanwhile; else a free slot. */
+    k = slot_of(s, i, b, key);
+    const int copy = k < g->slots;
+    if (copy) {
+      merge_value(s, i, b, k, p->policy, value);
+    } else if ((k = free_slot(s, i, b)) < g->slots) {
+      put(s, i, b, k, key, value);
+      gh_add_u64(&s->counters->keys[i], 1u);
     }
     unlock(s, i, b);
-    if (still) return 0;
-    /* Moved meanwhile: look again. */
+    if (k < g->slots) {
+      gh_max_u64(&s->counters->longest_search, step + 1u);
+      return 0;
+    }
   }
+  gh_max_u64(&s->counters->longest_search, g->tables);
+  return 1;
 }
 
-static gh_counters place_chunk(void *context, uint64_t begin, uint64_t end) {
+/* One key of a place pass that goes one key at a time (gh_dy_place.one_by_one): merged into its
+ * stored copy, else placed. 1 when it found no room. */
+static int place_one_by_one(gh_dy_table *s, const gh_dy_place *p, uint64_t key, uint64_t value) {
+  unsigned i, k;
+  uint64_t b;
+  if (!locate(s, key, p->skip_table, &i, &b, &k)) return !place_absent(s, key, value, p->skip_table);
+  merge_value(s, i, b, k, p->policy, value);
+  return 0;
+}
+
+/* claim_one or place (place_absent, or place_one_by_one) over the keys of a chunk. */
+static gh_counters pass_chunk(void *context, uint64_t begin, uint64_t end, int claim) {
   const host_pass *c = (const host_pass *)context;
   const gh_dy_place *p = c->place;
   const gh_dy_geometry *g = &c->s->geometry;
@@ -170,19 +216,33 @@ static gh_counters place_chunk(void *context, uint64_t begin, uint64_t end) {
     if (p->rerun && !p->failed[i]) continue;
     const uint64_t key = gh__read_word(p->keys, i, g->key_bits);
     const uint64_t value = p->values ? gh_dy_value_read(g, (const char *)p->values + i * g->value_bytes) : 0;
-    const int failed = insert_one(c->s, p, key, value);
+    const int failed = claim            ? claim_one(c->s, p, key, value)
+                       : p->one_by_one ? place_one_by_one(c->s, p, key, value)
+                                       : !place_absent(c->s, key, value, p->skip_table);
     p->failed[i] = (uint8_t)failed;
     counted.value[0] += (uint64_t)failed;
   }
   return counted;
 }
 
-static gh_status host_place(gh_table *t, const gh_dy_place *p, void *stream) {
+static gh_counters claim_chunk(void *context, uint64_t begin, uint64_t end) { return pass_chunk(context, begin, end, 1); }
+static gh_counters place_chunk(void *context, uint64_t begin, uint64_t end) { return pass_chunk(context, begin, end, 0); }
+
+static gh_status run_pass(gh_table *t, const gh_dy_place *p, gh_counters (*chunk)(void *, uint64_t, uint64_t)) {
   host_pass c = {state(t), p, NULL, NULL, 0, NULL, NULL, 0};
-  (void)stream;
-  const gh_counters counted = gh__parallel_for(p->n, t->config.host_threads, place_chunk, &c);
+  const gh_counters counted = gh__parallel_for(p->n, p->one_by_one ? 1u : t->config.host_threads, chunk, &c);
   c.s->counters->failed = counted.value[0];
   return GH_OK;
+}
+
+static gh_status host_claim(gh_table *t, const gh_dy_place *p, void *stream) {
+  (void)stream;
+  return run_pass(t, p, claim_chunk);
+}
+
+static gh_status host_place(gh_table *t, const gh_dy_place *p, void *stream) {
+  (void)stream;
+  return run_pass(t, p, place_chunk);
 }
 
 /* Erases one key (every subtable but skip): 1 when it was there. */
@@ -243,7 +303,7 @@ static gh_status host_bulk(gh_table *t, const gh_dy_bulk *a, uint64_t n, void *s
   return GH_OK;
 }
 
-static const gh_dy_backend host_backend = {host_bulk, host_place, host_erase_pass};
+static const gh_dy_backend host_backend = {host_bulk, host_claim, host_place, host_erase_pass};
 
 static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
   const host_pass *c = (const host_pass *)context;

@@ -313,7 +313,7 @@ static gh_status downsize(gh_table *t, const gh_dy_backend *be, unsigned i, int 
   memset(&after, 0, sizeof after);
   if (status == GH_OK && residuals) {
     const gh_dy_place p = {m.keys.ptr, g->value_bytes ? m.values.ptr : NULL, residuals, GH_KEEP_FIRST,
-                           (uint8_t *)m.failed.ptr, 0, i, 1};
+                           (uint8_t *)m.failed.ptr, 0, i, 0, 0};
     status = gh__dy_reset_pass(t, stream);
     if (status == GH_OK) status = be->place(t, &p, stream);
     if (status == GH_OK) status = read_counters(t, &after, stream);
@@ -383,43 +383,50 @@ static void refresh_choice(gh_table *t, const gh_dy_counters *c) { gh__dy_set_ch
 
 /* ---- Insert and erase ----------------------------------------------------------------------------- */
 
-/* The scratch arrays of an insert batch: its keys sorted with their input positions, the runs of
- * equal keys (key, start, length, merged value, failed flag). */
+/* The scratch arrays of the keys a claim pass could not place: their input positions, their keys,
+ * both sorted by key, and their runs of equal keys (key, start, length, merged value, failed). */
 typedef struct batch_scratch {
-  gh_scratch index, sorted_index, sorted_keys, run_keys, starts, counts, runs, run_values, run_failed;
+  gh_scratch index, keys, sorted_index, sorted_keys, run_keys, starts, counts, runs, run_values, run_failed;
 } batch_scratch;
 
 static void free_batch_scratch(gh_table *t, batch_scratch *b, void *stream) {
-  gh_scratch *all[] = {&b->index, &b->sorted_index, &b->sorted_keys, &b->run_keys, &b->starts,
+  gh_scratch *all[] = {&b->index, &b->keys, &b->sorted_index, &b->sorted_keys, &b->run_keys, &b->starts,
                        &b->counts, &b->runs, &b->run_values, &b->run_failed};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh__scratch_free(t, all[i], stream);
 }
 
-/* Sorts the batch by key and merges the values of each key's inputs by the policy (in input order:
- * KEEP_FIRST keeps the first, OVERWRITE the last). *runs = distinct keys. */
-static gh_status merge_duplicates(gh_table *t, const gh_dy_backend *be, batch_scratch *b, gh_dy_bulk *a,
-                                  const void *keys, const void *values, uint64_t n, uint64_t *runs, void *stream) {
+/* The m keys at the input positions flags[0..chunk) marks (positions begin + i of the batch):
+ * gathered, sorted by key and merged per key by the policy (in input order: KEEP_FIRST keeps the
+ * first, OVERWRITE the last). *runs = distinct keys. */
+static gh_status merge_flagged(gh_table *t, const gh_dy_backend *be, batch_scratch *b, gh_dy_bulk *a,
+                               const uint8_t *flags, uint64_t begin, uint64_t chunk, uint64_t m, const void *keys,
+                               const void *values, uint64_t *runs, void *stream) {
   const gh_dy_geometry *g = &state(t)->geometry;
   const size_t key_bytes = g->key_bits / 8u;
-  a->index_bits = n <= UINT32_MAX ? 32u : 64u;
+  a->index_bits = begin + chunk <= UINT32_MAX ? 32u : 64u;
   const size_t index_bytes = a->index_bits / 8u;
-  gh_status status = gh__scratch_alloc(t, &b->index, n * index_bytes);
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->sorted_index, n * index_bytes);
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->sorted_keys, n * key_bytes);
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->run_keys, n * key_bytes);
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->starts, (n + 1u) * sizeof(uint64_t));
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->counts, (n + 1u) * sizeof(uint64_t));
+  gh_status status = gh__scratch_alloc(t, &b->index, m * index_bytes);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->keys, m * key_bytes);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->sorted_index, m * index_bytes);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->sorted_keys, m * key_bytes);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->run_keys, m * key_bytes);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->starts, (m + 1u) * sizeof(uint64_t));
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->counts, (m + 1u) * sizeof(uint64_t));
   if (status == GH_OK) status = gh__scratch_alloc(t, &b->runs, sizeof(uint64_t));
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->run_values, n * g->value_bytes);
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->run_failed, n);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->run_values, m * g->value_bytes);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &b->run_failed, m);
   if (status != GH_OK) return status;
   a->index = b->index.ptr;
-  status = run_bulk(t, be, a, GH_DY_IOTA, n, stream);
+  a->keys_in = keys;
+  a->gathered_keys = b->keys.ptr;
+  /* (select's count is m, known: it goes to runs, which the run-length encode overwrites) */
+  status = gh__select_flagged(t, flags, chunk, begin, b->index.ptr, a->index_bits, (uint64_t *)b->runs.ptr, stream);
+  if (status == GH_OK) status = run_bulk(t, be, a, GH_DY_GATHER, m, stream);
   if (status == GH_OK)
-    status = gh__sort_pairs(t, keys, b->sorted_keys.ptr, b->index.ptr, b->sorted_index.ptr, n, g->key_bits,
+    status = gh__sort_pairs(t, b->keys.ptr, b->sorted_keys.ptr, b->index.ptr, b->sorted_index.ptr, m, g->key_bits,
                             a->index_bits, stream);
   if (status == GH_OK)
-    status = gh__run_length_encode(t, b->sorted_keys.ptr, n, g->key_bits, b->run_keys.ptr, (uint64_t *)b->counts.ptr,
+    status = gh__run_length_encode(t, b->sorted_keys.ptr, m, g->key_bits, b->run_keys.ptr, (uint64_t *)b->counts.ptr,
                                    (uint64_t *)b->runs.ptr, stream);
   if (status == GH_OK) status = gh__to_host(t, runs, b->runs.ptr, sizeof *runs, stream);
   if (status == GH_OK) status = gh__exclusive_sum_u64(t, (uint64_t *)b->counts.ptr, (uint64_t *)b->starts.ptr, *runs, stream);
@@ -433,9 +440,42 @@ static gh_status merge_duplicates(gh_table *t, const gh_dy_backend *be, batch_sc
   return status;
 }
 
-gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, const void *values, uint64_t n,
-                        gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream) {
+/* Runs place passes over p (rerun after the first), the smallest subtable doubling before each
+ * rerun, until every key fits or memory runs out. *c: the counters after the last pass. */
+static gh_status place_until_stored(gh_table *t, const gh_dy_backend *be, gh_dy_place *p, gh_dy_counters *c,
+                                    void *stream) {
   gh_dy_table *s = state(t);
+  gh_status status = gh__dy_reset_pass(t, stream);
+  if (status == GH_OK) status = be->place(t, p, stream);
+  if (status == GH_OK) status = read_counters(t, c, stream);
+  /* Keys that found no room (a crowded bucket in every subtable): the smallest subtable doubles
+   * and they run again. */
+  while (status == GH_OK && c->failed > 0) {
+    status = upsize(t, be, smallest(&s->geometry), stream);
+    if (status == GH_ERR_OUT_OF_MEMORY) break;
+    p->rerun = 1;
+    if (status == GH_OK) refresh_choice(t, c);
+    if (status == GH_OK) status = gh__dy_reset_pass(t, stream);
+    if (status == GH_OK) status = be->place(t, p, stream);
+    if (status == GH_OK) status = read_counters(t, c, stream);
+  }
+  if (status == GH_ERR_OUT_OF_MEMORY && c->failed > 0) {
+    gh__clear_error(t);
+    s->growth_starved = 1;
+    return GH_OK;
+  }
+  return status;
+}
+
+/* Stores the m keys of positions [begin, begin + chunk) that the claim pass flagged (flags): merged
+ * per key, then placed with moves (place_until_stored). Keys that still found no room (memory ran
+ * out) are flagged in failed_out and counted in *failed. Without memory for the merge, the keys go
+ * one at a time instead: slow, but it needs none, so a failure never leaves the batch half done. */
+static gh_status place_flagged(gh_table *t, const gh_dy_backend *be, uint8_t *flags, uint64_t begin, uint64_t chunk,
+                               uint64_t m, const void *keys, const void *values, gh_dup_policy policy,
+                               uint8_t *failed_out, uint64_t *failed, void *stream) {
+  gh_dy_table *s = state(t);
+  const gh_dy_geometry *g = &s->geometry;
   batch_scratch b;
   memset(&b, 0, sizeof b);
   gh_dy_bulk a;
@@ -443,52 +483,81 @@ gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, 
   a.policy = (int)policy;
   uint64_t runs = 0;
   gh_dy_counters c;
-  *failed = 0;
-  gh_status status = merge_duplicates(t, be, &b, &a, keys, values, n, &runs, stream);
-  /* Room first: the smallest subtables double until the batch fits below fill_max. */
-  if (status == GH_OK) status = read_counters(t, &c, stream);
-  if (status == GH_OK) status = grow_for(t, be, stored_keys(&c, s->geometry.tables) + runs, stream);
-  if (status == GH_OK) refresh_choice(t, &c);
-  if (status != GH_OK) {
-    free_batch_scratch(t, &b, stream);
-    return status;
-  }
-  /* From here on keys are stored: every later failure keeps them (and reports the rest). */
-  gh_dy_place p = {b.run_keys.ptr, values ? b.run_values.ptr : NULL, runs, (int)policy,
-                   (uint8_t *)b.run_failed.ptr, 0, s->geometry.tables, 0};
-  status = gh__dy_reset_pass(t, stream);
-  if (status == GH_OK) status = be->place(t, &p, stream);
-  if (status == GH_OK) status = read_counters(t, &c, stream);
-  /* Keys that found no room (a crowded bucket in every subtable): the smallest subtable doubles
-   * and they run again, until they fit or memory runs out. */
-  while (status == GH_OK && c.failed > 0) {
-    status = upsize(t, be, smallest(&s->geometry), stream);
-    if (status == GH_ERR_OUT_OF_MEMORY) break;
-    p.rerun = 1;
-    if (status == GH_OK) refresh_choice(t, &c);
-    if (status == GH_OK) status = gh__dy_reset_pass(t, stream);
-    if (status == GH_OK) status = be->place(t, &p, stream);
-    if (status == GH_OK) status = read_counters(t, &c, stream);
-  }
-  if (status == GH_ERR_OUT_OF_MEMORY && c.failed > 0) {
-    /* The keys flagged are reported (core: GH_ERR_OUT_OF_MEMORY); everything else is stored. */
-    a.failed_out = failed_out;
-    a.flagged = &s->counters->flagged;
-    status = failed_out ? gh__fill(t, failed_out, 0, n, stream) : GH_OK;
-    if (status == GH_OK) status = run_bulk(t, be, &a, GH_DY_FLAG_RUNS, runs, stream);
-    if (status == GH_OK) status = read_counters(t, &c, stream);
-    if (status == GH_OK) {
-      *failed = c.flagged;
-      s->insert_failures += c.flagged;
-      s->growth_starved = 1;
+  memset(&c, 0, sizeof c);
+  gh_status status = merge_flagged(t, be, &b, &a, flags, begin, chunk, m, keys, values, &runs, stream);
+  if (status == GH_OK) {
+    gh_dy_place p = {b.run_keys.ptr, values ? b.run_values.ptr : NULL, runs, (int)policy,
+                     (uint8_t *)b.run_failed.ptr, 0, g->tables, 0, 0};
+    status = place_until_stored(t, be, &p, &c, stream);
+    if (status == GH_OK && c.failed > 0) {
+      a.failed_out = failed_out;
+      a.flagged = &s->counters->flagged;
+      status = run_bulk(t, be, &a, GH_DY_FLAG_RUNS, runs, stream);
+      if (status == GH_OK) status = read_counters(t, &c, stream);
+      if (status == GH_OK) *failed += c.flagged;
     }
-  } else if (status == GH_OK && failed_out) {
-    status = gh__fill(t, failed_out, 0, n, stream);
+  } else if (status == GH_ERR_OUT_OF_MEMORY) {
+    gh__clear_error(t);
+    gh_dy_place p = {(const char *)keys + begin * (g->key_bits / 8u),
+                     values ? (const char *)values + begin * g->value_bytes : NULL, chunk, (int)policy, flags, 1,
+                     g->tables, 1, 0};
+    status = place_until_stored(t, be, &p, &c, stream);
+    /* What is still flagged did not fit. */
+    if (status == GH_OK && c.failed > 0) {
+      if (failed_out) status = gh__copy(t, failed_out + begin, flags, chunk, stream);
+      *failed += c.failed;
+    }
   }
+  free_batch_scratch(t, &b, stream);
+  return status;
+}
+
+static uint64_t table_keys(const gh_dy_table *s, const gh_dy_counters *c) {
+  return stored_keys(c, s->geometry.tables) - c->side;
+}
+
+/* The batch goes in chunks no larger than the room below fill_max (one chunk when the table has
+ * room for the whole batch): before each, the smallest subtables double until there is room for
+ * the rest or an eighth of the table, so theta never passes fill_max even when every key is new,
+ * and a batch of keys already stored grows nothing it does not need. Each chunk is a claim pass,
+ * then its flagged keys are placed (before any later resize can open a bucket they found full). */
+gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, const void *values, uint64_t n,
+                        gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream) {
+  gh_dy_table *s = state(t);
+  const gh_dy_geometry *g = &s->geometry;
+  gh_scratch flags;
+  gh_dy_counters c;
+  *failed = 0;
+  gh_status status = gh__scratch_alloc(t, &flags, n);
+  if (status != GH_OK) return status;
+  if (failed_out) status = gh__fill(t, failed_out, 0, n, stream);
+  for (uint64_t begin = 0; status == GH_OK && begin < n;) {
+    status = read_counters(t, &c, stream);
+    const uint64_t rest = n - begin, eighth = total_slots(g) / 8u + 1u;
+    if (status == GH_OK) status = grow_for(t, be, table_keys(s, &c) + (rest < eighth ? rest : eighth), stream);
+    if (status != GH_OK) break;
+    const double limit = t->config.fill_max * (double)total_slots(g) - (double)table_keys(s, &c);
+    const uint64_t room = s->growth_starved ? rest : limit < 1.0 ? 1u : (uint64_t)limit;
+    const uint64_t chunk = rest < room ? rest : room;
+    refresh_choice(t, &c);
+    const char *at = (const char *)keys + begin * (g->key_bits / 8u);
+    gh_dy_place p = {at, values ? (const char *)values + begin * g->value_bytes : NULL, chunk, (int)policy,
+                     (uint8_t *)flags.ptr, 0, g->tables, 0, 0};
+    for (unsigned i = 0; i < g->tables; ++i) p.look_tables |= (c.keys[i] > 0u) << i;
+    status = gh__fill(t, flags.ptr, 0, chunk, stream);
+    if (status == GH_OK) status = gh__dy_reset_pass(t, stream);
+    if (status == GH_OK) status = be->claim(t, &p, stream);
+    if (status == GH_OK) status = read_counters(t, &c, stream);
+    if (status == GH_OK && c.failed)
+      status = place_flagged(t, be, (uint8_t *)flags.ptr, begin, chunk, c.failed, keys, values, policy, failed_out,
+                             failed, stream);
+    begin += chunk;
+  }
+  gh__scratch_free(t, &flags, stream);
+  s->insert_failures += *failed;
   /* A batch of keys already present can leave theta below fill_min in a table sized by capacity. */
   if (status == GH_OK) status = shrink_to_bounds(t, be, &c, stream);
   if (status == GH_OK) refresh_choice(t, &c);
-  free_batch_scratch(t, &b, stream);
   return status;
 }
 

@@ -1,5 +1,6 @@
 /* dycuckoo_table.h - the DyCuckoo design's state and the logic both backends share: sizing, the
- * insert and erase drivers (duplicates merged per batch, resizing before and between passes),
+ * insert and erase drivers (a claim pass, then the keys it could not place with their duplicates
+ * merged; resizing before and between passes),
  * upsize and downsize, export, validate and statistics. A backend supplies the per-key passes and
  * the bulk steps of gpuhash/detail/dycuckoo.h (gh_dy_backend). */
 #ifndef GH_DYCUCKOO_TABLE_H
@@ -43,23 +44,34 @@ typedef struct gh_dy_table {
   uint64_t floor_buckets; /* the subtables' size at creation: halving stops there */
 } gh_dy_table;
 
-/* One pass of inserts over distinct keys (a batch after its duplicates were merged, or the keys a
- * downsize could not keep). */
+/* One pass of inserts: a batch's keys (claim) or distinct absent keys (place). */
 typedef struct gh_dy_place {
   const void *keys;
   const void *values;  /* value_bytes each, or NULL for a set */
   uint64_t n;
   int policy;
   uint8_t *failed;     /* per key: 1 when it found no room (nothing changed for it) */
-  int rerun;           /* run only the keys failed[] flags (and clear their flag first) */
-  unsigned skip_table; /* never store into this subtable (geometry.tables: none) */
-  int known_absent;    /* the keys are in no other subtable: no lookup first */
+  int rerun;           /* place: run only the keys failed[] flags (and clear their flag first) */
+  unsigned skip_table; /* place: never store into this subtable (geometry.tables: none) */
+  int one_by_one;      /* place: the keys may repeat and be stored already: one at a time, each
+                        * looked up first (no scratch needed to merge them: the fallback) */
+  unsigned look_tables; /* claim: the subtables that held keys when it began (bit i: subtable i),
+                         * the only ones a key stored before the pass can be in */
 } gh_dy_place;
 
 /* What a backend runs for the shared drivers. Each queues its work on stream; counters->failed
- * and counters->erased count what a pass did. */
+ * and counters->erased count what a pass did.
+ *  - claim: the first pass of an insert batch, in which no key moves. Each key's value merges into
+ *    its stored copy, or the key takes a free slot in the first of its buckets with one (the chosen
+ *    subtable first, then the others in turn), each bucket under its lock and searched for the key
+ *    again there. Copies of one key in the batch visit the same buckets in the same order, and a
+ *    bucket only fills meanwhile, so they meet: no key is stored twice. A key whose buckets are all
+ *    full is flagged in failed[] (zeroed by the caller) and left alone.
+ *  - place: stores distinct keys known to be absent (those claim flagged, duplicates merged; a
+ *    halving's residuals): a free slot, else a resident moved to its bucket in a later subtable. */
 typedef struct gh_dy_backend {
   gh_status (*bulk)(gh_table *t, const gh_dy_bulk *a, uint64_t n, void *stream);
+  gh_status (*claim)(gh_table *t, const gh_dy_place *p, void *stream);
   gh_status (*place)(gh_table *t, const gh_dy_place *p, void *stream);
   /* Erases keys (skipping those skip_flags marks, when given) from every subtable but
    * skip_table; erased_out per key may be NULL. */

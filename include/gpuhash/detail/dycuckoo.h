@@ -35,10 +35,15 @@ typedef struct gh_dy_geometry {
 
 GH_HD uint64_t gh_dy_empty_key(const gh_dy_geometry *g) { return g->key_bits == 32 ? 0xFFFFFFFFull : ~0ull; }
 
+/* The bucket of a key_bits-wide key in a subtable of `buckets` buckets hashed with seed. */
+GH_HD uint64_t gh_dy_bucket_with(unsigned key_bits, uint64_t seed, uint64_t buckets, uint64_t key) {
+  if (key_bits == 32) return gh_range32(gh_fmix32((uint32_t)key ^ (uint32_t)seed), buckets);
+  return gh_range64(gh_fmix64(key ^ seed), buckets);
+}
+
 /* The key's bucket in subtable i if that subtable had `buckets` buckets. */
 GH_HD uint64_t gh_dy_bucket_of(const gh_dy_geometry *g, unsigned i, uint64_t buckets, uint64_t key) {
-  if (g->key_bits == 32) return gh_range32(gh_fmix32((uint32_t)key ^ (uint32_t)g->seed[i]), buckets);
-  return gh_range64(gh_fmix64(key ^ g->seed[i]), buckets);
+  return gh_dy_bucket_with(g->key_bits, g->seed[i], buckets, key);
 }
 
 GH_HD uint64_t gh_dy_bucket(const gh_dy_geometry *g, unsigned i, uint64_t key) {
@@ -66,9 +71,12 @@ GH_HD void *gh_dy_line(const gh_dy_geometry *g, void *keys, uint64_t b) {
   return (char *)keys + b * GH_DY_LINE_BYTES;
 }
 
-/* The value of slot k of bucket b in a subtable's value array. */
+/* The value of slot k of bucket b in a subtable's value array (buckets of `slots` slots). */
+GH_HD void *gh_dy_value_with(unsigned slots, unsigned value_bytes, void *values, uint64_t b, unsigned k) {
+  return (char *)values + ((uint64_t)b * slots + k) * value_bytes;
+}
 GH_HD void *gh_dy_value_at(const gh_dy_geometry *g, void *values, uint64_t b, unsigned k) {
-  return (char *)values + ((uint64_t)b * g->slots + k) * g->value_bytes;
+  return gh_dy_value_with(g->slots, g->value_bytes, values, b, k);
 }
 
 /* Values of 4 or 8 bytes as integers (plain accesses: writers hold the bucket's lock). */
