@@ -519,8 +519,9 @@ static uint64_t table_keys(const gh_dy_table *s, const gh_dy_counters *c) {
 /* The batch goes in chunks no larger than the room below fill_max (one chunk when the table has
  * room for the whole batch): before each, the smallest subtables double until there is room for
  * the rest or an eighth of the table, so theta never passes fill_max even when every key is new,
- * and a batch of keys already stored grows nothing it does not need. Each chunk is a claim pass,
- * then its flagged keys are placed (before any later resize can open a bucket they found full). */
+ * while a batch of keys already stored (which needs no room) grows the table by no more than room
+ * for an eighth of it. Each chunk is a claim pass, then its flagged keys are placed (before any
+ * later resize can open a bucket they found full). */
 gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, const void *values, uint64_t n,
                         gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream) {
   gh_dy_table *s = state(t);
