@@ -99,10 +99,15 @@ static __device__ __forceinline__ void store_value(void *v, uint64_t value) {
 /* L2 eviction priorities (createpolicy): the claim pass marks what it writes in key lines and values
  * evict-first and the lock words evict-last, so that the lock words (4 bytes a bucket) tend to stay
  * in L2 while the lines stream through it. Measured on an H200 at n = 2^27: insert 3.32 -> 3.94 G
- * keys/s at d = 4, 3.14 -> 3.66 at d = 2 (bench/results/2026-11-23-h200-dycuckoo-claim.txt). */
+ * keys/s at d = 4, 3.14 -> 3.66 at d = 2 (bench/results/2026-11-23-h200-dycuckoo-l2-hints.txt). */
 static __device__ __forceinline__ uint64_t policy_evict_first(void) {
   uint64_t policy;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+static __device__ __forceinline__ uint64_t policy_evict_last(void) {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
   return policy;
 }
 
@@ -439,6 +444,8 @@ __global__ void dy_find_kernel(const __grid_constant__ dy_device device, dy_pass
       const unsigned leader = group_first + (active ? __ffs(candidates) - 1u : 0u);
       const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, leader);
       const unsigned step = __shfl_sync(0xFFFFFFFFu, my_step, leader);
+      /* (the first subtable recomputed per step: computing it once per lane and passing it round
+       * measured 3% slower, 15.0 against 15.4 G/s on H200s of the same ceilings) */
       const unsigned table = (gh_dy_target(g, key) + step) % g->tables;
       const uint64_t b = bucket_in<KB>(device, table, key);
       const unsigned matches = active ? chunk_matches<KB>(load_chunk(line_in(device, table, b), group_lane), key) : 0u;
@@ -472,10 +479,8 @@ static __device__ __forceinline__ unsigned cas_acquire(uint32_t *word, unsigned 
 }
 static __device__ __forceinline__ void fence_release(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 /* A lock word freed by a plain store other threads see (after fence_release: a release; no atomic
- * unit involved), kept evict-last in L2. */
-static __device__ __forceinline__ void unlock_store(uint32_t *word) {
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+ * unit involved), under an L2 policy (evict-last). */
+static __device__ __forceinline__ void unlock_store(uint32_t *word, uint64_t policy) {
   asm volatile("st.relaxed.gpu.global.L2::cache_hint.u32 [%0], %1, %2;" ::"l"(word), "r"(GH_DY_LOCK_FREE), "l"(policy)
                : "memory");
 }
@@ -508,6 +513,7 @@ __global__ void __launch_bounds__(kBlockThreads, 3) dy_claim_kernel(const __grid
   const unsigned lane = threadIdx.x & 31u, group_lane = lane & (DY_GROUP_LANES - 1u), group_first = group_first_lane();
   const uint64_t empty = KB == 32 ? 0xFFFFFFFFull : ~0ull;
   const uint64_t warps = gh_grid_threads() / 32u;
+  const uint64_t streaming = policy_evict_first(), kept = policy_evict_last();
   dy_tally c;
   memset(&c, 0, sizeof c);
   for (uint64_t base = gh_thread_index() / 32u * 32u; base < pass.n; base += warps * 32u) {
@@ -520,6 +526,8 @@ __global__ void __launch_bounds__(kBlockThreads, 3) dy_claim_kernel(const __grid
         atomicAdd(&device.counters->side, 1ull);
       pending = false;
     }
+    /* Each lane its own key's first subtable, once (not at every round of the group's walk). */
+    const unsigned my_first = pending ? gh_dy_target(g, my_key) : 0u;
     unsigned my_step = DY_LOOK, my_losses = 0, last_leader = DY_GROUP_LANES - 1u;
     while (__any_sync(0xFFFFFFFFu, pending)) {
       /* The vote: the group's next pending operation after the last one it took. */
@@ -534,12 +542,13 @@ __global__ void __launch_bounds__(kBlockThreads, 3) dy_claim_kernel(const __grid
       unsigned step = __shfl_sync(0xFFFFFFFFu, my_step, leader);
       if (!active) step = 0u; /* (an idle group's lanes compute an address they never use) */
       const bool wait = __shfl_sync(0xFFFFFFFFu, my_losses, leader) >= DY_REVOTES;
+      const unsigned first = __shfl_sync(0xFFFFFFFFu, my_first, leader);
       /* The bucket this round locks: its walk's current step, or for an operation not yet looked up,
        * its first step, while the lookup runs (most keys of a batch are new: they keep it). */
       const bool looking = active && step == DY_LOOK;
       const unsigned locked_step = looking ? 0u : step;
       const unsigned table =
-          locked_step >= DY_STORED ? locked_step - DY_STORED : (gh_dy_target(g, key) + locked_step) % g->tables;
+          locked_step >= DY_STORED ? locked_step - DY_STORED : (first + locked_step) % g->tables;
       const uint64_t b = bucket_in<KB>(device, table, key);
       uint32_t *lock = &device.locks[table][b];
       /* The lookup: a copy stored before the pass, in a subtable that held keys then (the lines of
@@ -585,7 +594,6 @@ __global__ void __launch_bounds__(kBlockThreads, 3) dy_claim_kernel(const __grid
        * read again (from L2) now that the lock is ours. */
       void *line = line_in(device, table, b);
       dy_chunk chunk;
-      const uint64_t streaming = policy_evict_first();
       if (usable) chunk = load_chunk_hinted(line, group_lane, streaming);
       unsigned holder;
       const unsigned slot = group_first_slot<KB>(usable ? chunk_matches<KB>(chunk, key) : 0u, &holder);
@@ -616,7 +624,7 @@ __global__ void __launch_bounds__(kBlockThreads, 3) dy_claim_kernel(const __grid
       if (__any_sync(0xFFFFFFFFu, taken)) {
         fence_release(); /* the bucket's writes are seen before its lock is free */
         __syncwarp();
-        if (taken && group_lane == 0u) unlock_store(lock);
+        if (taken && group_lane == 0u) unlock_store(lock, kept);
       }
       if (active && lane == leader) {
         my_step = step;
