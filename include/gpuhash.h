@@ -439,6 +439,9 @@ typedef struct gh_stats {
   uint64_t evictions;        /* dycuckoo: residents an insert moved to a later subtable */
   uint64_t longest_search;   /* dycuckoo: most buckets a single insert locked */
   uint64_t insert_failures;  /* dycuckoo: keys reported as not inserted (0 unless out of memory) */
+  /* dycuckoo: time spent doubling and halving subtables; slab: enlarging its base buckets. Device
+   * time (CUDA events on the call's stream; the clock on the host backend), in seconds, ever. */
+  double resize_seconds;
 } gh_stats;
 
 /** Fills the first struct_size bytes of *stats (the caller's sizeof(gh_stats), so that fields a

@@ -104,6 +104,9 @@ static void resize_case(unsigned key_bits, unsigned value_bits, uint64_t n) {
   CHECK_OK(h.table, gh_get_stats(h.table, &shrunk));
   CHECK(shrunk.size == 0 && grown.upsizes > 0 && shrunk.downsizes > 0, "size %llu, upsizes %llu, downsizes %llu",
         (unsigned long long)shrunk.size, (unsigned long long)grown.upsizes, (unsigned long long)shrunk.downsizes);
+  /* Resizes took time, and halving added to what doubling had taken. */
+  CHECK(grown.resize_seconds > 0 && shrunk.resize_seconds > grown.resize_seconds,
+        "resize_seconds %g after growing, %g after shrinking", grown.resize_seconds, shrunk.resize_seconds);
   for (uint64_t i = 0; i < shrunk.subtables; ++i)
     CHECK(shrunk.subtable_buckets[i] == 1, "empty again, subtable %llu has %llu buckets", (unsigned long long)i,
           (unsigned long long)shrunk.subtable_buckets[i]);

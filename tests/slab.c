@@ -216,6 +216,8 @@ static void grow_case(uint64_t capacity, uint64_t total, uint64_t batch, int lig
   CHECK(after.grows > before.grows && after.slots >= total && after.slots < 8 * total,
         "after %llu keys: grows %llu -> %llu, slots %llu", (unsigned long long)total, (unsigned long long)before.grows,
         (unsigned long long)after.grows, (unsigned long long)after.slots);
+  CHECK(after.resize_seconds > before.resize_seconds, "the buckets grew in %g seconds (before: %g)",
+        after.resize_seconds, before.resize_seconds);
   printf("  growth capacity %llu -> %llu keys (light %d): the buckets grew %llu times, %llu entries of room\n",
          (unsigned long long)capacity, (unsigned long long)total, light, (unsigned long long)after.grows,
          (unsigned long long)after.slots);

@@ -73,3 +73,25 @@ extern "C" gh_status gh__cuda_device_sync(char *cuda_error, size_t size) {
   const cudaError_t err = cudaDeviceSynchronize();
   return err == cudaSuccess ? GH_OK : cuda_failure(err, "cudaDeviceSynchronize", cuda_error, size);
 }
+
+extern "C" void *gh__cuda_mark_start(void *stream) {
+  cudaEvent_t start = NULL;
+  if (cudaEventCreate(&start) != cudaSuccess) return NULL;
+  if (cudaEventRecord(start, (cudaStream_t)stream) == cudaSuccess) return start;
+  cudaEventDestroy(start);
+  return NULL;
+}
+
+extern "C" double gh__cuda_mark_stop(void *start, void *stream) {
+  cudaEvent_t stop = NULL;
+  float ms = 0.0f;
+  if (start == NULL) return 0.0;
+  if (cudaEventCreate(&stop) == cudaSuccess) {
+    if (cudaEventRecord(stop, (cudaStream_t)stream) != cudaSuccess || cudaEventSynchronize(stop) != cudaSuccess ||
+        cudaEventElapsedTime(&ms, (cudaEvent_t)start, stop) != cudaSuccess)
+      ms = 0.0f;
+    cudaEventDestroy(stop);
+  }
+  cudaEventDestroy((cudaEvent_t)start);
+  return ms;
+}

@@ -27,5 +27,10 @@ gh_status gh__cuda_fill(void *dst, int byte, size_t bytes, void *stream, char *c
 /* Waits for the stream's work, or for all work of the current device. */
 gh_status gh__cuda_sync(void *stream, char *cuda_error, size_t size);
 gh_status gh__cuda_device_sync(char *cuda_error, size_t size);
+/* Device time between two points of a stream: mark_start records an event there (NULL when none
+ * could be made), mark_stop another, waits for it and returns the milliseconds between them (0 when
+ * start is NULL or timing failed: a stopwatch never fails the work it times); both events go. */
+void *gh__cuda_mark_start(void *stream);
+double gh__cuda_mark_stop(void *start, void *stream);
 
 #endif /* GH_CORE_CUDA_RUNTIME_H */

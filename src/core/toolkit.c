@@ -1,7 +1,9 @@
 /* toolkit.c - the backend dispatch of core/toolkit.h, and the memory helpers both backends share
  * (scratch arrays, deferred frees, growth). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/cuda_runtime.h"
 #include "core/toolkit.h"
@@ -41,6 +43,24 @@ gh_status gh__device_sync(gh_table *t) {
   const gh_status status = on_device(t) ? gh__cuda_device_sync(t->last_error, sizeof t->last_error) : GH_OK;
   gh__release_all_deferred(t);
   return status;
+}
+
+static double host_clock(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+void gh__stopwatch_start(gh_table *t, gh_stopwatch *w, void *stream) {
+  w->event = on_device(t) ? gh__cuda_mark_start(stream) : NULL;
+  w->host_seconds = on_device(t) ? 0.0 : host_clock();
+}
+
+double gh__stopwatch_seconds(gh_table *t, gh_stopwatch *w, void *stream) {
+  if (!on_device(t)) return host_clock() - w->host_seconds;
+  const double ms = gh__cuda_mark_stop(w->event, stream);
+  w->event = NULL;
+  return 1e-3 * ms;
 }
 
 gh_status gh__scratch_alloc(gh_table *t, gh_scratch *s, size_t bytes) {

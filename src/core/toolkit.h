@@ -66,6 +66,18 @@ void gh__release_all_deferred(gh_table *t);
 gh_status gh__realloc_array(gh_table *t, void **ptr, size_t *bytes, size_t new_bytes, size_t keep_bytes,
                             int fill, gh_memory_kind kind, void *stream);
 
+/* ---- Timing -------------------------------------------------------------------------------------- */
+
+/* How long a stretch of an operation's work takes (a resize, for gh_stats.resize_seconds): CUDA
+ * events on the stream, or the monotonic clock on the host. Reading it waits for the work queued
+ * since the start. Timing never fails the work it times: a watch that could not start reads 0. */
+typedef struct gh_stopwatch {
+  void *event;         /* CUDA: the start event */
+  double host_seconds; /* host: the clock at the start */
+} gh_stopwatch;
+void gh__stopwatch_start(gh_table *t, gh_stopwatch *w, void *stream);
+double gh__stopwatch_seconds(gh_table *t, gh_stopwatch *w, void *stream);
+
 /* ---- Parallel primitives (CUB on CUDA) --------------------------------------------------------- */
 
 /* out[i] = in[0] + ... + in[i - 1] for i < count (out[0] = 0); in == out is allowed. Give one

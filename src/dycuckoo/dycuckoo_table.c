@@ -241,18 +241,20 @@ static void replace_subtable(gh_table *t, unsigned i, const gh_dy_subtable *to, 
 static gh_status upsize(gh_table *t, const gh_dy_backend *be, unsigned i, void *stream) {
   gh_dy_table *s = state(t);
   const uint64_t buckets = s->geometry.buckets[i];
+  gh_stopwatch watch;
+  gh__stopwatch_start(t, &watch, stream);
   gh_dy_subtable grown;
   gh_status status = new_subtable(t, &grown, 2u * buckets, stream);
-  if (status != GH_OK) return status;
   gh_dy_bulk a = move_args(s, i, &grown);
-  status = run_bulk(t, be, &a, GH_DY_UPSIZE, buckets, stream);
-  if (status != GH_OK) {
+  if (status == GH_OK) status = run_bulk(t, be, &a, GH_DY_UPSIZE, buckets, stream);
+  if (status == GH_OK) {
+    replace_subtable(t, i, &grown, 2u * buckets, stream);
+    s->upsizes += 1;
+  } else if (grown.keys != NULL) {
     free_subtable(t, &grown, 2u * buckets, stream);
-    return status;
   }
-  replace_subtable(t, i, &grown, 2u * buckets, stream);
-  s->upsizes += 1;
-  return GH_OK;
+  s->resize_seconds += gh__stopwatch_seconds(t, &watch, stream);
+  return status;
 }
 
 /* The subtable an upsize doubles (the smallest, the first of equals) and a downsize halves (the
@@ -295,6 +297,8 @@ static gh_status downsize(gh_table *t, const gh_dy_backend *be, unsigned i, int 
   gh_dy_subtable halved;
   gh_status status = new_subtable(t, &halved, buckets, stream);
   if (status != GH_OK) return status;
+  gh_stopwatch watch;
+  gh__stopwatch_start(t, &watch, stream);
   gh_dy_bulk a = move_args(s, i, &halved);
   status = gh__scratch_alloc(t, &m.offsets, (buckets + 1u) * sizeof(uint64_t));
   a.residuals = (uint64_t *)m.offsets.ptr;
@@ -334,6 +338,7 @@ static gh_status downsize(gh_table *t, const gh_dy_backend *be, unsigned i, int 
     free_subtable(t, &halved, buckets, stream);
   }
   free_merge_scratch(t, &m, stream);
+  s->resize_seconds += gh__stopwatch_seconds(t, &watch, stream);
   return status;
 }
 
@@ -805,6 +810,7 @@ gh_status gh__dy_stats(gh_table *t, gh_stats *stats) {
   stats->grows = s->upsizes;
   stats->upsizes = s->upsizes;
   stats->downsizes = s->downsizes;
+  stats->resize_seconds = s->resize_seconds;
   stats->evictions = c.evictions;
   stats->longest_search = c.longest_search;
   stats->insert_failures = s->insert_failures;

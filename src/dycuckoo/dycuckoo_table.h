@@ -36,6 +36,7 @@ typedef struct gh_dy_table {
   void *side_slot; /* the all-ones key's slot (slot.h's side slot format) */
   gh_dy_counters *counters;
   uint64_t upsizes, downsizes;
+  double resize_seconds; /* spent in upsizes and downsizes, ever */
   uint64_t insert_failures; /* keys reported as not inserted (out of memory), ever */
   /* Why theta may be out of [fill_min, fill_max] now (validate): the last growth found no memory
    * (inserts go on filling the subtables there are), or the last halving found no room (or no

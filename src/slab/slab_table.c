@@ -301,11 +301,14 @@ static gh_status grow_buckets(gh_table *t, const gh_slab_batch_runner *r, const 
                               uint64_t wanted, void *stream) {
   gh_status status = GH_OK;
   if (wanted == state(t)->geometry.buckets) return GH_OK;
+  gh_stopwatch watch;
+  gh__stopwatch_start(t, &watch, stream);
   if (held[0] == 0 && held[1] == 0) {
     status = renew_buckets(t, wanted, stream);
   } else {
     while (status == GH_OK && state(t)->geometry.buckets < wanted) status = double_buckets(t, r, stream);
   }
+  state(t)->resize_seconds += gh__stopwatch_seconds(t, &watch, stream);
   if (status == GH_ERR_OUT_OF_MEMORY) {
     gh__clear_error(t);
     status = GH_OK;
@@ -621,5 +624,6 @@ gh_status gh__slab_stats(gh_table *t, gh_stats *stats) {
   stats->distinct_keys = distinct;
   stats->slots = t->config.capacity;
   stats->grows = s->bucket_grows;
+  stats->resize_seconds = s->resize_seconds;
   return GH_OK;
 }

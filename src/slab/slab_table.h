@@ -32,6 +32,7 @@ typedef struct gh_slab_table {
   gh_slab_pool pool;          /* SlabAlloc: super blocks (light: one array) */
   gh_slab_counters *counters;
   uint64_t bucket_grows;      /* rehashes into a larger base bucket array */
+  double resize_seconds;      /* spent growing the base buckets, ever */
   gh_slab_device_table *published; /* CUDA: the device views' copy of the device table, or NULL */
   int light;
 } gh_slab_table;

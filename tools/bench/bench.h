@@ -153,7 +153,8 @@ enum { BENCH_PREPARE, BENCH_RESET, BENCH_LAUNCH, BENCH_VERIFY }; /* steps of a c
 /* The ceilings' buffer, a power of two (they mask with it): 40x the 50 MB L2 of an H100, so random
  * accesses miss the cache, and the copy moves 1 GiB each way: launch overhead is noise. */
 #define BENCH_LIMIT_BYTES ((size_t)1 << 31)
-enum { BENCH_MAX_LIST = 16, BENCH_MAX_VALUES = 48, BENCH_MAX_REPS = 101, BENCH_MAX_RUNS = 111 };
+enum { BENCH_MAX_LIST = 16, BENCH_MAX_VALUES = 48, BENCH_MAX_REPS = 101, BENCH_MAX_RUNS = 111,
+       BENCH_LAPS = 8 };
 /* A backend, filled by bench_host_open() or bench_cuda_open() (about: "NAME (device 0, sm_90,
  * ...)", or why CUDA did not start). Its int functions return 0, or -1 with error() saying why. */
 typedef struct bench_backend {
@@ -171,6 +172,9 @@ typedef struct bench_backend {
   int (*count_differ)(const void *a, const void *b, uint64_t value, uint64_t n, unsigned bytes,
                       uint64_t *count);
   int (*timer_start)(void), (*timer_stop)(double *ms); /* stop waits for the work since start */
+  /* Laps within an op: lap_start(k) and lap_stop(k) mark the two ends of lap k < BENCH_LAPS on the
+   * stream; lap_ms(k) waits for its end and gives the time between them. */
+  int (*lap_start)(unsigned lap), (*lap_stop)(unsigned lap), (*lap_ms)(unsigned lap, double *ms);
   /* The sorted baseline: scratch for n pairs; sort, then unless a map run-length encode (and for
    * multivalue scan the counts); per-query binary search; gh_count + gh_find_all's shape. */
   int (*sorted_temp_bytes)(uint64_t n, unsigned key_bytes, unsigned value_bytes, size_t *bytes);
@@ -194,13 +198,13 @@ void bench_host_open(bench_backend *b);
 typedef enum { D_LIMITS, D_WARPDRIVE, D_CUCKOO, D_SORTED, D_SLAB, D_DYCUCKOO, D_COUNT } bench_design;
 typedef enum {
   OP_INSERT, OP_BUILD, OP_FIND, OP_FIND_ABSENT, OP_ERASE, OP_FIND_ALL, OP_BATCHES, OP_MIXED,
-  OP_ALLOC, OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD, OP_COUNT
+  OP_ALLOC, OP_DYNAMIC, OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD, OP_COUNT
 } bench_op;
 enum { DIST_UNIQUE, DIST_ZIPF, DIST_CYCLIC };
 /* Every parameter of a state is an axis; consecutive states alike up to AX_ABSENT share a table. */
 typedef enum {
   AX_DESIGN, AX_VARIANT, AX_N, AX_DIST, AX_MULT, AX_G, AX_LOAD, AX_D, AX_FACTOR, AX_SLABS,
-  AX_START, AX_BATCH, AX_UPDATES, AX_ABSENT, AX_OP, AX_COUNT
+  AX_START, AX_BATCH, AX_UPDATES, AX_DELETES, AX_FILL_MIN, AX_ABSENT, AX_OP, AX_COUNT
 } bench_axis_id;
 typedef struct bench_axis_def {
   const char *name, *const *names; /* names: a string axis's values index this list */
@@ -257,6 +261,20 @@ typedef struct bench_options {
   unsigned override_count;
 } bench_options;
 
+/* The dynamic workload (dycuckoo-c, bench/README.md): time per phase of each run, and after every
+ * stride-th batch of the last run the filled factor and the table's bytes. */
+enum { PHASE_INSERT, PHASE_FIND, PHASE_ERASE, PHASE_RESIZE, PHASE_COUNT };
+enum { BENCH_MAX_SERIES = 400 };
+typedef struct bench_dynamic {
+  double phase_ms[BENCH_MAX_RUNS][PHASE_COUNT];
+  uint64_t ops, batches, stride, first_slots; /* first_slots: the table's slots when created */
+  unsigned points;                            /* of the series */
+  double theta[BENCH_MAX_SERIES], bytes[BENCH_MAX_SERIES];
+  /* theta_min: over the batches whose keys would fill the first table to fill_min (a table that
+   * shrinks no further than its first size can hold theta >= fill_min there) */
+  double theta_min, peak_bytes;
+} bench_dynamic;
+
 /* What the steps of a state work on: its inputs, its table and its lookup. */
 typedef struct bench_ctx {
   const bench_options *opts;
@@ -284,6 +302,8 @@ typedef struct bench_ctx {
   const void *q; /* the lookup: nq queries, `absent` of them never inserted */
   uint64_t nq, absent, total;
   uint64_t mix[3], slabs; /* [GH_OP_INSERT], [GH_OP_ERASE] of a mixed batch; slabs allocated */
+  double own_ms;          /* an op that times its own laps (dynamic): their sum, else NAN */
+  bench_dynamic dynamic;
 } bench_ctx;
 
 /* prepare: once per state; then per run setup (untimed), op (timed), check (untimed). */

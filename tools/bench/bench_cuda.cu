@@ -27,7 +27,7 @@ enum { BCU_COPY, BCU_SECTOR_READ, BCU_CAS64, BCU_ATOMIC_ADD32 }; /* bench_op - O
 static struct {
   int sm_count;
   cudaStream_t stream;
-  cudaEvent_t start, stop;
+  cudaEvent_t start, stop, laps[BENCH_LAPS][2];
   unsigned long long *scratch; /* count_differ's counter, the ceilings' sink, the runs of a RLE */
 } g_bcu;
 static char g_bcu_error[512]; /* kept by bench_cuda_close() */
@@ -166,6 +166,18 @@ static int bcu_free(void *ptr) {
   return BCU_CALL(cudaFree(ptr));
 }
 static int bcu_timer_start(void) { return BCU_CALL(cudaEventRecord(g_bcu.start, g_bcu.stream)); }
+static int bcu_lap_start(unsigned lap) {
+  return BCU_CALL(cudaEventRecord(g_bcu.laps[lap][0], g_bcu.stream));
+}
+static int bcu_lap_stop(unsigned lap) {
+  return BCU_CALL(cudaEventRecord(g_bcu.laps[lap][1], g_bcu.stream));
+}
+static int bcu_lap_ms(unsigned lap, double *ms) {
+  float elapsed = 0.0f;
+  if (BCU_CALL(cudaEventSynchronize(g_bcu.laps[lap][1]))) return -1;
+  if (BCU_CALL(cudaEventElapsedTime(&elapsed, g_bcu.laps[lap][0], g_bcu.laps[lap][1]))) return -1;
+  return *ms = (double)elapsed, 0;
+}
 static int bcu_timer_stop(double *ms) {
   float elapsed = 0.0f;
   if (BCU_CALL(cudaEventRecord(g_bcu.stop, g_bcu.stream))) return -1;
@@ -361,6 +373,8 @@ extern "C" void bench_cuda_close(void) {
   if (g_bcu.scratch != NULL) cudaFree(g_bcu.scratch);
   if (g_bcu.start != NULL) cudaEventDestroy(g_bcu.start);
   if (g_bcu.stop != NULL) cudaEventDestroy(g_bcu.stop);
+  for (unsigned k = 0; k < 2 * BENCH_LAPS; ++k)
+    if (g_bcu.laps[k / 2][k % 2] != NULL) cudaEventDestroy(g_bcu.laps[k / 2][k % 2]);
   if (g_bcu.stream != NULL) cudaStreamDestroy(g_bcu.stream);
   memset(&g_bcu, 0, sizeof g_bcu);
 }
@@ -375,6 +389,8 @@ static int bcu_start(int device, bench_backend *b) {
   if (BCU_CALL(cudaStreamCreate(&g_bcu.stream))) return -1;
   if (BCU_CALL(cudaEventCreate(&g_bcu.start))) return -1;
   if (BCU_CALL(cudaEventCreate(&g_bcu.stop))) return -1;
+  for (unsigned k = 0; k < 2 * BENCH_LAPS; ++k)
+    if (BCU_CALL(cudaEventCreate(&g_bcu.laps[k / 2][k % 2]))) return -1;
   if (BCU_CALL(cudaMalloc((void **)&g_bcu.scratch, 3 * sizeof(unsigned long long)))) return -1;
   if (BCU_CALL(cudaMemset(g_bcu.scratch, 0, 3 * sizeof(unsigned long long)))) return -1;
   return b->stream = (gh_stream)g_bcu.stream, 0;
@@ -385,6 +401,7 @@ extern "C" int bench_cuda_open(int device, bench_backend *b, char *about, size_t
   b->memory = bcu_memory, b->alloc = bcu_alloc, b->release = bcu_free;
   b->generate = bcu_generate, b->count_differ = bcu_count_differ;
   b->timer_start = bcu_timer_start, b->timer_stop = bcu_timer_stop;
+  b->lap_start = bcu_lap_start, b->lap_stop = bcu_lap_stop, b->lap_ms = bcu_lap_ms;
   b->sorted_temp_bytes = bcu_sorted_temp_bytes, b->sorted_build = bcu_sorted_build;
   b->sorted_find = bcu_sorted_find, b->sorted_find_all = bcu_sorted_find_all;
   bench_cuda_close();

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#define TARGET_COUNT 11 /* the issues' targets the summary reports (TARGETS below) */
+#define TARGET_COUNT 13 /* the issues' targets the summary reports (TARGETS below) */
 
 #ifndef GH_GIT_COMMIT
 #define GH_GIT_COMMIT "unknown"
@@ -38,6 +38,8 @@ typedef struct bench_result {
   uint64_t n, pairs; /* operations per run (the copy: bytes moved); pairs inserted */
   uint64_t distinct, capacity, stored, failed, slots, eviction_limit, table_bytes, grows;
   uint32_t restarts[BENCH_MAX_REPS]; /* of each timed build (`builds` of them) */
+  double phase_ms[PHASE_COUNT];      /* dynamic: each phase's median over the timed runs */
+  const bench_dynamic *dynamic;      /* dynamic: the series of the last run */
 } bench_result;
 
 typedef struct bench_run {
@@ -164,8 +166,8 @@ static void print_row(const bench_run *run, const bench_result *r) {
 #define NOTE(...)                                                                               \
   (used += (size_t)snprintf(notes + used, used < sizeof notes ? sizeof notes - used : 0, \
                             __VA_ARGS__))
-  if (ax[AX_DESIGN] == D_WARPDRIVE)
-    snprintf(g, sizeof g, "%.0f", ax[AX_G]), snprintf(load, sizeof load, "%.2f", ax[AX_LOAD]);
+  if (ax[AX_DESIGN] == D_WARPDRIVE) snprintf(g, sizeof g, "%.0f", ax[AX_G]);
+  if (ax[AX_DESIGN] == D_WARPDRIVE && ax[AX_LOAD] > 0) snprintf(load, sizeof load, "%.2f", ax[AX_LOAD]);
   if (!r->skipped) snprintf(ms, sizeof ms, "%.3f", r->ms_median);
   if (!r->skipped) snprintf(rate, sizeof rate, r->rate >= 100.0 ? "%.1f" : "%.3f", r->rate);
   if (!isnan(frac)) snprintf(f, sizeof f, "%.3f", frac);
@@ -173,9 +175,15 @@ static void print_row(const bench_run *run, const bench_result *r) {
   for (int a = 0; a < AX_COUNT; ++a)
     if (ax[a] >= 0 && bench_axes[a].note && (bench_designs[(int)ax[0]].axes & (1u << a)))
       NOTE(bench_axes[a].note, ax[a]);
-  if (ax[AX_DESIGN] == D_SLAB && r->slots) NOTE("%.3f used; ", (double)r->stored / r->slots);
+  if (ax[AX_DESIGN] == D_SLAB && r->slots && !r->dynamic) NOTE("%.3f used; ", (double)r->stored / r->slots);
   if (!isnan(r->ratio)) NOTE("rebuilt: %.2fx the slab table's time; ", r->ratio);
   if (ax[AX_OP] == OP_ALLOC) NOTE("allocated by %llu inserts; ", (unsigned long long)r->pairs);
+  if (r->dynamic && !r->skipped)
+    NOTE("ms insert %.1f find %.1f erase %.1f resize %.1f (%.1f%%); theta >= %.3f where "
+         "possible; peak %.1f MiB; ", r->phase_ms[PHASE_INSERT], r->phase_ms[PHASE_FIND],
+         r->phase_ms[PHASE_ERASE], r->phase_ms[PHASE_RESIZE],
+         100.0 * r->phase_ms[PHASE_RESIZE] / r->ms_median, r->dynamic->theta_min,
+         r->dynamic->peak_bytes / 1048576.0);
   if (ax[AX_MULT] >= 0)
     NOTE("multiplicity %.1f (%llu keys); ", (double)r->pairs / (double)r->distinct,
          (unsigned long long)r->distinct);
@@ -204,15 +212,20 @@ static void jstr(FILE *f, const char *s) {
     fprintf(f, *p == '"' || *p == '\\' ? "\\%c" : *p < 0x20 ? "\\u%04x" : "%c", *p);
   fputc('"', f);
 }
-/* A named value of type 's' (s), 'i' or 'f' (x, null unless finite), 'l' (a list), 0 (none). */
+/* A named value of type 's' (s), 'i' or 'f' (x, null unless finite), 'l' or 'L' (a list of
+ * integers or reals, in s), 0 (none). */
 typedef struct nv { const char *name; char type; double x; const char *s; } nv;
 static const char *type_name(char type) {
-  return type == 's' ? "string" : type == 'i' ? "int64" : type == 'l' ? "int64[]" : "float64";
+  return type == 's'   ? "string"
+         : type == 'i' ? "int64"
+         : type == 'l' ? "int64[]"
+         : type == 'L' ? "float64[]"
+                       : "float64";
 }
 static void jvalue(FILE *f, nv v) {
   if (v.type == 's') jstr(f, v.s);
-  if (v.type == 'l') fputs(v.s, f);
-  if (v.type != 's' && v.type != 'l') fprintf(f, isfinite(v.x) ? "%.9g" : "null", v.x);
+  if (v.type == 'l' || v.type == 'L') fputs(v.s, f);
+  if (v.type != 's' && v.type != 'l' && v.type != 'L') fprintf(f, isfinite(v.x) ? "%.9g" : "null", v.x);
 }
 static void jnamed(FILE *f, const nv *v, size_t count) { /* [{"name", "type", "value"}, ...] */
   for (const char *sep = "["; count-- > 0 || (fputs(*sep == '[' ? "[]" : "]", f), 0); ++v) {
@@ -228,6 +241,17 @@ static nv axis_value(int axis, double x) {
   return (nv){d->name, d->type, x, d->names ? d->names[(int)x] : NULL};
 }
 
+/* A JSON list of count reals with `decimals` decimals. */
+static void series(char *out, const double *x, unsigned count, int decimals) {
+  char *at = out;
+  *at++ = '[';
+  for (unsigned i = 0; i < count; ++i) {
+    if (i) *at++ = ',';
+    at += sprintf(at, "%.*f", decimals, x[i]);
+  }
+  strcpy(at, "]");
+}
+
 /* One state: its name, axis values, and summaries (the times in seconds, as nvbench's). */
 #define NV(name, type, format) "{\"name\":\"" name "\",\"type\":\"" type "\",\"value\":" format "}"
 static void json_state(bench_run *run, const bench_result *r) {
@@ -240,7 +264,12 @@ static void json_state(bench_run *run, const bench_result *r) {
   const char built = r->builds ? 'i' : 0;
   const double ms[] = {r->ms_median, r->ms_min, r->ms_max};
   char name[256], restarts[BENCH_MAX_REPS * 11 + 2] = "[";
+  static char theta[BENCH_MAX_SERIES * 12 + 3], bytes[BENCH_MAX_SERIES * 16 + 3];
+  const bench_dynamic *d = r->skipped ? NULL : r->dynamic;
+  const char dyn = d ? 'f' : 0;
   unsigned long long total = 0;
+  series(theta, d ? d->theta : NULL, d ? d->points : 0, 4);
+  series(bytes, d ? d->bytes : NULL, d ? d->points : 0, 0);
   nv axes[AX_COUNT] = {{0}};
   describe(r->ax, name, sizeof name);
   fprintf(f, "%s\n{\"name\":\"%s\",\"device\":0,\"axis_values\":", run->states++ ? "," : "", name);
@@ -282,7 +311,15 @@ static void json_state(bench_run *run, const bench_result *r) {
        POLICY[r->ax[AX_VARIANT] == GH_VARIANT_MULTIVALUE ? GH_APPEND : def->policy]},
       {"restarts", built ? 'l' : 0, 0, restarts}, {"restarts_total", built, total, 0},
       {"grows", built, r->grows, 0}, {"slabs_allocated", op == OP_ALLOC ? 'i' : 0, r->n, 0},
-      {"time_over_slab", isnan(r->ratio) ? 0 : 'f', r->ratio, 0}};
+      {"time_over_slab", isnan(r->ratio) ? 0 : 'f', r->ratio, 0},
+      {"insert_ms", dyn, r->phase_ms[PHASE_INSERT], 0}, {"find_ms", dyn, r->phase_ms[PHASE_FIND], 0},
+      {"erase_ms", dyn, r->phase_ms[PHASE_ERASE], 0}, {"resize_ms", dyn, r->phase_ms[PHASE_RESIZE], 0},
+      {"resize_fraction", dyn, r->phase_ms[PHASE_RESIZE] / r->ms_median, 0},
+      {"batches", dyn ? 'i' : 0, d ? (double)d->batches : 0, 0},
+      {"theta_min_where_possible", dyn, d ? d->theta_min : 0, 0},
+      {"peak_bytes", dyn ? 'i' : 0, d ? d->peak_bytes : 0, 0},
+      {"series_every_batches", dyn ? 'i' : 0, d ? (double)d->stride : 0, 0},
+      {"theta_per_batch", dyn ? 'L' : 0, 0, theta}, {"bytes_per_batch", dyn ? 'L' : 0, 0, bytes}};
   fputs("{\"tag\":\"gh/table\",\"name\":\"table\",\"data\":", f);
   jnamed(f, facts, sizeof facts / sizeof facts[0]);
   fprintf(f, "}],\"is_skipped\":%s", r->skipped ? "true,\"skip_reason\":" : "false");
@@ -337,7 +374,10 @@ static const struct target {
     {"slab-growth", "slab grown", D_SLAB, OP_BUILD, -1, AX_START, AX_START, 16, 0, 0.7, 0x1p27},
     {"slab-growth", "slab grown in batches", D_SLAB, OP_BATCHES, -1, AX_START, AX_START, 16, 0, 0.7, 0x1p27},
     {"dycuckoo-a", "dycuckoo insert", D_DYCUCKOO, OP_BUILD, -1, AX_D, -1, 4, 0, 8.0, 0x1p27},
-    {"dycuckoo-a", "dycuckoo find", D_DYCUCKOO, OP_FIND, -1, AX_D, -1, 4, 0, 14.0, 0x1p27}};
+    {"dycuckoo-a", "dycuckoo find", D_DYCUCKOO, OP_FIND, -1, AX_D, -1, 4, 0, 14.0, 0x1p27},
+    {"dycuckoo-c", "dycuckoo dynamic", D_DYCUCKOO, OP_DYNAMIC, -1, AX_DELETES, -1, 40, 0, 5.2, 0},
+    {"dycuckoo-c", "dynamic vs wd", D_DYCUCKOO, OP_DYNAMIC, -1, AX_DELETES, AX_DESIGN, 40,
+     D_WARPDRIVE, 3.0, 0}};
 static void track(bench_run *run, const bench_result *r) {
   for (int i = 0; i < TARGET_COUNT; ++i) {
     const struct target *t = &TARGETS[i];
@@ -415,7 +455,9 @@ static int allocate(bench_ctx *c, const bench_plan *p) {
   for (size_t k = 0; k < p->states; ++k) {
     state_at(p, k, c);
     designs |= 1u << (int)c->ax[AX_DESIGN];
-    runs |= c->ax[AX_VARIANT] > GH_VARIANT_MAP || c->ax[AX_OP] == OP_MIXED;
+    /* (dynamic: keys_out takes warpdrive's entries when it rehashes) */
+    runs |= c->ax[AX_VARIANT] > GH_VARIANT_MAP || c->ax[AX_OP] == OP_MIXED ||
+            c->ax[AX_OP] == OP_DYNAMIC;
     n = c->n > n ? c->n : n, vb = c->vb > vb ? c->vb : vb;
     c->distinct = c->n; /* an upper bound for every distribution */
     const gh_config config = bench_table_config(c);
@@ -525,12 +567,14 @@ static int measure(bench_ctx *c, const bench_steps *steps, bench_result *r) {
     int result;
     if (steps->setup != NULL && (result = steps->setup(c)) != BENCH_OK) return result;
     if (c->be->timer_start() != 0) return bench_error("starting the timer: %s", c->be->error());
+    c->own_ms = NAN;
     result = steps->op(c);
     /* Stop the timer even when the op failed, so the events are left in a clean state. */
     const int timer = c->be->timer_stop(&ms);
     if (result != BENCH_OK) return result;
     if (timer != 0) return bench_error("stopping the timer: %s", c->be->error());
     if (steps->check != NULL && (result = steps->check(c)) != BENCH_OK) return result;
+    if (!isnan(c->own_ms)) ms = c->own_ms;
     if (run >= r->warmup) samples[run - r->warmup] = ms;
   }
   qsort(samples, r->reps, sizeof samples[0], compare_double);
@@ -564,7 +608,14 @@ static int run_state(bench_run *run, bench_ctx *c, const bench_plan *p, int new_
   if (result == BENCH_OK) result = measure(c, steps, &r);
   if (result != BENCH_OK) return result;
   r.n = op == OP_FIND || op == OP_FIND_ABSENT || op == OP_FIND_ALL ? c->nq
-        : op == OP_ALLOC ? c->slabs : c->n;
+        : op == OP_ALLOC ? c->slabs : op == OP_DYNAMIC ? c->dynamic.ops : c->n;
+  for (int phase = 0; op == OP_DYNAMIC && phase < PHASE_COUNT; ++phase) {
+    double samples[BENCH_MAX_REPS];
+    for (unsigned k = 0; k < r.reps; ++k) samples[k] = c->dynamic.phase_ms[r.warmup + k][phase];
+    qsort(samples, r.reps, sizeof samples[0], compare_double);
+    r.phase_ms[phase] = (samples[(r.reps - 1) / 2] + samples[r.reps / 2]) / 2;
+    r.dynamic = &c->dynamic;
+  }
   r.rate = (double)r.n / (r.ms_median * 1e-3) / 1e9;
   r.stored = c->stored, r.failed = c->failed, r.full_runs = c->full_runs;
   r.slots = c->stats.slots, r.eviction_limit = c->stats.eviction_limit;

@@ -9,7 +9,7 @@
 
 #include "bench.h"
 
-static struct timespec g_start;
+static struct timespec g_start, g_laps[BENCH_LAPS][2];
 
 static const char *host_error(void) { return "out of host memory, or an output too small"; }
 static int host_release(void *ptr) { return free(ptr), 0; }
@@ -32,11 +32,18 @@ static int host_count_differ(const void *a, const void *b, uint64_t value, uint6
     *count += bench_load(a, i, bytes) != (b ? bench_load(b, i, bytes) : value);
   return 0;
 }
+static double ms_between(const struct timespec *from, const struct timespec *to) {
+  return (double)(to->tv_sec - from->tv_sec) * 1e3 + (double)(to->tv_nsec - from->tv_nsec) * 1e-6;
+}
 static int host_timer_stop(double *ms) {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
-  return *ms = (double)(now.tv_sec - g_start.tv_sec) * 1e3 +
-               (double)(now.tv_nsec - g_start.tv_nsec) * 1e-6, 0;
+  return *ms = ms_between(&g_start, &now), 0;
+}
+static int host_lap_start(unsigned lap) { return clock_gettime(CLOCK_MONOTONIC, &g_laps[lap][0]); }
+static int host_lap_stop(unsigned lap) { return clock_gettime(CLOCK_MONOTONIC, &g_laps[lap][1]); }
+static int host_lap_ms(unsigned lap, double *ms) {
+  return *ms = ms_between(&g_laps[lap][0], &g_laps[lap][1]), 0;
 }
 
 /* ---- The sorted baseline ------------------------------------------------------------------ */
@@ -102,6 +109,7 @@ void bench_host_open(bench_backend *b) {
       .memory = host_memory, .alloc = host_alloc, .release = host_release,
       .generate = host_generate, .count_differ = host_count_differ,
       .timer_start = host_timer_start, .timer_stop = host_timer_stop,
+      .lap_start = host_lap_start, .lap_stop = host_lap_stop, .lap_ms = host_lap_ms,
       .sorted_temp_bytes = host_sorted_temp_bytes, .sorted_build = host_sorted_build,
       .sorted_find = host_sorted_find, .sorted_find_all = host_sorted_find_all};
 }

@@ -6,7 +6,7 @@ static const char *const DESIGNS[] = {"limits", "warpdrive", "cuckoo", "sorted",
 static const char *const VARIANTS[] = {"map", "compacting", "multivalue", NULL};
 static const char *const DISTS[] = {"unique", "zipf", "cyclic", NULL};
 static const char *const OPS[] = {"insert", "build", "find", "find_absent", "erase", "find_all",
-                                  "batches", "mixed", "slab_alloc", "limit_copy",
+                                  "batches", "mixed", "slab_alloc", "dynamic", "limit_copy",
                                   "limit_sector_read", "limit_cas64", "limit_atomic_add32", NULL};
 const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_DESIGN] = {"design", DESIGNS, 's', 0, 0}, [AX_VARIANT] = {"variant", VARIANTS, 's', 0, 0},
@@ -19,31 +19,38 @@ const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_START] = {"initial_buckets", NULL, 'i', 0, 0x1p36, "initial_buckets %.0f; "},
     [AX_BATCH] = {"batch", NULL, 'i', 1, 0x1p40, "batches of %.0f; "},
     [AX_UPDATES] = {"update_percent", NULL, 'i', 0, 100, "updates %.0f%%; "},
+    [AX_DELETES] = {"delete_percent", NULL, 'i', 0, 50, "deletes %.0f%% of a batch; "},
+    [AX_FILL_MIN] = {"fill_min", NULL, 'f', 0.01, 0.9, "fill_min %.2f; "},
     [AX_ABSENT] = {"absent_percent", NULL, 'i', 0, 100, "absent %.0f%%; "},
     [AX_OP] = {"op", OPS, 's', 0, 0}};
 /* Where a design uses an axis its scenario lacks: unique keys, a map, the chapter's d = 4 and
- * table 1.25 n, warpdrive's g = 4, the slab paper's 0.7 slabs per bucket (60 % memory used). */
-const double bench_defaults[AX_COUNT] = {NAN, 0, NAN, 0, NAN, 4, NAN, 4, 1.25, 0.7, NAN, NAN,
-                                         NAN, NAN, NAN};
+ * table 1.25 n, warpdrive's g = 4, the slab paper's 0.7 slabs per bucket (60 % memory used),
+ * DyCuckoo's alpha 0.4 and deletes of 0.4 of a batch. */
+const double bench_defaults[AX_COUNT] = {
+    [AX_DESIGN] = NAN, [AX_VARIANT] = 0, [AX_N] = NAN, [AX_DIST] = 0, [AX_MULT] = NAN, [AX_G] = 4,
+    [AX_LOAD] = NAN, [AX_D] = 4, [AX_FACTOR] = 1.25, [AX_SLABS] = 0.7, [AX_START] = NAN,
+    [AX_BATCH] = NAN, [AX_UPDATES] = NAN, [AX_DELETES] = 40, [AX_FILL_MIN] = 0.4,
+    [AX_ABSENT] = NAN, [AX_OP] = NAN};
 #define BIT(axis) (1u << (axis))
 #define COMMON (BIT(AX_DESIGN) | BIT(AX_N) | BIT(AX_DIST) | BIT(AX_OP))
+#define DYNAMIC (BIT(AX_BATCH) | BIT(AX_DELETES)) /* the dynamic workload's */
 /* Duplicates update the value in warpdrive, as in the paper; cuckoo builds keep the first. */
 const bench_design_def bench_designs[D_COUNT] = {
     [D_LIMITS] = {0, 0, 0, 1, BIT(AX_DESIGN) | BIT(AX_OP)},
     [D_WARPDRIVE] = {GH_WARPDRIVE, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_G) | BIT(AX_LOAD) |
-                                                          BIT(AX_BATCH)},
+                                                          DYNAMIC | BIT(AX_FILL_MIN)},
     [D_CUCKOO] = {GH_CUCKOO, GH_KEEP_FIRST, 1, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) |
                                                       BIT(AX_D) | BIT(AX_FACTOR) | BIT(AX_ABSENT)},
     [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT)},
     [D_SLAB] = {GH_SLAB, GH_OVERWRITE, 0, 0,
-                COMMON | BIT(AX_SLABS) | BIT(AX_START) | BIT(AX_BATCH) | BIT(AX_UPDATES)},
-    [D_DYCUCKOO] = {GH_DYCUCKOO, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_D)}};
+                COMMON | BIT(AX_SLABS) | BIT(AX_START) | DYNAMIC | BIT(AX_UPDATES)},
+    [D_DYCUCKOO] = {GH_DYCUCKOO, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_D) | DYNAMIC | BIT(AX_FILL_MIN)}};
 /* An insert claims a slot by CAS (also shown against atomicAdd), an erase writes a tombstone by
  * CAS, a lookup reads sectors: ceilings 1 sector reads, 2 CAS, 3 atomicAdd (0: the copy). */
 const bench_op_def bench_ops[OP_COUNT] = {
     [OP_INSERT] = {2, 3}, [OP_BUILD] = {2, 3}, [OP_FIND] = {1, -1}, [OP_FIND_ABSENT] = {1, -1},
     [OP_ERASE] = {2, -1}, [OP_FIND_ALL] = {1, -1}, [OP_BATCHES] = {2, 3}, [OP_MIXED] = {2, 1},
-    [OP_ALLOC] = {-1, -1}};
+    [OP_ALLOC] = {-1, -1}, [OP_DYNAMIC] = {-1, -1}};
 const bench_scenario bench_scenarios[] = {
     {"limits", "ceilings: coalesced copy, random sector reads, random CAS and atomicAdd", 0, 0, 0},
     {"warpdrive", "warpdrive (paper V-B): insert, find, find of absent keys, erase", 0, 1, NULL},
@@ -59,7 +66,11 @@ const bench_scenario bench_scenarios[] = {
     {"slab-d", "slab-d (VI-C, fig. 7a): gh_mixed vs initial slabs per bucket x updates", 0, 0, 0},
     {"slab-e", "slab-e (SlabAlloc): slabs a build takes from SlabAlloc per second", 0, 0, 0},
     {"slab-growth", "slab-growth: build (whole, and in batches) into 16 base buckets vs a table sized for n", 3, 0, 0},
-    {"dycuckoo-a", "dycuckoo-a (paper 6.2): insert, find vs d; subtables sized for n at theta 0.9", 0, 0, 0}};
+    {"dycuckoo-a", "dycuckoo-a (paper 6.2): insert, find vs d; subtables sized for n at theta 0.9", 0, 0, 0},
+    {"dycuckoo-c", "dycuckoo-c (paper 6.4): batches of inserts, finds, deletes, then replayed "
+     "swapped; vs warpdrive doubling + rehashing, vs slab", 3, 0, 0},
+    {"dycuckoo-d", "dycuckoo-d (paper 6.4): the dynamic workload vs fill_min (alpha) and batch size",
+     3, 0, 0}};
 const size_t bench_scenario_count = sizeof bench_scenarios / sizeof bench_scenarios[0];
 
 #define P2(k) ((double)(1ull << (k)))
@@ -148,7 +159,22 @@ const bench_row bench_rows[] = {
     {"dycuckoo-a", AX_N, ALL, PER_MODE, {P2(27), P2(22), P2(20), P2(16)}},
     {"dycuckoo-a", AX_D, QUICK, 2, {2, 4}},
     {"dycuckoo-a", AX_D, ALL, 7, {2, 3, 4, 5, 6, 7, 8}},
-    {"dycuckoo-a", AX_OP, ALL, 3, {OP_BUILD, OP_FIND, OP_FIND_ABSENT}}};
+    {"dycuckoo-a", AX_OP, ALL, 3, {OP_BUILD, OP_FIND, OP_FIND_ABSENT}},
+    /* The issue's workload: 10^8 keys, batches of 10^6 inserts + 10^6 finds + 0.4 x 10^6 deletes;
+     * [alpha, beta] = [0.4, 0.9]. */
+    {"dycuckoo-c", AX_DESIGN, ALL, 3, {D_DYCUCKOO, D_WARPDRIVE, D_SLAB}},
+    {"dycuckoo-c", AX_N, ALL, PER_MODE, {1e8, P2(22), P2(20), P2(16)}},
+    {"dycuckoo-c", AX_BATCH, ALL, PER_MODE, {1e6, P2(16), P2(14), P2(10)}},
+    {"dycuckoo-c", AX_DELETES, QUICK, 1, {40}},
+    {"dycuckoo-c", AX_DELETES, ALL, 5, {10, 20, 30, 40, 50}},
+    {"dycuckoo-c", AX_OP, ALL, 1, {OP_DYNAMIC}},
+    {"dycuckoo-d", AX_DESIGN, ALL, 1, {D_DYCUCKOO}},
+    {"dycuckoo-d", AX_N, ALL, PER_MODE, {1e8, P2(22), P2(20), P2(16)}},
+    {"dycuckoo-d", AX_FILL_MIN, QUICK, 2, {0.25, 0.45}},
+    {"dycuckoo-d", AX_FILL_MIN, ALL, 5, {0.25, 0.3, 0.35, 0.4, 0.45}},
+    {"dycuckoo-d", AX_BATCH, M_FULL_GPU, 4, {2.5e5, 5e5, 1e6, 2e6}},
+    {"dycuckoo-d", AX_BATCH, ALL, PER_MODE, {0, P2(14), P2(14), P2(10)}},
+    {"dycuckoo-d", AX_OP, ALL, 1, {OP_DYNAMIC}}};
 const size_t bench_row_count = sizeof bench_rows / sizeof bench_rows[0];
 
 /* ---- gpuhash tables ----------------------------------------------------------------------- */
@@ -157,6 +183,13 @@ static const bench_design_def *design(const bench_ctx *c) { return &bench_design
 /* Entries per 120 data bytes of a slab: slots of 4, 8 or 16 bytes (gpuhash/detail/slab.h). */
 static unsigned per_slab(const bench_ctx *c) {
   return 120 / (c->kb + c->vb > 8 ? 16 : c->kb + c->vb);
+}
+
+/* The dynamic workload's beta: DyCuckoo's default fill_max, also where warpdrive doubles. */
+static double dynamic_fill_max(void) { return gh_config_default(GH_DYCUCKOO).fill_max; }
+/* Its alpha: the axis (slab has none: DyCuckoo's default, for the filled factor reported). */
+static double dynamic_fill_min(const bench_ctx *c) {
+  return c->ax[AX_FILL_MIN] > 0 ? c->ax[AX_FILL_MIN] : gh_config_default(GH_DYCUCKOO).fill_min;
 }
 
 gh_config bench_table_config(const bench_ctx *c) {
@@ -179,6 +212,11 @@ gh_config bench_table_config(const bench_ctx *c) {
     config.capacity = c->distinct;
     config.hash_functions = (unsigned)c->ax[AX_D];
     config.table_factor = c->ax[AX_FACTOR];
+  }
+  if (c->ax[AX_OP] == OP_DYNAMIC) { /* room for one batch at first; the tables grow from there */
+    const double batch = c->ax[AX_BATCH];
+    config.capacity = (uint64_t)(config.design == GH_WARPDRIVE ? ceil(batch / dynamic_fill_max()) : batch);
+    if (config.design == GH_DYCUCKOO) config.fill_min = c->ax[AX_FILL_MIN];
   }
   config.capacity += config.capacity == 0;
   return config;
@@ -397,6 +435,164 @@ static int alloc_check(bench_ctx *c) {
   return result;
 }
 
+/* ---- The dynamic workload (dycuckoo-c and -d; bench/README.md) ---------------------------- */
+/* Batch j of the inputs in order inserts [j b, j b + inserts), then finds `finds` of the keys
+ * present (a window at a place the seed picks), then erases the oldest: [j per, j per + erases),
+ * per = b x delete_percent / 100 (at most half a batch, so these keys are always in). The replay
+ * runs the batches from last to first with inserts and erases swapped: each takes the table back
+ * to the state before its batch, down to empty. */
+typedef struct dynamic_batch {
+  uint64_t insert_at, inserts, find_at, finds, erase_at, erases;
+} dynamic_batch;
+
+static dynamic_batch batch_of(const bench_ctx *c, uint64_t j) {
+  const uint64_t b = (uint64_t)c->ax[AX_BATCH], per = b * (uint64_t)c->ax[AX_DELETES] / 100;
+  dynamic_batch x;
+  x.insert_at = j * b;
+  x.inserts = c->n - x.insert_at < b ? c->n - x.insert_at : b;
+  x.erase_at = j * per;
+  const uint64_t present = x.insert_at + x.inserts - x.erase_at; /* before the erase */
+  x.erases = per < present ? per : present;
+  x.finds = present < b ? present : b;
+  x.find_at = x.erase_at + bench_mix64(j ^ c->opts->seed) % (present - x.finds + 1);
+  return x;
+}
+static uint64_t batches(const bench_ctx *c) {
+  const uint64_t b = (uint64_t)c->ax[AX_BATCH];
+  return (c->n + b - 1) / b;
+}
+
+/* Untimed, before each run: the table as created (warpdrive's was replaced by rehashing). */
+static int dynamic_setup(bench_ctx *c) {
+  bench_dynamic *d = &c->dynamic;
+  gh_destroy(c->table), c->table = NULL, c->stored = 0;
+  int result = GH_CALL(c, gh_create(&c->config, &c->table));
+  if (result == BENCH_OK) result = GH_CALL(c, gh_get_stats(c->table, &c->stats));
+  d->first_slots = c->stats.slots, d->points = 0, d->theta_min = 1.0, d->peak_bytes = 0;
+  d->stride = (2 * batches(c) + BENCH_MAX_SERIES - 1) / BENCH_MAX_SERIES;
+  return result;
+}
+
+/* warpdrive's resize (lap `lap`): when `keys` would leave [fill_min, fill_max] of its slots, the
+ * slots double (or halve, not below the first table's) until they fit, and every entry is
+ * exported and inserted into a new table of that size. */
+static int warpdrive_rehash(bench_ctx *c, uint64_t keys, unsigned lap, int *timed) {
+  const double fill_max = dynamic_fill_max(), fill_min = dynamic_fill_min(c);
+  uint64_t slots = 0, target, count = 0;
+  int result = GH_CALL(c, gh_capacity(c->table, &slots));
+  for (target = slots; (double)keys > fill_max * (double)target;) target *= 2;
+  while (target / 2 >= c->dynamic.first_slots && (double)keys < fill_min * (double)target) target /= 2;
+  if (result != BENCH_OK || target == slots) return result;
+  gh_config config = c->config;
+  gh_table *grown = NULL;
+  config.capacity = target;
+  if (bench_backend_failed(c, c->be->lap_start(lap) != 0, "timing") != BENCH_OK) return BENCH_FATAL;
+  result = GH_CALL(c, gh_export(c->table, c->keys_out, c->values_out, c->n, &count, c->be->stream));
+  if (result == BENCH_OK) result = GH_CALL(c, gh_create(&config, &grown));
+  if (result == BENCH_OK)
+    result = GH_CALL(c, gh_insert(grown, c->keys_out, c->values_out, count, design(c)->policy, NULL,
+                                  c->be->stream));
+  if (result == BENCH_OK) gh_destroy(c->table), c->table = grown, grown = NULL;
+  gh_destroy(grown);
+  *timed = 1;
+  return result != BENCH_OK ? result : bench_backend_failed(c, c->be->lap_stop(lap) != 0, "timing");
+}
+
+/* One call as lap `lap` (its start marked before the call is made). */
+static int lap_end(bench_ctx *c, unsigned lap, const char *call, gh_status status) {
+  const int result = bench_call_failed(c, call, status);
+  return result != BENCH_OK ? result : bench_backend_failed(c, c->be->lap_stop(lap) != 0, "timing");
+}
+#define LAP(c, lap, call)                                                                   \
+  (bench_backend_failed(c, (c)->be->lap_start(lap) != 0, "timing") != BENCH_OK ? BENCH_FATAL \
+                                                                                : lap_end(c, lap, #call, call))
+enum { LAP_GROW, LAP_INSERT, LAP_FIND, LAP_ERASE, LAP_SHRINK };
+
+/* The finds of a batch all hit, with the values inserted (untimed). */
+static int dynamic_find_check(bench_ctx *c, const dynamic_batch *x) {
+  uint64_t misses = 0, wrong = 0;
+  int result = bench_count(c, c->flags, NULL, 1, x->finds, 1, &misses);
+  if (result == BENCH_OK && c->vb)
+    result = bench_count(c, c->values_out, (char *)c->values + x->find_at * c->vb, 0, x->finds,
+                         c->vb, &wrong);
+  if (result != BENCH_OK || (misses == 0 && wrong == 0)) return result;
+  return bench_wrong(c, "%llu of %llu finds of present keys missed, %llu values wrong",
+                     (unsigned long long)misses, (unsigned long long)x->finds,
+                     (unsigned long long)wrong);
+}
+
+/* Batch k of the run (the replay's are k >= batches), into ms[PHASE_*]; after it, the size is
+ * checked and the filled factor and the table's bytes recorded. */
+static int run_batch(bench_ctx *c, uint64_t k, double *ms) {
+  const uint64_t j = k < batches(c) ? k : 2 * batches(c) - 1 - k;
+  const dynamic_batch x = batch_of(c, j);
+  const int replay = k >= batches(c), rehash = design(c)->gh == GH_WARPDRIVE;
+  const uint64_t in_at = replay ? x.erase_at : x.insert_at, in = replay ? x.erases : x.inserts;
+  const uint64_t out_at = replay ? x.insert_at : x.erase_at, out = replay ? x.inserts : x.erases;
+  const double resized_before = c->stats.resize_seconds;
+  gh_stats inserted;
+  int grew = 0, shrank = 0, result = BENCH_OK;
+  size_t host = 0, device = 0;
+  if (rehash) result = warpdrive_rehash(c, c->stored + in, LAP_GROW, &grew);
+  if (result == BENCH_OK)
+    result = LAP(c, LAP_INSERT, gh_insert(c->table, (char *)c->keys + in_at * c->kb,
+                                          c->vb ? (char *)c->values + in_at * c->vb : NULL, in,
+                                          design(c)->policy, NULL, c->be->stream));
+  if (result == BENCH_OK) result = GH_CALL(c, gh_get_stats(c->table, &inserted));
+  if (result == BENCH_OK)
+    result = LAP(c, LAP_FIND, gh_find(c->table, (char *)c->keys + x.find_at * c->kb, x.finds,
+                                      c->vb ? c->values_out : NULL, c->flags, NULL, c->be->stream));
+  if (result == BENCH_OK) result = dynamic_find_check(c, &x);
+  if (result == BENCH_OK)
+    result = LAP(c, LAP_ERASE, gh_erase(c->table, (char *)c->keys + out_at * c->kb, out, NULL, NULL,
+                                        c->be->stream));
+  c->stored += in - out;
+  if (result == BENCH_OK && rehash) result = warpdrive_rehash(c, c->stored, LAP_SHRINK, &shrank);
+  double lap[LAP_SHRINK + 1] = {0};
+  for (unsigned l = 0; l <= LAP_SHRINK && result == BENCH_OK; ++l)
+    if ((l != LAP_GROW || grew) && (l != LAP_SHRINK || shrank))
+      result = bench_backend_failed(c, c->be->lap_ms(l, &lap[l]) != 0, "timing");
+  if (result == BENCH_OK) result = GH_CALL(c, gh_get_stats(c->table, &c->stats));
+  if (result == BENCH_OK) result = GH_CALL(c, gh_memory_usage(c->table, &host, &device));
+  if (result != BENCH_OK) return result;
+  if (c->stats.size != c->stored)
+    return bench_wrong(c, "%llu keys after batch %llu, expected %llu",
+                       (unsigned long long)c->stats.size, (unsigned long long)k,
+                       (unsigned long long)c->stored);
+  /* dycuckoo and slab resize inside their calls and say for how long: not their insert's time */
+  const double in_resize = 1e3 * (inserted.resize_seconds - resized_before);
+  const double out_resize = 1e3 * (c->stats.resize_seconds - inserted.resize_seconds);
+  ms[PHASE_INSERT] += lap[LAP_INSERT] - in_resize;
+  ms[PHASE_FIND] += lap[LAP_FIND];
+  ms[PHASE_ERASE] += lap[LAP_ERASE] - out_resize;
+  ms[PHASE_RESIZE] += lap[LAP_GROW] + lap[LAP_SHRINK] + in_resize + out_resize;
+  bench_dynamic *d = &c->dynamic;
+  const double theta = (double)c->stats.size / (double)c->stats.slots;
+  const double bytes = (double)(c->be->stream ? device : host);
+  const int possible = (double)c->stats.size >= dynamic_fill_min(c) * (double)d->first_slots;
+  if (possible && theta < d->theta_min) d->theta_min = theta;
+  if (bytes > d->peak_bytes) d->peak_bytes = bytes;
+  if (k % d->stride == 0 && d->points < BENCH_MAX_SERIES)
+    d->theta[d->points] = theta, d->bytes[d->points++] = bytes;
+  return BENCH_OK;
+}
+
+/* The whole workload; its time is the sum of the laps (the checks between them are not in it). */
+static int table_dynamic(bench_ctx *c) {
+  double *ms = c->dynamic.phase_ms[c->runs++ % BENCH_MAX_RUNS];
+  int result = BENCH_OK;
+  c->dynamic.ops = 0, c->dynamic.batches = 2 * batches(c);
+  for (int p = 0; p < PHASE_COUNT; ++p) ms[p] = 0;
+  for (uint64_t k = 0; k < c->dynamic.batches && result == BENCH_OK; ++k)
+    result = run_batch(c, k, ms);
+  for (uint64_t j = 0; j < batches(c); ++j) {
+    const dynamic_batch x = batch_of(c, j);
+    c->dynamic.ops += 2 * (x.inserts + x.finds + x.erases);
+  }
+  c->own_ms = ms[PHASE_INSERT] + ms[PHASE_FIND] + ms[PHASE_ERASE] + ms[PHASE_RESIZE];
+  return result;
+}
+
 /* ---- Ceilings: a failure is the device's, never a table's, so fatal ---------------------- */
 static int limit(bench_ctx *c, int step) {
   const int which = (int)c->ax[AX_OP] - OP_LIMIT_COPY;
@@ -420,7 +616,8 @@ const bench_steps *bench_steps_for(int design, int op) {
       [OP_FIND_ALL] = {NULL, ready, table_find_all, find_all_check},
       [OP_BATCHES] = {NULL, table_reset, table_batches, table_insert_check},
       [OP_MIXED] = {mixed_prepare, mixed_setup, table_mixed, mixed_check},
-      [OP_ALLOC] = {NULL, alloc_reset, table_insert, alloc_check}};
+      [OP_ALLOC] = {NULL, alloc_reset, table_insert, alloc_check},
+      [OP_DYNAMIC] = {NULL, dynamic_setup, table_dynamic, NULL}};
   static const bench_steps SORTED[OP_COUNT] = {
       [OP_BUILD] = {NULL, NULL, sorted_build, sorted_build_check},
       [OP_FIND] = {NULL, ready, sorted_find, find_check},
