@@ -442,6 +442,7 @@ typedef struct gh_stats {
   /* dycuckoo: time spent doubling and halving subtables; slab: enlarging its base buckets. Device
    * time (CUDA events on the call's stream; the clock on the host backend), in seconds, ever. */
   double resize_seconds;
+  uint64_t subtable_keys[8]; /* dycuckoo: the keys each subtable holds, indices 0..d-1 */
 } gh_stats;
 
 /** Fills the first struct_size bytes of *stats (the caller's sizeof(gh_stats), so that fields a

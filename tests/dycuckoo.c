@@ -46,13 +46,19 @@ static gh_config dy_config(unsigned key_bits, unsigned value_bits, uint64_t capa
 static void check_bounds(tu_table *h, const char *when) {
   gh_stats s;
   if (!CHECK_OK(h->table, gh_get_stats(h->table, &s))) return;
-  uint64_t least = ~0ull, most = 0;
+  uint64_t least = ~0ull, most = 0, keys = 0;
   CHECK(s.subtables == h->config.hash_functions, "%s: %llu subtables, d = %u", when, (unsigned long long)s.subtables,
         h->config.hash_functions);
   for (uint64_t i = 0; i < s.subtables && i < 8; ++i) {
     if (s.subtable_buckets[i] < least) least = s.subtable_buckets[i];
     if (s.subtable_buckets[i] > most) most = s.subtable_buckets[i];
+    keys += s.subtable_keys[i];
+    CHECK(s.subtable_keys[i] <= s.subtable_buckets[i] * 128 / (h->config.key_bits / 8), "%s: subtable %llu holds %llu keys in %llu buckets", when,
+          (unsigned long long)i, (unsigned long long)s.subtable_keys[i], (unsigned long long)s.subtable_buckets[i]);
   }
+  /* (the all-ones key, kept beside the subtables, is the one key they may lack) */
+  CHECK(keys == s.size || keys + 1 == s.size, "%s: the subtables hold %llu keys, the size is %llu", when,
+        (unsigned long long)keys, (unsigned long long)s.size);
   CHECK(most <= 2 * least, "%s: subtables of %llu and %llu buckets", when, (unsigned long long)least,
         (unsigned long long)most);
   const double theta = s.slots ? (double)s.size / (double)s.slots : 0.0;

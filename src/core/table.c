@@ -635,7 +635,7 @@ gh_status gh_get_config_sized(gh_table *t, gh_config *config, size_t struct_size
 /* sizeof(gh_stats) in 0.2.0, the first release that passes the caller's size; fields are only
  * appended after it (and the newest size is recorded here). */
 #define GH_STATS_FIRST_SIZE (offsetof(gh_stats, stash_keys) + sizeof(uint64_t))
-#define GH_STATS_NEWEST_SIZE (offsetof(gh_stats, resize_seconds) + sizeof(double))
+#define GH_STATS_NEWEST_SIZE (offsetof(gh_stats, subtable_keys) + 8 * sizeof(uint64_t))
 _Static_assert(sizeof(gh_stats) == GH_STATS_NEWEST_SIZE,
                "gh_stats grew: fields are appended only; record the new release's size for gh_get_stats_sized");
 

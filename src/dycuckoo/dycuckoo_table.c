@@ -806,7 +806,10 @@ gh_status gh__dy_stats(gh_table *t, gh_stats *stats) {
   const gh_status status = read_counters(t, &c, NULL);
   if (status != GH_OK) return status;
   stats->subtables = s->geometry.tables;
-  for (unsigned i = 0; i < s->geometry.tables; ++i) stats->subtable_buckets[i] = s->geometry.buckets[i];
+  for (unsigned i = 0; i < s->geometry.tables; ++i) {
+    stats->subtable_buckets[i] = s->geometry.buckets[i];
+    stats->subtable_keys[i] = c.keys[i];
+  }
   stats->grows = s->upsizes;
   stats->upsizes = s->upsizes;
   stats->downsizes = s->downsizes;

@@ -198,7 +198,7 @@ void bench_host_open(bench_backend *b);
 typedef enum { D_LIMITS, D_WARPDRIVE, D_CUCKOO, D_SORTED, D_SLAB, D_DYCUCKOO, D_COUNT } bench_design;
 typedef enum {
   OP_INSERT, OP_BUILD, OP_FIND, OP_FIND_ABSENT, OP_ERASE, OP_FIND_ALL, OP_BATCHES, OP_MIXED,
-  OP_ALLOC, OP_DYNAMIC, OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD, OP_COUNT
+  OP_ALLOC, OP_DYNAMIC, OP_UPSIZE, OP_DOWNSIZE, OP_REINSERT, OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD, OP_COUNT
 } bench_op;
 enum { DIST_UNIQUE, DIST_ZIPF, DIST_CYCLIC };
 /* Every parameter of a state is an axis; consecutive states alike up to AX_ABSENT share a table. */
@@ -302,7 +302,8 @@ typedef struct bench_ctx {
   const void *q; /* the lookup: nq queries, `absent` of them never inserted */
   uint64_t nq, absent, total;
   uint64_t mix[3], slabs; /* [GH_OP_INSERT], [GH_OP_ERASE] of a mixed batch; slabs allocated */
-  double own_ms;          /* an op that times its own laps (dynamic): their sum, else NAN */
+  double own_ms;          /* an op that times itself (dynamic, upsize, downsize), else NAN */
+  uint64_t moved;         /* upsize, downsize: the keys of the subtable resized */
   bench_dynamic dynamic;
 } bench_ctx;
 

@@ -608,7 +608,9 @@ static int run_state(bench_run *run, bench_ctx *c, const bench_plan *p, int new_
   if (result == BENCH_OK) result = measure(c, steps, &r);
   if (result != BENCH_OK) return result;
   r.n = op == OP_FIND || op == OP_FIND_ABSENT || op == OP_FIND_ALL ? c->nq
-        : op == OP_ALLOC ? c->slabs : op == OP_DYNAMIC ? c->dynamic.ops : c->n;
+        : op == OP_ALLOC ? c->slabs : op == OP_DYNAMIC ? c->dynamic.ops
+        : op == OP_UPSIZE || op == OP_DOWNSIZE ? c->moved
+        : op == OP_REINSERT ? c->n - c->stored : c->n;
   for (int phase = 0; op == OP_DYNAMIC && phase < PHASE_COUNT; ++phase) {
     double samples[BENCH_MAX_REPS];
     for (unsigned k = 0; k < r.reps; ++k) samples[k] = c->dynamic.phase_ms[r.warmup + k][phase];

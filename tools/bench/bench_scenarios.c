@@ -6,7 +6,8 @@ static const char *const DESIGNS[] = {"limits", "warpdrive", "cuckoo", "sorted",
 static const char *const VARIANTS[] = {"map", "compacting", "multivalue", NULL};
 static const char *const DISTS[] = {"unique", "zipf", "cyclic", NULL};
 static const char *const OPS[] = {"insert", "build", "find", "find_absent", "erase", "find_all",
-                                  "batches", "mixed", "slab_alloc", "dynamic", "limit_copy",
+                                  "batches", "mixed", "slab_alloc", "dynamic", "upsize", "downsize",
+                                  "rehash_by_insert", "limit_copy",
                                   "limit_sector_read", "limit_cas64", "limit_atomic_add32", NULL};
 const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_DESIGN] = {"design", DESIGNS, 's', 0, 0}, [AX_VARIANT] = {"variant", VARIANTS, 's', 0, 0},
@@ -24,12 +25,11 @@ const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_ABSENT] = {"absent_percent", NULL, 'i', 0, 100, "absent %.0f%%; "},
     [AX_OP] = {"op", OPS, 's', 0, 0}};
 /* Where a design uses an axis its scenario lacks: unique keys, a map, the chapter's d = 4 and
- * table 1.25 n, warpdrive's g = 4, the slab paper's 0.7 slabs per bucket (60 % memory used),
- * DyCuckoo's alpha 0.4 and deletes of 0.4 of a batch. */
+ * table 1.25 n, warpdrive's g = 4, the slab paper's 0.7 slabs per bucket (60 % memory used). */
 const double bench_defaults[AX_COUNT] = {
     [AX_DESIGN] = NAN, [AX_VARIANT] = 0, [AX_N] = NAN, [AX_DIST] = 0, [AX_MULT] = NAN, [AX_G] = 4,
     [AX_LOAD] = NAN, [AX_D] = 4, [AX_FACTOR] = 1.25, [AX_SLABS] = 0.7, [AX_START] = NAN,
-    [AX_BATCH] = NAN, [AX_UPDATES] = NAN, [AX_DELETES] = 40, [AX_FILL_MIN] = 0.4,
+    [AX_BATCH] = NAN, [AX_UPDATES] = NAN, [AX_DELETES] = NAN, [AX_FILL_MIN] = NAN,
     [AX_ABSENT] = NAN, [AX_OP] = NAN};
 #define BIT(axis) (1u << (axis))
 #define COMMON (BIT(AX_DESIGN) | BIT(AX_N) | BIT(AX_DIST) | BIT(AX_OP))
@@ -50,7 +50,8 @@ const bench_design_def bench_designs[D_COUNT] = {
 const bench_op_def bench_ops[OP_COUNT] = {
     [OP_INSERT] = {2, 3}, [OP_BUILD] = {2, 3}, [OP_FIND] = {1, -1}, [OP_FIND_ABSENT] = {1, -1},
     [OP_ERASE] = {2, -1}, [OP_FIND_ALL] = {1, -1}, [OP_BATCHES] = {2, 3}, [OP_MIXED] = {2, 1},
-    [OP_ALLOC] = {-1, -1}, [OP_DYNAMIC] = {-1, -1}};
+    [OP_ALLOC] = {-1, -1}, [OP_DYNAMIC] = {-1, -1}, [OP_UPSIZE] = {-1, -1},
+    [OP_DOWNSIZE] = {-1, -1}, [OP_REINSERT] = {2, 3}};
 const bench_scenario bench_scenarios[] = {
     {"limits", "ceilings: coalesced copy, random sector reads, random CAS and atomicAdd", 0, 0, 0},
     {"warpdrive", "warpdrive (paper V-B): insert, find, find of absent keys, erase", 0, 1, NULL},
@@ -67,6 +68,8 @@ const bench_scenario bench_scenarios[] = {
     {"slab-e", "slab-e (SlabAlloc): slabs a build takes from SlabAlloc per second", 0, 0, 0},
     {"slab-growth", "slab-growth: build (whole, and in batches) into 16 base buckets vs a table sized for n", 3, 0, 0},
     {"dycuckoo-a", "dycuckoo-a (paper 6.2): insert, find vs d; subtables sized for n at theta 0.9", 0, 0, 0},
+    {"dycuckoo-b", "dycuckoo-b (paper 6.3): one upsize from theta = beta, one downsize from theta = "
+     "alpha, vs inserting a subtable's keys", 0, 0, 0},
     {"dycuckoo-c", "dycuckoo-c (paper 6.4): batches of inserts, finds, deletes, then replayed "
      "swapped; vs warpdrive doubling + rehashing, vs slab", 3, 0, 0},
     {"dycuckoo-d", "dycuckoo-d (paper 6.4): the dynamic workload vs fill_min (alpha) and batch size",
@@ -160,6 +163,9 @@ const bench_row bench_rows[] = {
     {"dycuckoo-a", AX_D, QUICK, 2, {2, 4}},
     {"dycuckoo-a", AX_D, ALL, 7, {2, 3, 4, 5, 6, 7, 8}},
     {"dycuckoo-a", AX_OP, ALL, 3, {OP_BUILD, OP_FIND, OP_FIND_ABSENT}},
+    {"dycuckoo-b", AX_DESIGN, ALL, 1, {D_DYCUCKOO}},
+    {"dycuckoo-b", AX_N, ALL, PER_MODE, {P2(27), P2(22), P2(18), P2(14)}},
+    {"dycuckoo-b", AX_OP, ALL, 3, {OP_UPSIZE, OP_DOWNSIZE, OP_REINSERT}},
     /* The issue's workload: 10^8 keys, batches of 10^6 inserts + 10^6 finds + 0.4 x 10^6 deletes;
      * [alpha, beta] = [0.4, 0.9]. */
     {"dycuckoo-c", AX_DESIGN, ALL, 3, {D_DYCUCKOO, D_WARPDRIVE, D_SLAB}},
@@ -167,6 +173,7 @@ const bench_row bench_rows[] = {
     {"dycuckoo-c", AX_BATCH, ALL, PER_MODE, {1e6, P2(16), P2(14), P2(10)}},
     {"dycuckoo-c", AX_DELETES, QUICK, 1, {40}},
     {"dycuckoo-c", AX_DELETES, ALL, 5, {10, 20, 30, 40, 50}},
+    {"dycuckoo-c", AX_FILL_MIN, ALL, 1, {0.4}},
     {"dycuckoo-c", AX_OP, ALL, 1, {OP_DYNAMIC}},
     {"dycuckoo-d", AX_DESIGN, ALL, 1, {D_DYCUCKOO}},
     {"dycuckoo-d", AX_N, ALL, PER_MODE, {1e8, P2(22), P2(20), P2(16)}},
@@ -174,6 +181,7 @@ const bench_row bench_rows[] = {
     {"dycuckoo-d", AX_FILL_MIN, ALL, 5, {0.25, 0.3, 0.35, 0.4, 0.45}},
     {"dycuckoo-d", AX_BATCH, M_FULL_GPU, 4, {2.5e5, 5e5, 1e6, 2e6}},
     {"dycuckoo-d", AX_BATCH, ALL, PER_MODE, {0, P2(14), P2(14), P2(10)}},
+    {"dycuckoo-d", AX_DELETES, ALL, 1, {40}},
     {"dycuckoo-d", AX_OP, ALL, 1, {OP_DYNAMIC}}};
 const size_t bench_row_count = sizeof bench_rows / sizeof bench_rows[0];
 
@@ -187,10 +195,8 @@ static unsigned per_slab(const bench_ctx *c) {
 
 /* The dynamic workload's beta: DyCuckoo's default fill_max, also where warpdrive doubles. */
 static double dynamic_fill_max(void) { return gh_config_default(GH_DYCUCKOO).fill_max; }
-/* Its alpha: the axis (slab has none: DyCuckoo's default, for the filled factor reported). */
-static double dynamic_fill_min(const bench_ctx *c) {
-  return c->ax[AX_FILL_MIN] > 0 ? c->ax[AX_FILL_MIN] : gh_config_default(GH_DYCUCKOO).fill_min;
-}
+/* Its alpha: the axis (slab has none: the scenario's value all the same, for theta reported). */
+static double dynamic_fill_min(const bench_ctx *c) { return c->ax[AX_FILL_MIN]; }
 
 gh_config bench_table_config(const bench_ctx *c) {
   gh_config config = gh_config_default(design(c)->gh);
@@ -593,6 +599,69 @@ static int table_dynamic(bench_ctx *c) {
   return result;
 }
 
+/* ---- One resize (dycuckoo-b; bench/README.md) ---------------------------------------------- */
+/* Untimed: a new table brought to the edge. upsize: sized for 0.9 n keys (about n slots), filled
+ * to fill_max; downsize: grown from one bucket per subtable by the n keys, then erased down to
+ * fill_min; rehash_by_insert: sized for n, holding all keys but the last n / d. */
+static int resize_setup(bench_ctx *c) {
+  const int op = (int)c->ax[AX_OP];
+  const uint64_t d = (uint64_t)c->ax[AX_D];
+  gh_config config = c->config;
+  config.capacity = op == OP_UPSIZE ? c->n / 10 * 9 : op == OP_DOWNSIZE ? 1 : c->n;
+  gh_destroy(c->table), c->table = NULL;
+  int result = GH_CALL(c, gh_create(&config, &c->table));
+  if (result == BENCH_OK) result = GH_CALL(c, gh_get_stats(c->table, &c->stats));
+  uint64_t fill = op == OP_REINSERT ? c->n - c->n / d : c->n;
+  if (op == OP_UPSIZE) fill = (uint64_t)(config.fill_max * (double)c->stats.slots);
+  if (result == BENCH_OK && fill > c->n)
+    return bench_wrong(c, "a table for %llu keys has room for %llu", (unsigned long long)config.capacity,
+                       (unsigned long long)fill);
+  if (result == BENCH_OK) result = insert(c, NULL, 0, fill);
+  if (result == BENCH_OK) result = GH_CALL(c, gh_get_stats(c->table, &c->stats));
+  const uint64_t keep = (uint64_t)ceil(config.fill_min * (double)c->stats.slots);
+  if (result == BENCH_OK && op == OP_DOWNSIZE)
+    result = GH_CALL(c, gh_erase(c->table, c->keys, c->n - keep, NULL, NULL, c->be->stream));
+  if (result == BENCH_OK) result = GH_CALL(c, gh_get_stats(c->table, &c->stats));
+  c->stored = op == OP_DOWNSIZE ? keep : fill;
+  return result;
+}
+/* upsize: one more key; downsize: one key fewer; each a call that resizes once. The time is the
+ * resize's (gh_stats.resize_seconds), the rate the keys of the subtable resized per second. */
+static int resize_op(bench_ctx *c) {
+  const int op = (int)c->ax[AX_OP];
+  if (op == OP_REINSERT) return insert(c, NULL, c->stored, c->n - c->stored);
+  const gh_stats before = c->stats;
+  int result = op == OP_UPSIZE ? insert(c, NULL, c->stored, 1)
+               : GH_CALL(c, gh_erase(c->table, (char *)c->keys + (c->n - c->stored) * c->kb, 1, NULL,
+                                     NULL, c->be->stream));
+  if (result == BENCH_OK) result = GH_CALL(c, gh_get_stats(c->table, &c->stats));
+  if (result != BENCH_OK) return result;
+  unsigned resized = 0, count = 0;
+  for (unsigned i = 0; i < c->stats.subtables; ++i)
+    if (c->stats.subtable_buckets[i] != before.subtable_buckets[i]) resized = i, ++count;
+  const uint64_t resizes = c->stats.upsizes + c->stats.downsizes - before.upsizes - before.downsizes;
+  if (count != 1 || resizes != 1)
+    return bench_wrong(c, "%llu resizes changed %u subtables, expected one", (unsigned long long)resizes, count);
+  c->moved = before.subtable_keys[resized];
+  c->own_ms = 1e3 * (c->stats.resize_seconds - before.resize_seconds);
+  return BENCH_OK;
+}
+/* Every key present (the first `stored`, or all after rehash_by_insert), the size as expected. */
+static int resize_check(bench_ctx *c) {
+  const int op = (int)c->ax[AX_OP];
+  const uint64_t expected = op == OP_UPSIZE ? c->stored + 1 : op == OP_DOWNSIZE ? c->stored - 1 : c->n;
+  if (c->stats.size != expected && op != OP_REINSERT)
+    return bench_wrong(c, "%llu keys after the resize, expected %llu", (unsigned long long)c->stats.size,
+                       (unsigned long long)expected);
+  const uint64_t from = op == OP_DOWNSIZE ? c->n - c->stored + 1 : 0;
+  uint64_t missing = 0;
+  int result = GH_CALL(c, gh_find(c->table, (char *)c->keys + from * c->kb, expected, NULL, c->flags, NULL,
+                                  c->be->stream));
+  if (result == BENCH_OK) result = bench_count(c, c->flags, NULL, 1, expected, 1, &missing);
+  if (result != BENCH_OK || missing == 0) return result;
+  return bench_wrong(c, "%llu of %llu keys lost by the resize", (unsigned long long)missing, (unsigned long long)expected);
+}
+
 /* ---- Ceilings: a failure is the device's, never a table's, so fatal ---------------------- */
 static int limit(bench_ctx *c, int step) {
   const int which = (int)c->ax[AX_OP] - OP_LIMIT_COPY;
@@ -617,7 +686,10 @@ const bench_steps *bench_steps_for(int design, int op) {
       [OP_BATCHES] = {NULL, table_reset, table_batches, table_insert_check},
       [OP_MIXED] = {mixed_prepare, mixed_setup, table_mixed, mixed_check},
       [OP_ALLOC] = {NULL, alloc_reset, table_insert, alloc_check},
-      [OP_DYNAMIC] = {NULL, dynamic_setup, table_dynamic, NULL}};
+      [OP_DYNAMIC] = {NULL, dynamic_setup, table_dynamic, NULL},
+      [OP_UPSIZE] = {NULL, resize_setup, resize_op, resize_check},
+      [OP_DOWNSIZE] = {NULL, resize_setup, resize_op, resize_check},
+      [OP_REINSERT] = {NULL, resize_setup, resize_op, resize_check}};
   static const bench_steps SORTED[OP_COUNT] = {
       [OP_BUILD] = {NULL, NULL, sorted_build, sorted_build_check},
       [OP_FIND] = {NULL, ready, sorted_find, find_check},
