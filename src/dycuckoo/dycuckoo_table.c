@@ -294,11 +294,14 @@ static gh_status downsize(gh_table *t, const gh_dy_backend *be, unsigned i, int 
   merge_scratch m;
   memset(&m, 0, sizeof m);
   *done = 0;
-  gh_dy_subtable halved;
-  gh_status status = new_subtable(t, &halved, buckets, stream);
-  if (status != GH_OK) return status;
   gh_stopwatch watch;
   gh__stopwatch_start(t, &watch, stream);
+  gh_dy_subtable halved;
+  gh_status status = new_subtable(t, &halved, buckets, stream);
+  if (status != GH_OK) {
+    s->resize_seconds += gh__stopwatch_seconds(t, &watch, stream);
+    return status;
+  }
   gh_dy_bulk a = move_args(s, i, &halved);
   status = gh__scratch_alloc(t, &m.offsets, (buckets + 1u) * sizeof(uint64_t));
   a.residuals = (uint64_t *)m.offsets.ptr;

@@ -616,8 +616,8 @@ static int run_state(bench_run *run, bench_ctx *c, const bench_plan *p, int new_
     for (unsigned k = 0; k < r.reps; ++k) samples[k] = c->dynamic.phase_ms[r.warmup + k][phase];
     qsort(samples, r.reps, sizeof samples[0], compare_double);
     r.phase_ms[phase] = (samples[(r.reps - 1) / 2] + samples[r.reps / 2]) / 2;
-    r.dynamic = &c->dynamic;
   }
+  if (op == OP_DYNAMIC) r.dynamic = &c->dynamic;
   r.rate = (double)r.n / (r.ms_median * 1e-3) / 1e9;
   r.stored = c->stored, r.failed = c->failed, r.full_runs = c->full_runs;
   r.slots = c->stats.slots, r.eviction_limit = c->stats.eviction_limit;
