@@ -156,6 +156,9 @@ typedef struct gh_allocator {
   void *ctx;
 } gh_allocator;
 
+/** The largest value_bits (128-byte values), for designs with GH_CAP_VALUE_RECORDS. */
+#define GH_MAX_VALUE_BITS 1024u
+
 /** Table configuration. Always start from gh_config_default(design), then change fields.
  *
  * The struct can grow without breaking programs built against an older gpuhash.h: its first two
@@ -172,7 +175,13 @@ typedef struct gh_config {
   gh_backend backend;  /* default GH_BACKEND_AUTO */
   int device;          /* CUDA device ordinal for the CUDA backend; default 0 */
   unsigned key_bits;   /* 32 or 64; default 32 */
-  unsigned value_bits; /* 0 (a set), 32 or 64; default 32 */
+  /* 0 (a set), 32 or 64; default 32. Designs with GH_CAP_VALUE_RECORDS (dycuckoo) also take any
+   * multiple of 8 up to GH_MAX_VALUE_BITS: values of value_bits / 8 bytes (a 24-byte record is
+   * value_bits 192). Values of 32 and 64 bits are unsigned integers; values of any other size are
+   * opaque records, copied in and out as bytes (every values array of the API then holds
+   * value_bits / 8 bytes per entry, packed, at any alignment), which take the policies GH_KEEP_FIRST
+   * and GH_OVERWRITE only. The other designs refuse other sizes with GH_ERR_INVALID_ARGUMENT. */
+  unsigned value_bits;
   /* warpdrive: slots wanted (>= 1), rounded up. cuckoo: keys the table is sized for; it holds
    * capacity * table_factor slots and grows by itself when more keys arrive. slab: keys the base
    * slabs are sized for at first (with slab_load); chains grow beyond it, and so do the buckets
@@ -252,6 +261,7 @@ gh_status gh_memory_estimate(const gh_config *config, size_t *host_bytes, size_t
 #define GH_CAP_GROUP_SIZE 0x20u    /* config.group_size shapes the table */
 #define GH_CAP_HASH_FUNCTIONS 0x40u /* config.hash_functions, hash_family, table_factor apply */
 #define GH_CAP_MIXED 0x80u         /* gh_mixed (insert, erase and find in one batch) and gh_compact */
+#define GH_CAP_VALUE_RECORDS 0x100u /* value_bits may be any multiple of 8 up to GH_MAX_VALUE_BITS */
 
 /** A design's traits, from the library's registry of designs. */
 typedef struct gh_design_traits {
@@ -309,7 +319,8 @@ gh_status gh_insert(gh_table *table, const void *keys, const void *values, uint6
                     gh_dup_policy policy, uint8_t *failed_out, gh_stream stream);
 
 /** Looks up n keys. values_out (out, optional for maps, must be NULL for sets): the stored value,
- * or *default_value (host pointer; NULL means 0) for absent keys. found_out (out, optional): 1 or
+ * or *default_value (host pointer to one value, value_bits / 8 bytes; NULL means 0, all bytes
+ * zero for a record) for absent keys. found_out (out, optional): 1 or
  * 0 per key. At least one of values_out and found_out must be given.
  * On failure: writes neither output. */
 gh_status gh_find(gh_table *table, const void *keys, uint64_t n, void *values_out,

@@ -275,13 +275,16 @@ static void *lone_alloc(void *ctx, size_t bytes, gh_memory_kind kind) {
 static const char *break_config(int index, gh_config *c) {
   const int group = tu_design_has(bad_design, GH_CAP_GROUP_SIZE);
   const int hashing = tu_design_has(bad_design, GH_CAP_HASH_FUNCTIONS);
+  const int records = tu_design_has(bad_design, GH_CAP_VALUE_RECORDS);
   switch (index) {
     case 0: c->key_bits = 16; return "key_bits";
     case 1: c->key_bits = 48; return "key_bits";
     case 2: c->key_bits = 0; return "key_bits";
-    case 3: c->value_bits = 8; return "value_bits";
-    case 4: c->value_bits = 16; return "value_bits";
-    case 5: c->value_bits = 48; return "value_bits";
+    /* Widths a design of integer values cannot hold; for one of records too (not whole bytes, above
+     * 128 bytes). */
+    case 3: c->value_bits = records ? 12 : 8; return "value_bits";
+    case 4: c->value_bits = records ? 1032 : 16; return "value_bits";
+    case 5: c->value_bits = records ? 4 : 48; return "value_bits";
     case 6: c->capacity = 0; return "capacity";
     case 7:
       c->group_size = 3;

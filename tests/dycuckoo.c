@@ -1,7 +1,7 @@
 /*
  * dycuckoo - the DyCuckoo table's own promises (Li et al.), beyond the registry-driven matrix:
  *
- *   dycuckoo BACKEND [--part resize|resize-large|duplicates|config|alloc] [--seed S]
+ *   dycuckoo BACKEND [--part resize|resize-large|duplicates|config|alloc|records] [--seed S]
  *
  *   resize      from one bucket per subtable up to many keys (GPU 2^20, host 2^18) in batches,
  *               then erased batch by batch back to none; after every batch: validate, theta =
@@ -11,11 +11,18 @@
  *   duplicates  batches where every key comes many times, under every policy (the racing copies
  *               of one key never store it twice), 32- and 64-bit keys
  *   config      d out of 2..8, fill_min >= fill_max, fill_min too close to fill_max for a halving,
- *               fill_max above 0.95: GH_ERR_INVALID_ARGUMENT naming the field
+ *               fill_max above 0.95, value sizes that are not whole bytes or above 128 bytes, record
+ *               sizes on the other designs: GH_ERR_INVALID_ARGUMENT naming the field; sizes of 1 to
+ *               128 bytes accepted; a combining policy on records refused, nothing changed
  *   alloc       an insert that must double subtables and an erase that halves them, with each of
  *               their allocations failing in turn: the table stays valid and keeps every key it
  *               acknowledged; an insert may report keys it could not place (GH_ERR_OUT_OF_MEMORY,
  *               flagged), nothing else
+ *   records     values of 4, 8, 24 and 128 bytes (opaque records), 32- and 64-bit keys, universes of
+ *               1000 and many keys (the all-ones key among them): insert (KEEP_FIRST / OVERWRITE),
+ *               find (with a default record) and erase batches against a reference, validate and
+ *               the size after every phase, an export at the end; batches of many copies of each key,
+ *               each with its own record: the stored record is one copy's, whole
  *
  * Every failure prints the case, the phase and the seed.
  */
@@ -40,6 +47,11 @@ static gh_config dy_config(unsigned key_bits, unsigned value_bits, uint64_t capa
   cfg.capacity = capacity;
   cfg.seed = dy_seed;
   return cfg;
+}
+
+static int compare_pairs(const void *x, const void *y) {
+  const uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
 }
 
 /* theta and the subtable sizes against what the header promises. */
@@ -173,6 +185,216 @@ static void part_duplicates(void) {
   printf("  duplicates: 64 copies of each of 4096 keys per batch, every policy: ok\n");
 }
 
+/* ---- Values of any byte size (records) ---------------------------------------------------------- */
+
+/* The record version `version` of universe key u: every copy of u in one batch carries the same
+ * one, so whichever copy wins, the reference knows the stored bytes. */
+static void record_of(unsigned bytes, uint64_t u, uint64_t version, unsigned char *out) {
+  tu_rng r = tu_rng_make(tu_mix_seed(dy_seed, u, version, bytes));
+  uint64_t word = 0;
+  for (unsigned j = 0; j < bytes; ++j) {
+    if (j % 8 == 0) word = tu_next(&r);
+    out[j] = (unsigned char)(word >> (8 * (j % 8)));
+  }
+}
+
+/* U distinct keys of key_bits, the all-ones key (kept beside the subtables) first. */
+static void universe_keys(tu_rng *rng, unsigned key_bits, uint64_t universe, uint64_t *pool) {
+  tu_gen_unique_keys(rng, key_bits, universe, NULL, pool);
+  const uint64_t ones = tu_mask(key_bits);
+  for (uint64_t i = 1; i < universe; ++i)
+    if (pool[i] == ones) pool[i] = pool[0];
+  pool[0] = ones;
+}
+
+/* Packs the keys pool[idx[j]] to key_bits. */
+static void pack_keys(const uint64_t *pool, const uint64_t *idx, uint64_t m, unsigned key_bits, void *out) {
+  for (uint64_t j = 0; j < m; ++j) {
+    if (key_bits == 32) ((uint32_t *)out)[j] = (uint32_t)pool[idx[j]];
+    else ((uint64_t *)out)[j] = pool[idx[j]];
+  }
+}
+
+/* Insert, find and erase batches of keys drawn from a universe of U keys, with values of `bytes`
+ * bytes, against a reference (present[u], its record): ops operations in all, validate and the
+ * size after every phase, an export at the end. */
+static void records_case(unsigned key_bits, unsigned bytes, uint64_t universe, uint64_t ops) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(dy_seed, key_bits, bytes, universe));
+  const uint64_t m = universe < 4096 ? universe / 2 : 1u << 15;
+  uint64_t *pool = (uint64_t *)tu_xmalloc(universe * 8), *idx = (uint64_t *)tu_xmalloc(m * 8);
+  uint8_t *present = (uint8_t *)calloc(universe, 1), *flags = (uint8_t *)tu_xmalloc(m);
+  unsigned char *ref = (unsigned char *)tu_xmalloc(universe * bytes), *values = (unsigned char *)tu_xmalloc(m * bytes);
+  unsigned char *got = (unsigned char *)tu_xmalloc(m * bytes), fallback[128];
+  void *keys = tu_xmalloc(m * 8);
+  REQUIRE(present != NULL, "calloc");
+  universe_keys(&rng, key_bits, universe, pool);
+  memset(fallback, 0xA5, sizeof fallback);
+  tu_set_context("dycuckoo records %s k%u %u-byte values, universe %llu, seed 0x%016llx", tu_backend_name(dy_backend),
+                 key_bits, bytes, (unsigned long long)universe, (unsigned long long)dy_seed);
+  gh_config cfg = dy_config(key_bits, bytes * 8u, 1);
+  gh_table *t = NULL;
+  if (!CHECK(gh_create(&cfg, &t) == GH_OK, "gh_create: %s", gh_last_create_error())) goto done;
+  uint64_t stored = 0, done_ops = 0;
+  for (uint64_t round = 1; done_ops < ops && tu_failure_count() == 0; ++round) {
+    const gh_dup_policy policy = round % 2 ? GH_OVERWRITE : GH_KEEP_FIRST;
+    tu_set_phase("round %llu: insert %llu keys, %s", (unsigned long long)round, (unsigned long long)m,
+                 policy == GH_OVERWRITE ? "GH_OVERWRITE" : "GH_KEEP_FIRST");
+    for (uint64_t j = 0; j < m; ++j) {
+      idx[j] = tu_below(&rng, universe);
+      record_of(bytes, idx[j], round, values + j * bytes);
+    }
+    pack_keys(pool, idx, m, key_bits, keys);
+    memset(flags, 0xA5, m);
+    if (CHECK_OK(t, gh_insert(t, keys, values, m, policy, flags, NULL)))
+      CHECK(memchr(flags, 1, m) == NULL && memchr(flags, 0xA5, m) == NULL, "failed_out is not all zeros after GH_OK");
+    for (uint64_t j = 0; j < m; ++j) {
+      const uint64_t u = idx[j];
+      if (!present[u] || policy == GH_OVERWRITE) memcpy(ref + u * bytes, values + j * bytes, bytes);
+      stored += !present[u];
+      present[u] = 1;
+    }
+    CHECK_OK(t, gh_validate(t));
+
+    tu_set_phase("round %llu: find %llu keys", (unsigned long long)round, (unsigned long long)m);
+    for (uint64_t j = 0; j < m; ++j) idx[j] = tu_below(&rng, universe);
+    pack_keys(pool, idx, m, key_bits, keys);
+    if (CHECK_OK(t, gh_find(t, keys, m, got, flags, fallback, NULL)))
+      for (uint64_t j = 0; j < m; ++j) {
+        const uint64_t u = idx[j];
+        const unsigned char *want = present[u] ? ref + u * bytes : fallback;
+        if (!CHECK(flags[j] == present[u] && memcmp(got + j * bytes, want, bytes) == 0,
+                   "key %llu (universe %llu): found %u, expected %u, %s record", (unsigned long long)pool[u],
+                   (unsigned long long)u, flags[j], present[u], present[u] ? "its" : "the default"))
+          break;
+      }
+
+    tu_set_phase("round %llu: erase %llu keys", (unsigned long long)round, (unsigned long long)(m / 2));
+    for (uint64_t j = 0; j < m / 2; ++j) idx[j] = tu_below(&rng, universe);
+    pack_keys(pool, idx, m / 2, key_bits, keys);
+    uint64_t erased = 0, want_erased = 0;
+    for (uint64_t j = 0; j < m / 2; ++j)
+      if (present[idx[j]]) {
+        present[idx[j]] = 0;
+        want_erased += 1;
+      }
+    if (CHECK_OK(t, gh_erase(t, keys, m / 2, NULL, &erased, NULL)))
+      CHECK(erased == want_erased, "erased %llu keys, expected %llu", (unsigned long long)erased,
+            (unsigned long long)want_erased);
+    stored -= want_erased;
+    CHECK_OK(t, gh_validate(t));
+    uint64_t size = 0;
+    if (CHECK_OK(t, gh_size(t, &size)))
+      CHECK(size == stored, "gh_size %llu, the reference holds %llu", (unsigned long long)size, (unsigned long long)stored);
+    done_ops += m + m + m / 2;
+  }
+
+  /* Every stored key once in an export, with its record. */
+  tu_set_phase("export of %llu keys", (unsigned long long)stored);
+  if (tu_failure_count() == 0) {
+    void *out_keys = tu_xmalloc(stored * 8 + 8);
+    unsigned char *out_values = (unsigned char *)tu_xmalloc(stored * bytes + 1);
+    uint64_t count = 0;
+    if (CHECK_OK(t, gh_export(t, out_keys, out_values, stored, &count, NULL)) &&
+        CHECK(count == stored, "export wrote %llu, the reference holds %llu", (unsigned long long)count,
+              (unsigned long long)stored)) {
+      /* Find each exported key's universe index through a sorted (key, index) list. */
+      uint64_t *sorted = (uint64_t *)tu_xmalloc(universe * 16);
+      for (uint64_t u = 0; u < universe; ++u) sorted[2 * u] = pool[u], sorted[2 * u + 1] = u;
+      qsort(sorted, universe, 16, compare_pairs);
+      for (uint64_t j = 0; j < count; ++j) {
+        const uint64_t key = key_bits == 32 ? ((uint32_t *)out_keys)[j] : ((uint64_t *)out_keys)[j];
+        const uint64_t probe[2] = {key, 0};
+        const uint64_t *hit = (const uint64_t *)bsearch(probe, sorted, universe, 16, compare_pairs);
+        if (!CHECK(hit != NULL && present[hit[1]] && memcmp(out_values + j * bytes, ref + hit[1] * bytes, bytes) == 0,
+                   "exported key %llu is not stored with that record", (unsigned long long)key))
+          break;
+      }
+      free(sorted);
+    }
+    free(out_keys);
+    free(out_values);
+  }
+  gh_destroy(t);
+done:
+  free(pool);
+  free(idx);
+  free(present);
+  free(flags);
+  free(ref);
+  free(values);
+  free(got);
+  free(keys);
+}
+
+/* Many copies of each key in one batch, each copy with a record of its own: the stored record is
+ * whole, one of its copies' (never a mix), under GH_KEEP_FIRST and then GH_OVERWRITE. */
+static void records_race(unsigned key_bits, unsigned bytes, uint64_t distinct, uint64_t copies) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(dy_seed, key_bits, bytes, 4));
+  const uint64_t n = distinct * copies;
+  uint64_t *pool = (uint64_t *)tu_xmalloc(distinct * 8), *idx = (uint64_t *)tu_xmalloc(n * 8);
+  unsigned char *values = (unsigned char *)tu_xmalloc(n * bytes), *got = (unsigned char *)tu_xmalloc(distinct * bytes);
+  unsigned char *candidate = (unsigned char *)tu_xmalloc(bytes);
+  void *keys = tu_xmalloc(n * 8);
+  uint8_t *found = (uint8_t *)tu_xmalloc(distinct);
+  universe_keys(&rng, key_bits, distinct, pool);
+  tu_set_context("dycuckoo racing records %s k%u %u-byte values, seed 0x%016llx", tu_backend_name(dy_backend), key_bits,
+                 bytes, (unsigned long long)dy_seed);
+  gh_config cfg = dy_config(key_bits, bytes * 8u, 64);
+  gh_table *t = NULL;
+  if (CHECK(gh_create(&cfg, &t) == GH_OK, "gh_create: %s", gh_last_create_error())) {
+    for (int pass = 0; pass < 2 && tu_failure_count() == 0; ++pass) {
+      const gh_dup_policy policy = pass == 0 ? GH_KEEP_FIRST : GH_OVERWRITE;
+      tu_set_phase("%llu copies of %llu keys, each with its own record, %s", (unsigned long long)copies,
+                   (unsigned long long)distinct, pass == 0 ? "GH_KEEP_FIRST" : "GH_OVERWRITE");
+      /* Copy c of key u carries record version (pass, c); the batch is shuffled. */
+      for (uint64_t j = 0; j < n; ++j) idx[j] = j;
+      tu_shuffle(&rng, idx, n);
+      for (uint64_t j = 0; j < n; ++j) record_of(bytes, idx[j] % distinct, 1000u * (pass + 1u) + idx[j] / distinct, values + j * bytes);
+      for (uint64_t j = 0; j < n; ++j) idx[j] %= distinct;
+      pack_keys(pool, idx, n, key_bits, keys);
+      CHECK_OK(t, gh_insert(t, keys, values, n, policy, NULL, NULL));
+      CHECK_OK(t, gh_validate(t));
+      for (uint64_t u = 0; u < distinct; ++u) idx[u] = u;
+      pack_keys(pool, idx, distinct, key_bits, keys);
+      if (!CHECK_OK(t, gh_find(t, keys, distinct, got, found, NULL, NULL))) break;
+      for (uint64_t u = 0; u < distinct; ++u) {
+        int whole = 0;
+        /* KEEP_FIRST keeps pass 0's record in pass 1 too. */
+        for (uint64_t c = 0; c < copies && !whole; ++c) {
+          record_of(bytes, u, 1000u * (policy == GH_KEEP_FIRST || pass == 0 ? 1u : 2u) + c, candidate);
+          whole = memcmp(candidate, got + u * bytes, bytes) == 0;
+        }
+        if (!CHECK(found[u] && whole, "key %llu: found %u, its record is %s", (unsigned long long)pool[u], found[u],
+                   whole ? "one of its copies'" : "none of its copies' (torn or lost)"))
+          break;
+      }
+    }
+    gh_destroy(t);
+  }
+  free(pool);
+  free(idx);
+  free(values);
+  free(got);
+  free(candidate);
+  free(keys);
+  free(found);
+}
+
+static void part_records(void) {
+  const int gpu = dy_backend == GH_BACKEND_CUDA;
+  static const unsigned sizes[] = {4, 8, 24, 128};
+  const uint64_t ops = gpu ? 1u << 20 : 1u << 17;
+  for (unsigned kb = 32; kb <= 64; kb += 32)
+    for (size_t v = 0; v < sizeof sizes / sizeof sizes[0]; ++v) {
+      records_case(kb, sizes[v], 1000, ops);
+      records_case(kb, sizes[v], gpu ? 1u << 22 : 1u << 18, ops);
+      records_race(kb, sizes[v], gpu ? 4096 : 512, gpu ? 32 : 8);
+    }
+  printf("  records: values of 4, 8, 24 and 128 bytes, 32- and 64-bit keys, universes of 1000 and %llu keys: %llu "
+         "operations each against a reference, racing copies stored whole: ok\n",
+         (unsigned long long)(gpu ? 1u << 22 : 1u << 18), (unsigned long long)ops);
+}
+
 static void expect_invalid(gh_config cfg, const char *field, const char *what) {
   gh_table *t = NULL;
   tu_set_phase("%s", what);
@@ -199,6 +421,41 @@ static void part_config(void) {
   expect_invalid(c, "fill_max", "fill_max above 0.95");
   c.fill_min = 0.0, c.fill_max = 0.9;
   expect_invalid(c, "fill_min", "fill_min 0");
+  /* Values of other sizes: dycuckoo takes any multiple of 8 bits up to 1024, the other designs none. */
+  c = dy_config(32, 12, 1000);
+  expect_invalid(c, "value_bits", "12-bit values (not whole bytes)");
+  c.value_bits = 1032;
+  expect_invalid(c, "value_bits", "129-byte values");
+  for (gh_design other = GH_WARPDRIVE; other <= GH_SLAB; other = (gh_design)(other + 1)) {
+    gh_design_traits traits;
+    if (gh_design_info(other, &traits) != GH_OK) continue;
+    gh_config o = gh_config_default(other);
+    o.backend = dy_backend;
+    o.value_bits = 192;
+    expect_invalid(o, "value_bits", traits.name);
+  }
+  static const unsigned accepted_bits[] = {8, 16, 24, 64, 192, 1024};
+  for (size_t a = 0; a < sizeof accepted_bits / sizeof accepted_bits[0]; ++a) {
+    const unsigned bits = accepted_bits[a];
+    gh_table *t = NULL;
+    c = dy_config(64, bits, 1000);
+    tu_set_phase("%u-bit values", bits);
+    if (!CHECK(gh_create(&c, &t) == GH_OK, "%u-bit values: %s", bits, gh_last_create_error())) continue;
+    /* Records take KEEP_FIRST and OVERWRITE only: a combining policy is refused, nothing changed. */
+    const uint64_t key = 7;
+    unsigned char value[128] = {1};
+    const gh_status st = gh_insert(t, &key, value, 1, GH_ADD, NULL, NULL);
+    char message[512];
+    snprintf(message, sizeof message, "%s", gh_last_error(t));
+    uint64_t size = 1;
+    gh_size(t, &size);
+    if (bits != 64)
+      CHECK(st == GH_ERR_UNSUPPORTED && size == 0 && strstr(message, "record") != NULL,
+            "GH_ADD on %u-bit values: %s, size %llu: %s", bits, gh_status_name(st), (unsigned long long)size, message);
+    else
+      CHECK(st == GH_OK && size == 1, "GH_ADD on 64-bit values: %s", gh_status_name(st));
+    gh_destroy(t);
+  }
   /* The bounds that are fine: d = 2 with a low fill_min, d = 8. */
   for (unsigned d = 2; d <= 8; d += 6) {
     gh_table *t = NULL;
@@ -208,7 +465,8 @@ static void part_config(void) {
     tu_set_phase("d = %u", d);
     if (CHECK(gh_create(&c, &t) == GH_OK, "d = %u: %s", d, gh_last_create_error())) gh_destroy(t);
   }
-  printf("  config: bad d, fill_min and fill_max refused with the field named\n");
+  printf("  config: bad d, fill_min, fill_max and value sizes refused with the field named; values of 1 to 128 bytes "
+         "taken\n");
 }
 
 /* The keys of a table after a call with allocation k failing: `kept` must be present with their
@@ -308,7 +566,7 @@ typedef struct dy_part {
 
 static const dy_part dy_parts[] = {
     {"resize", part_resize},   {"resize-large", part_resize_large}, {"duplicates", part_duplicates},
-    {"config", part_config},   {"alloc", part_alloc}};
+    {"config", part_config},   {"alloc", part_alloc},               {"records", part_records}};
 
 int main(int argc, char **argv) {
   const dy_part *part = NULL;
@@ -336,6 +594,7 @@ int main(int argc, char **argv) {
   }
   return tu_finish("dycuckoo");
 usage:
-  fprintf(stderr, "usage: %s host|cuda [--part resize|resize-large|duplicates|config|alloc] [--seed S]\n", argv[0]);
+  fprintf(stderr, "usage: %s host|cuda [--part resize|resize-large|duplicates|config|alloc|records] [--seed S]\n",
+          argv[0]);
   return 2;
 }

@@ -167,8 +167,9 @@ static gh_status check_fields(const gh_config *c, char *message, size_t size) {
   if (c->device < 0) return invalid(message, size, "device = %d must be >= 0", c->device);
   if (c->key_bits != 32 && c->key_bits != 64)
     return invalid(message, size, "key_bits = %u must be 32 or 64", c->key_bits);
-  if (c->value_bits != 0 && c->value_bits != 32 && c->value_bits != 64)
-    return invalid(message, size, "value_bits = %u must be 0 (a set), 32 or 64", c->value_bits);
+  if (c->value_bits % 8u != 0 || c->value_bits > GH_MAX_VALUE_BITS)
+    return invalid(message, size, "value_bits = %u must be 0 (a set), 32 or 64 (or, for designs with "
+                   "GH_CAP_VALUE_RECORDS, a multiple of 8 up to %u)", c->value_bits, GH_MAX_VALUE_BITS);
   if (c->capacity == 0) return invalid(message, size, "capacity = 0 must be at least 1");
   if (c->capacity > GH_MAX_CAPACITY)
     return invalid(message, size, "capacity = %llu exceeds the limit of 2^40 slots",
@@ -186,6 +187,14 @@ static gh_status check_fields(const gh_config *c, char *message, size_t size) {
                    gh__variant_name(c->variant), design->name,
                    gh__variant_list(offered, sizeof offered, design->variants));
   }
+  const int integer_values = c->value_bits == 0 || c->value_bits == 32 || c->value_bits == 64;
+  if (design != NULL && !integer_values && !(design->capabilities & GH_CAP_VALUE_RECORDS))
+    return invalid(message, size, "value_bits = %u: the %s design stores values of 32 or 64 bits (or none, a "
+                   "set); values of other sizes (records of value_bits / 8 bytes) need a design with "
+                   "GH_CAP_VALUE_RECORDS, such as dycuckoo", c->value_bits, design->name);
+  if (!integer_values && c->variant != GH_VARIANT_MAP)
+    return invalid(message, size, "value_bits = %u: compacting and multivalue tables store 32- or 64-bit values",
+                   c->value_bits);
   if (c->variant != GH_VARIANT_MAP && c->value_bits == 0)
     return invalid(message, size, "value_bits = 0: compacting and multivalue tables store 32- or 64-bit "
                    "values (ids or the values themselves)");

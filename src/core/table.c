@@ -267,6 +267,11 @@ static gh_status call_end(gh_call *c, gh_status status, int ran) {
 
 /* ---- Argument checks ------------------------------------------------------------------------- */
 
+uint64_t gh__value_word(const gh_table *t, const void *value) {
+  if (t->config.value_bits == 0) return 0;
+  return t->config.value_bits == 64 ? *(const uint64_t *)value : *(const uint32_t *)value;
+}
+
 static size_t key_bytes(const gh_table *t) { return t->config.key_bits / 8u; }
 static size_t value_bytes(const gh_table *t) { return t->config.value_bits / 8u; }
 
@@ -326,6 +331,11 @@ static gh_status check_insert_args(gh_table *t, const char *fn, const void *valu
   if (variant == GH_VARIANT_COMPACTING && policy != GH_KEEP_FIRST)
     return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: a compacting table gives each key one id for life, "
                     "so it takes only GH_KEEP_FIRST (policy %d would change ids); nothing was changed", fn, (int)policy);
+  const unsigned value_bits = t->config.value_bits;
+  if (value_bits != 0 && value_bits != 32 && value_bits != 64 && policy != GH_KEEP_FIRST && policy != GH_OVERWRITE)
+    return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: policy %s combines integer values; this table's values are "
+                    "%u-byte records, which take GH_KEEP_FIRST or GH_OVERWRITE only; nothing was changed", fn,
+                    gh__policy_name(policy), value_bits / 8u);
   if (variant == GH_VARIANT_MAP && !(t->design->map_policies & (1u << policy))) {
     char offered[96];
     return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: %s tables do not take policy %s; they take %s; "
@@ -386,9 +396,8 @@ gh_status gh_find(gh_table *t, const void *keys, uint64_t n, void *values_out, u
   if (values_out == NULL && found_out == NULL)
     return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_find: values_out and found_out are both NULL");
   if (n == 0) return GH_OK;
-  uint64_t fallback = 0;
-  if (default_value != NULL)
-    fallback = t->config.value_bits == 64 ? *(const uint64_t *)default_value : *(const uint32_t *)default_value;
+  static const uint64_t zero_value[GH_MAX_VALUE_BITS / 64u] = {0};
+  const void *fallback = default_value != NULL ? default_value : zero_value;
 
   gh_call c = {t, stream, {{0}}, 0};
   const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);

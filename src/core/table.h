@@ -25,9 +25,10 @@ typedef struct gh_table_ops {
   void (*release)(gh_table *t);
   gh_status (*insert)(gh_table *t, const void *keys, const void *values, uint64_t n,
                       gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream);
-  /* values_out and found_out may each be NULL; *default_value is on the host. */
+  /* values_out and found_out may each be NULL; default_value: the value of absent keys, on the host
+   * (value_bits / 8 bytes; designs of integer values read it with gh__value_word). */
   gh_status (*find)(gh_table *t, const void *keys, uint64_t n, void *values_out,
-                    uint8_t *found_out, uint64_t default_value, void *stream);
+                    uint8_t *found_out, const void *default_value, void *stream);
   gh_status (*erase)(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out,
                      uint64_t *erased, void *stream);
   gh_status (*count)(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out,
@@ -71,6 +72,8 @@ struct gh_table {
 gh_status gh__fail(gh_table *t, gh_status status, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 void gh__clear_error(gh_table *t);
+/* A value of the table's width (value_bits 32 or 64) read from host memory as an integer; 0 for a set. */
+uint64_t gh__value_word(const gh_table *t, const void *value);
 
 /* Allocations through the table's allocator, counted in host_bytes / device_bytes. */
 void *gh__alloc(gh_table *t, size_t bytes, gh_memory_kind kind);

@@ -186,3 +186,17 @@ gh_status gh__select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint
   (void)stream;
   return gh__host_select_flagged(t, flags, n, base, positions_out, index_bits, count_out);
 }
+
+gh_status gh__view_record(gh_table *t, void **record, size_t bytes, gh_status (*publish)(gh_table *t, void *stream)) {
+  if (*record != NULL) return GH_OK;
+  *record = gh__alloc(t, bytes, GH_MEMORY_DEVICE);
+  if (*record == NULL)
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "gh_get_device_view: no device memory for the view's %zu-byte table "
+                    "record; the table is unchanged", bytes);
+  const gh_status status = publish(t, NULL);
+  if (status != GH_OK) {
+    gh__free_after(t, *record, bytes, GH_MEMORY_DEVICE, NULL);
+    *record = NULL;
+  }
+  return status;
+}

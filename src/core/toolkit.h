@@ -50,6 +50,11 @@ gh_status gh__scratch_alloc(gh_table *t, gh_scratch *s, size_t bytes);
 /* Releases a scratch array once the work queued on stream has run (gh__free_after); NULL ptr is
  * fine. */
 void gh__scratch_free(gh_table *t, gh_scratch *s, void *stream);
+
+/* The device record a design's device views point at: allocated (bytes, device memory) into
+ * *record on the first call and filled by publish(t, NULL), which the design also calls after every
+ * change; without memory, or when publish fails, *record stays NULL and the table is unchanged. */
+gh_status gh__view_record(gh_table *t, void **record, size_t bytes, gh_status (*publish)(gh_table *t, void *stream));
 /* Frees ptr once the work queued on stream so far has run - at the next gh__sync / gh__to_host of
  * that stream, or the end of the public call - not now: a queued kernel may still read it, and a
  * user allocator may hand the memory out again at once. The host backend frees at once. */

@@ -718,8 +718,9 @@ static gh_status ck_insert(gh_table *t, const void *keys, const void *values, ui
 }
 
 static gh_status ck_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
-                         uint64_t default_value, void *stream) {
+                         const void *default_bytes, void *stream) {
   gh_ck_table *w = state(t);
+  const uint64_t default_value = gh__value_word(t, default_bytes);
   if (t->config.variant != GH_VARIANT_MULTIVALUE)
     return w->backend->find(t, &w->geometry, keys, n, values_out, found_out, default_value, stream);
   id_lookup l = {want((size_t)n * sizeof(uint32_t)), want((size_t)n)};

@@ -51,8 +51,7 @@ GH_HD void gh_dy_move_slot(const gh_dy_geometry *g, const void *from_line, const
                            unsigned k, void *to_line, void *to_values, uint64_t to_b, unsigned at) {
   gh__write_word(to_line, at, g->key_bits, gh_dy_line_key(g, from_line, k));
   if (g->value_bytes)
-    gh_dy_value_write(g, gh_dy_value_at(g, to_values, to_b, at),
-                      gh_dy_value_read(g, gh_dy_value_at(g, (void *)from_values, from_b, k)));
+    gh_dy_value_copy(g, gh_dy_value_at(g, to_values, to_b, at), gh_dy_value_at(g, (void *)from_values, from_b, k));
 }
 
 GH_HD unsigned gh_dy_live_keys(const gh_dy_geometry *g, const void *line) {
@@ -70,13 +69,14 @@ GH_HD void gh_dy_bulk_one(const gh_dy_bulk *a, uint64_t i) {
                      gh__read_word(a->keys_in, gh__read_word(a->index, i, a->index_bits), g->key_bits));
       break;
     case GH_DY_REDUCE_RUNS: {
-      const unsigned bits = g->value_bytes * 8u;
-      const uint64_t first = a->starts[i];
-      uint64_t merged = gh__read_word(a->values_in, gh__read_word(a->index, first, a->index_bits), bits);
-      for (uint64_t j = 1; j < a->counts[i]; ++j)
-        merged = gh_policy_combine(a->policy, bits, merged,
-                                   gh__read_word(a->values_in, gh__read_word(a->index, first + j, a->index_bits), bits));
-      gh_dy_value_write(g, (char *)a->run_values + i * g->value_bytes, merged);
+      /* The run's values in input order (the sort is stable), merged into the first one's copy. */
+      void *merged = (char *)a->run_values + i * g->value_bytes;
+      for (uint64_t j = 0; j < a->counts[i]; ++j) {
+        const void *value = (const char *)a->values_in +
+                            gh__read_word(a->index, a->starts[i] + j, a->index_bits) * g->value_bytes;
+        if (j == 0) gh_dy_value_copy(g, merged, value);
+        else gh_dy_value_merge(g, a->policy, merged, value);
+      }
       break;
     }
     case GH_DY_FLAG_RUNS: {
@@ -121,8 +121,8 @@ GH_HD void gh_dy_bulk_one(const gh_dy_bulk *a, uint64_t i) {
           /* A residual: kept as (key, value) pairs for the inserts into the other subtables. */
           gh__write_word(a->residual_keys, spill, g->key_bits, gh_dy_line_key(g, line, k));
           if (g->value_bytes)
-            gh_dy_value_write(g, (char *)a->residual_values + spill * g->value_bytes,
-                              gh_dy_value_read(g, gh_dy_value_at(g, (void *)a->old_values, from, k)));
+            gh_dy_value_copy(g, (char *)a->residual_values + spill * g->value_bytes,
+                             gh_dy_value_at(g, (void *)a->old_values, from, k));
           spill += 1;
         }
       }

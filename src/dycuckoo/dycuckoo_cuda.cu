@@ -32,30 +32,12 @@ static const int kBlockThreads = 256;
 
 static gh_dy_table *state(gh_table *t) { return (gh_dy_table *)t->impl; }
 
-/* What a kernel needs of the table. */
-typedef struct dy_device {
-  gh_dy_geometry g;
-  void *keys[GH_DY_MAX_TABLES];
-  void *values[GH_DY_MAX_TABLES];
-  uint32_t *locks[GH_DY_MAX_TABLES];
-  void *side_slot;
-  gh_dy_counters *counters;
-} dy_device;
+typedef gh_dy_device dy_device;
 
-static dy_device device_of(gh_table *t) {
-  gh_dy_table *s = state(t);
-  dy_device d;
-  memset(&d, 0, sizeof d);
-  d.g = s->geometry;
-  for (unsigned i = 0; i < s->geometry.tables; ++i) {
-    d.keys[i] = s->sub[i].keys;
-    d.values[i] = s->sub[i].values;
-    d.locks[i] = s->sub[i].locks;
-  }
-  d.side_slot = s->side_slot;
-  d.counters = s->counters;
-  return d;
-}
+/* The value width a kernel is instantiated for: 0 (a set), 32 and 64 are integers (VB = their bits);
+ * DY_RECORD stands for values of any other size (g.value_bytes at run time), copied as bytes and
+ * never combined: lanes pass a record's address, not its bytes. */
+#define DY_RECORD 1u
 
 /* The arguments of one pass. */
 typedef struct dy_pass {
@@ -70,7 +52,8 @@ typedef struct dy_pass {
   int one_by_one;
   unsigned look_tables;      /* claim: the subtables its lookup reads (bit i: subtable i) */
   void *values_out;          /* find */
-  uint64_t default_value;
+  uint64_t default_value;    /* find, integer values */
+  unsigned char default_record[GH_DY_MAX_VALUE_BYTES]; /* find, records */
 } dy_pass;
 
 template <unsigned KB>
@@ -96,6 +79,57 @@ static __device__ __forceinline__ void store_value(void *v, uint64_t value) {
   else if (VB == 64) __stcg((unsigned long long *)v, (unsigned long long)value);
 }
 
+/* An operation's value: an integer in a register, or for a record the address of its bytes. */
+typedef struct dy_value {
+  uint64_t word;
+  const void *record;
+} dy_value;
+
+/* The value of input position i of a pass (nothing for a set). */
+template <unsigned VB>
+static __device__ __forceinline__ dy_value input_value(const gh_dy_geometry *g, const void *values, uint64_t i) {
+  dy_value v = {0u, NULL};
+  if (values == NULL) return v;
+  if (VB == DY_RECORD) v.record = (const char *)values + i * g->value_bytes;
+  else if (VB) v.word = gh__read_word(values, i, VB);
+  return v;
+}
+
+/* A value from lane src of the warp (for a record, its address). */
+template <unsigned VB>
+static __device__ __forceinline__ dy_value shuffle_value(dy_value v, unsigned src) {
+  if (VB == DY_RECORD) v.record = (const void *)__shfl_sync(0xFFFFFFFFu, (unsigned long long)v.record, src);
+  else if (VB) v.word = __shfl_sync(0xFFFFFFFFu, v.word, src);
+  return v;
+}
+
+/* Stores an operation's value into a slot's value. */
+template <unsigned VB>
+static __device__ __forceinline__ void put_value(const gh_dy_geometry *g, void *to, dy_value v) {
+  if (VB == DY_RECORD) {
+    if (v.record) gh_dy_value_copy(g, to, v.record);
+  } else {
+    store_value<VB>(to, v.word);
+  }
+}
+
+/* Copies one slot's value to another slot (a move). */
+template <unsigned VB>
+static __device__ __forceinline__ void move_value(const gh_dy_geometry *g, void *to, const void *from) {
+  if (VB == DY_RECORD) gh_dy_value_copy(g, to, from);
+  else store_value<VB>(to, load_value<VB>(from));
+}
+
+/* Merges an operation's value into a stored one by the policy (the caller holds the bucket). */
+template <unsigned VB>
+static __device__ __forceinline__ void merge_value(const gh_dy_geometry *g, int policy, void *stored, dy_value v) {
+  if (VB == DY_RECORD) {
+    if (v.record) gh_dy_value_merge(g, policy, stored, v.record);
+  } else if (VB) {
+    store_value<VB>(stored, gh_policy_combine(policy, VB, load_value<VB>(stored), v.word));
+  }
+}
+
 /* L2 eviction priorities (createpolicy): the claim pass marks what it writes in key lines and values
  * evict-first and the lock words evict-last, so that the lock words (4 bytes a bucket) tend to stay
  * in L2 while the lines stream through it. Measured on an H200 at n = 2^27: insert 3.32 -> 3.94 G
@@ -114,6 +148,7 @@ static __device__ __forceinline__ uint64_t policy_evict_last(void) {
 /* A word of BITS (32 or 64; 0 stores nothing) stored under an L2 policy. */
 template <unsigned BITS>
 static __device__ __forceinline__ void store_hinted(void *at, uint64_t word, uint64_t policy) {
+  static_assert(BITS == 0 || BITS == 32 || BITS == 64, "store_hinted stores words");
   if (BITS == 32)
     asm volatile("st.global.cg.L2::cache_hint.u32 [%0], %1, %2;" ::"l"(at), "r"((unsigned)word), "l"(policy) : "memory");
   else if (BITS == 64)
@@ -125,7 +160,7 @@ static __device__ __forceinline__ void store_hinted(void *at, uint64_t word, uin
 template <unsigned KB, unsigned VB>
 static __device__ __forceinline__ gh_dy_geometry constant_geometry(gh_dy_geometry g) {
   g.key_bits = KB;
-  g.value_bytes = VB / 8u;
+  if (VB != DY_RECORD) g.value_bytes = VB / 8u;
   g.slots = GH_DY_LINE_BYTES / (KB / 8u);
   return g;
 }
@@ -167,8 +202,13 @@ static __device__ __forceinline__ void tally_key(dy_tally *c, unsigned table, in
 }
 
 static __device__ __forceinline__ void tally_flush(dy_tally *c, gh_dy_counters *counters) {
+  long long added = 0;
 #pragma unroll
-  for (unsigned i = 0; i < GH_DY_MAX_TABLES; ++i) gh_warp_add(&counters->keys[i], (unsigned long long)(long long)c->keys[i]);
+  for (unsigned i = 0; i < GH_DY_MAX_TABLES; ++i) {
+    gh_warp_add(&counters->keys[i], (unsigned long long)(long long)c->keys[i]);
+    added += c->keys[i];
+  }
+  gh_warp_add(&counters->size, (unsigned long long)added);
   gh_warp_add(&counters->evictions, c->evictions);
   gh_warp_add(&counters->failed, c->failed);
   gh_warp_add(&counters->erased, c->erased);
@@ -181,7 +221,7 @@ enum { DY_DONE = 0, DY_NO_ROOM = 1, DY_BUSY = 2 };
 /* Stores an absent key (the whole warp): a free slot in one of its buckets, the chosen subtable
  * first; else a resident of one of them moved to its bucket in a later subtable. */
 template <unsigned KB, unsigned VB>
-static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry *g, uint64_t key, uint64_t value,
+static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry *g, uint64_t key, dy_value value,
                                         unsigned skip, bool wait, dy_tally *c) {
   const unsigned lane = threadIdx.x & 31u;
   const uint64_t empty = gh_dy_empty_key(g);
@@ -206,7 +246,7 @@ static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry
       if (free_lanes) {
         const unsigned k = __ffs(free_lanes) - 1u;
         if (lane == k) {
-          store_value<VB>(gh_dy_value_at(g, d->values[i], b, k), value);
+          put_value<VB>(g, gh_dy_value_at(g, d->values[i], b, k), value);
           __threadfence();
           store_key<KB>(line, k, key);
         }
@@ -239,7 +279,7 @@ static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry
             const unsigned u = __ffs(room) - 1u;
             const uint64_t resident = __shfl_sync(0xFFFFFFFFu, word, r);
             if (lane == u) {
-              store_value<VB>(gh_dy_value_at(g, d->values[j], y, u), load_value<VB>(gh_dy_value_at(g, d->values[i], b, r)));
+              move_value<VB>(g, gh_dy_value_at(g, d->values[j], y, u), gh_dy_value_at(g, d->values[i], b, r));
               __threadfence();
               store_key<KB>(to, u, resident);
             }
@@ -247,7 +287,7 @@ static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry
             __threadfence();
             __syncwarp();
             if (lane == r) {
-              store_value<VB>(gh_dy_value_at(g, d->values[i], b, r), value);
+              put_value<VB>(g, gh_dy_value_at(g, d->values[i], b, r), value);
               __threadfence();
               store_key<KB>(line, r, key);
             }
@@ -273,7 +313,7 @@ static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry
  * true when the key was there. */
 template <unsigned KB, unsigned VB>
 static __device__ bool warp_merge_stored(const dy_device *d, const gh_dy_geometry *g, const dy_pass *p, uint64_t key,
-                                         uint64_t value) {
+                                         dy_value value) {
   const unsigned lane = threadIdx.x & 31u;
   for (unsigned i = 0; i < g->tables; ++i) {
     if (i == p->skip_table) continue;
@@ -281,10 +321,7 @@ static __device__ bool warp_merge_stored(const dy_device *d, const gh_dy_geometr
     const uint64_t word = lane < g->slots ? line_word<KB>(gh_dy_line(g, d->keys[i], b), lane) : ~key;
     const unsigned hit = __ballot_sync(0xFFFFFFFFu, word == key);
     if (!hit) continue;
-    if (VB && lane == __ffs(hit) - 1u) {
-      void *v = gh_dy_value_at(g, d->values[i], b, lane);
-      store_value<VB>(v, gh_policy_combine(p->policy, VB, load_value<VB>(v), value));
-    }
+    if (VB && lane == __ffs(hit) - 1u) merge_value<VB>(g, p->policy, gh_dy_value_at(g, d->values[i], b, lane), value);
     return true;
   }
   return false;
@@ -306,14 +343,14 @@ __global__ void dy_place_kernel(dy_device device, dy_pass pass) {
     const uint64_t i = base + lane;
     const bool mine = i < pass.n && (!pass.rerun || pass.flags[i]);
     const uint64_t my_key = mine ? gh__read_word(pass.keys, i, KB) : 0u;
-    const uint64_t my_value = mine && VB && pass.values ? gh__read_word(pass.values, i, VB) : 0u;
+    const dy_value my_value = input_value<VB>(&g, mine ? pass.values : NULL, i);
     unsigned pending = __ballot_sync(0xFFFFFFFFu, mine);
     for (unsigned round = 0; pending; ++round) {
       unsigned again = 0;
       for (unsigned todo = pending; todo; todo &= todo - 1u) {
         const unsigned src = __ffs(todo) - 1u;
         const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, src);
-        const uint64_t value = __shfl_sync(0xFFFFFFFFu, my_value, src);
+        const dy_value value = shuffle_value<VB>(my_value, src);
         const int outcome = pass.one_by_one && warp_merge_stored<KB, VB>(&device, &g, &pass, key, value)
                                 ? DY_DONE
                                 : warp_place_absent<KB, VB>(&device, &g, key, value, pass.skip_table, round >= DY_REVOTES, &c);
@@ -412,7 +449,7 @@ static __device__ __forceinline__ uint64_t bucket_in(const dy_device &d, unsigne
 
 template <unsigned KB, unsigned VB>
 static __device__ __forceinline__ void *value_in(const dy_device &d, unsigned table, uint64_t b, unsigned k) {
-  return gh_dy_value_with(GH_DY_LINE_BYTES / (KB / 8u), VB / 8u, d.values[table], b, k);
+  return gh_dy_value_with(GH_DY_LINE_BYTES / (KB / 8u), VB == DY_RECORD ? d.g.value_bytes : VB / 8u, d.values[table], b, k);
 }
 
 static __device__ __forceinline__ void *line_in(const dy_device &d, unsigned table, uint64_t b) {
@@ -430,11 +467,13 @@ __global__ void dy_find_kernel(const __grid_constant__ dy_device device, dy_pass
     const uint64_t i = base + lane;
     const uint64_t my_key = i < pass.n ? gh__read_word(pass.keys, i, KB) : 0u;
     uint64_t my_value = pass.default_value;
+    const void *my_record = NULL; /* a record found beside the subtables (the all-ones key's) */
     bool my_found = false;
     bool pending = i < pass.n;
     if (pending && my_key == empty) {
-      my_found = gh_side_find(gh_dy_side_format(g), device.side_slot, &my_value);
-      if (!my_found) my_value = pass.default_value;
+      my_found = gh_dy_side_present(device.side);
+      if (my_found && VB == DY_RECORD) my_record = gh_dy_side_value(device.side);
+      else if (my_found && VB) my_value = gh__read_word(gh_dy_side_value(device.side), 0, VB);
       pending = false;
     }
     unsigned my_step = 0;
@@ -452,8 +491,14 @@ __global__ void dy_find_kernel(const __grid_constant__ dy_device device, dy_pass
       unsigned holder;
       const unsigned slot = group_first_slot<KB>(matches, &holder);
       uint64_t value = 0;
-      if (VB && holder == group_lane) value = load_value<VB>(value_in<KB, VB>(device, table, b, slot));
-      if (VB) value = __shfl_sync(0xFFFFFFFFu, value, group_first + (holder < DY_GROUP_LANES ? holder : 0u));
+      if (VB == DY_RECORD) {
+        /* The lane holding the key copies its record straight to the leader's output. */
+        if (holder == group_lane && pass.values_out)
+          gh_dy_value_copy(g, (char *)pass.values_out + (base + leader) * g->value_bytes, value_in<KB, VB>(device, table, b, slot));
+      } else if (VB) {
+        if (holder == group_lane) value = load_value<VB>(value_in<KB, VB>(device, table, b, slot));
+        value = __shfl_sync(0xFFFFFFFFu, value, group_first + (holder < DY_GROUP_LANES ? holder : 0u));
+      }
       if (active && lane == leader) {
         const bool hit = holder < DY_GROUP_LANES;
         if (hit) {
@@ -465,7 +510,10 @@ __global__ void dy_find_kernel(const __grid_constant__ dy_device device, dy_pass
       }
     }
     if (i < pass.n) {
-      if (VB && pass.values_out) gh__write_word(pass.values_out, i, VB, my_value);
+      if (VB == DY_RECORD && pass.values_out && (!my_found || my_record))
+        gh_dy_value_copy(g, (char *)pass.values_out + i * g->value_bytes, my_found ? my_record : pass.default_record);
+      else if (VB && VB != DY_RECORD && pass.values_out)
+        gh__write_word(pass.values_out, i, VB, my_value);
       if (pass.flags) pass.flags[i] = my_found;
     }
   }
@@ -520,10 +568,10 @@ __global__ void __launch_bounds__(kBlockThreads, 3) dy_claim_kernel(const __grid
     const uint64_t i = base + lane;
     bool pending = i < pass.n;
     const uint64_t my_key = pending ? gh__read_word(pass.keys, i, KB) : 0u;
-    const uint64_t my_value = pending && VB && pass.values ? gh__read_word(pass.values, i, VB) : 0u;
+    const dy_value my_value = input_value<VB>(g, pending ? pass.values : NULL, i);
     if (pending && my_key == empty) {
-      if (gh_side_insert(gh_dy_side_format(g), device.side_slot, my_value, pass.policy))
-        atomicAdd(&device.counters->side, 1ull);
+      const void *side_value = pass.values ? (const char *)pass.values + i * g->value_bytes : NULL;
+      if (gh_dy_side_insert(g, device.side, side_value, pass.policy)) gh_dy_count_side(device.counters, 1u);
       pending = false;
     }
     /* Each lane its own key's first subtable, once (not at every round of the group's walk). */
@@ -538,7 +586,7 @@ __global__ void __launch_bounds__(kBlockThreads, 3) dy_claim_kernel(const __grid
       if (active) last_leader = __ffs(chosen) - 1u;
       const unsigned leader = group_first + (active ? last_leader : 0u);
       const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, leader);
-      const uint64_t value = VB ? __shfl_sync(0xFFFFFFFFu, my_value, leader) : 0u;
+      const dy_value value = shuffle_value<VB>(my_value, leader);
       unsigned step = __shfl_sync(0xFFFFFFFFu, my_step, leader);
       if (!active) step = 0u; /* (an idle group's lanes compute an address they never use) */
       const bool wait = __shfl_sync(0xFFFFFFFFu, my_losses, leader) >= DY_REVOTES;
@@ -603,16 +651,14 @@ __global__ void __launch_bounds__(kBlockThreads, 3) dy_claim_kernel(const __grid
       if (usable) {
         if (holder < DY_GROUP_LANES) {
           done = true;
-          if (VB && group_lane == holder) {
-            void *v = value_in<KB, VB>(device, table, b, slot);
-            store_value<VB>(v, gh_policy_combine(pass.policy, VB, load_value<VB>(v), value));
-          }
+          if (VB && group_lane == holder) merge_value<VB>(g, pass.policy, value_in<KB, VB>(device, table, b, slot), value);
         } else if (step >= DY_STORED) {
           step = DY_LOOK; /* cannot happen in a claim pass (nothing moves); look again */
         } else if (free_holder < DY_GROUP_LANES) {
           done = true;
           if (group_lane == free_holder) {
-            store_hinted<VB>(value_in<KB, VB>(device, table, b, free_slot), value, streaming);
+            if (VB == DY_RECORD) put_value<VB>(g, value_in<KB, VB>(device, table, b, free_slot), value);
+            else store_hinted<VB == DY_RECORD ? 0u : VB>(value_in<KB, VB>(device, table, b, free_slot), value.word, streaming);
             store_hinted<KB>((char *)line + free_slot * (KB / 8u), key, streaming);
           }
           if (lane == leader) tally_key(&c, table, 1);
@@ -660,9 +706,9 @@ __global__ void dy_erase_kernel(const __grid_constant__ dy_device device, dy_pas
       const unsigned src = __ffs(pending) - 1u;
       const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, src);
       if (key == empty) {
-        if (lane == src && gh_side_erase(gh_dy_side_format(g), device.side_slot)) {
+        if (lane == src && gh_dy_side_erase(device.side)) {
           my_erased = true;
-          atomicAdd(&device.counters->side, ~0ull); /* minus one */
+          gh_dy_count_side(device.counters, ~0ull); /* minus one */
           c.erased += 1;
         }
         continue;
@@ -706,7 +752,7 @@ __global__ void dy_export_kernel(dy_device device, unsigned table, void *keys_ou
     const uint64_t at = gh_warp_reserve(&device.counters->cursor, keep);
     if (!keep) continue;
     gh__write_word(keys_out, at, KB, key);
-    if (VB && values_out) gh__write_word(values_out, at, VB, gh_dy_value_read(&g, gh_dy_value_at(&g, device.values[table], b, k)));
+    if (VB && values_out) gh_dy_value_copy(&g, (char *)values_out + at * g.value_bytes, gh_dy_value_at(&g, device.values[table], b, k));
   }
 }
 
@@ -722,7 +768,7 @@ typedef struct dy_kernels {
 
 static dy_kernels kernels_for(const gh_dy_geometry *g) {
   dy_kernels k = {NULL, NULL, NULL, NULL, NULL};
-  const unsigned vb = g->value_bytes * 8u;
+  const unsigned vb = g->value_bytes == 0 || gh_dy_values_are_words(g) ? g->value_bytes * 8u : DY_RECORD;
 #define GH_DY_KERNELS_CASE(kb, vbits)                   \
   if (g->key_bits == kb && vb == vbits) {              \
     k.claim = (const void *)dy_claim_kernel<kb, vbits>; \
@@ -732,12 +778,14 @@ static dy_kernels kernels_for(const gh_dy_geometry *g) {
     k.export_keys = (const void *)dy_export_kernel<kb, vbits>; \
   }
   GH_WIDTHS(GH_DY_KERNELS_CASE)
+  GH_DY_KERNELS_CASE(32, DY_RECORD)
+  GH_DY_KERNELS_CASE(64, DY_RECORD)
 #undef GH_DY_KERNELS_CASE
   return k;
 }
 
 static gh_status launch_pass(gh_table *t, const void *kernel, dy_pass *pass, void *stream) {
-  dy_device device = device_of(t);
+  dy_device device = gh__dy_device(t);
   void *args[] = {&device, pass};
   /* One operation per lane, whole warps. */
   return gh__cuda_launch(t, kernel, (pass->n + 31u) / 32u * 32u, kBlockThreads, args, stream);
@@ -758,7 +806,7 @@ static gh_status launch_place(gh_table *t, const void *kernel, const gh_dy_place
   pass.look_tables = p->look_tables;
   if (!p->one_by_one) return launch_pass(t, kernel, &pass, stream);
   /* One warp: its operations go one at a time. */
-  dy_device device = device_of(t);
+  dy_device device = gh__dy_device(t);
   void *args[] = {&device, &pass};
   return gh__cuda_launch(t, kernel, 32u, 32, args, stream);
 }
@@ -792,14 +840,16 @@ static gh_status cuda_bulk(gh_table *t, const gh_dy_bulk *a, uint64_t n, void *s
 static const gh_dy_backend cuda_backend = {cuda_bulk, cuda_claim, cuda_place, cuda_erase_pass};
 
 static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
-                           uint64_t default_value, void *stream) {
+                           const void *default_value, void *stream) {
   dy_pass pass;
   memset(&pass, 0, sizeof pass);
   pass.keys = keys;
   pass.n = n;
   pass.flags = found_out;
   pass.values_out = values_out;
-  pass.default_value = default_value;
+  const gh_dy_geometry *g = &state(t)->geometry;
+  if (gh_dy_values_are_words(g)) pass.default_value = gh__value_word(t, default_value);
+  else gh_dy_value_copy(g, pass.default_record, default_value);
   return launch_pass(t, kernels_for(&state(t)->geometry).find, &pass, stream);
 }
 
@@ -807,18 +857,17 @@ static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *valu
 static gh_status cuda_export(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream) {
   gh_dy_table *s = state(t);
   const gh_dy_geometry *g = &s->geometry;
-  const gh_slot_format side = gh_dy_side_format(g);
-  unsigned char slot[16];
-  uint64_t side_value = 0, side_key = gh_dy_empty_key(g);
-  gh_status status = gh__to_host(t, slot, s->side_slot, side.slot_bytes, stream);
+  uint64_t side[(GH_DY_SIDE_HEADER + GH_DY_MAX_VALUE_BYTES) / 8u];
+  const uint64_t side_key = gh_dy_empty_key(g);
+  gh_status status = gh__to_host(t, side, s->side, gh_dy_side_bytes(g), stream);
   if (status != GH_OK) return status;
-  const unsigned long long first = (unsigned long long)gh_side_find(side, slot, &side_value);
+  const unsigned long long first = (unsigned long long)gh_dy_side_present(side);
   if (first) {
     status = gh__copy(t, keys_out, &side_key, g->key_bits / 8u, stream);
-    if (status == GH_OK && values_out) status = gh__copy(t, values_out, &side_value, g->value_bytes, stream);
+    if (status == GH_OK && values_out) status = gh__copy(t, values_out, gh_dy_side_value(side), g->value_bytes, stream);
   }
   if (status == GH_OK) status = gh__copy(t, &s->counters->cursor, &first, sizeof first, stream);
-  dy_device device = device_of(t);
+  dy_device device = gh__dy_device(t);
   for (unsigned i = 0; status == GH_OK && i < g->tables; ++i) {
     void *args[] = {&device, &i, &keys_out, &values_out};
     status = gh__cuda_launch(t, kernels_for(g).export_keys, g->buckets[i] * g->slots, kBlockThreads, args, stream);
@@ -839,6 +888,24 @@ static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *
   return gh__dy_erase(t, &cuda_backend, keys, n, erased_out, erased, stream);
 }
 
+/* The view points at a copy of the table's device record in device memory, made on the first call
+ * and refreshed by every call that changes the table after it (gh__dy_publish). */
+static gh_status cuda_device_view(gh_table *t, gh_device_view *view) {
+  gh_dy_table *s = state(t);
+  const gh_status status = gh__view_record(t, (void **)&s->published, sizeof *s->published, gh__dy_publish);
+  if (status != GH_OK) return status;
+  view->design = GH_DYCUCKOO;
+  view->key_bits = t->config.key_bits;
+  view->value_bits = t->config.value_bits;
+  view->slot_bytes = t->config.key_bits / 8u;
+  view->slots = s->published;
+  view->size = &s->counters->size;
+  view->status_word = NULL;
+  view->seed = t->config.seed;
+  view->layout[0] = s->geometry.tables;
+  return gh__sync(t, NULL);
+}
+
 extern "C" const gh_table_ops gh__dycuckoo_cuda_ops = {
     .name = "dycuckoo/cuda",
     .init = gh__dy_init,
@@ -854,7 +921,7 @@ extern "C" const gh_table_ops gh__dycuckoo_cuda_ops = {
     .validate = gh__dy_validate,
     .keys_of_ids = NULL,
     .stats = gh__dy_stats,
-    .device_view = NULL,
+    .device_view = cuda_device_view,
     .take_flags = NULL,
     .mixed = NULL,
     .compact = NULL,

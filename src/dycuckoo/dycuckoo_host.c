@@ -66,8 +66,9 @@ static unsigned free_slot(const gh_dy_table *s, unsigned i, uint64_t b) {
   return g->slots;
 }
 
-static void put(gh_dy_table *s, unsigned i, uint64_t b, unsigned k, uint64_t key, uint64_t value) {
-  gh_dy_value_write(&s->geometry, value_at(s, i, b, k), value);
+/* Stores key with the value at `value` (NULL for a set) in slot k of the locked bucket (i, b). */
+static void put(gh_dy_table *s, unsigned i, uint64_t b, unsigned k, uint64_t key, const void *value) {
+  if (value) gh_dy_value_copy(&s->geometry, value_at(s, i, b, k), value);
   store_key(&s->geometry, key_line(s, i, b), k, key);
 }
 
@@ -80,12 +81,12 @@ typedef struct host_pass {
   unsigned skip_table;
   uint8_t *flags_out;
   void *values_out;
-  uint64_t default_value;
+  const void *default_value;
 } host_pass;
 
 /* Moves a resident of the locked bucket (i, b) to its bucket in a later subtable (copied there
  * before its slot is reused) and puts key in its slot. 1 when done; *locked counts the buckets. */
-static int place_by_move(gh_dy_table *s, unsigned i, uint64_t b, unsigned skip, uint64_t key, uint64_t value,
+static int place_by_move(gh_dy_table *s, unsigned i, uint64_t b, unsigned skip, uint64_t key, const void *value,
                          unsigned *locked) {
   const gh_dy_geometry *g = &s->geometry;
   for (unsigned k = 0; k < g->slots; ++k) {
@@ -97,9 +98,9 @@ static int place_by_move(gh_dy_table *s, unsigned i, uint64_t b, unsigned skip, 
       *locked += 1;
       const unsigned u = free_slot(s, j, y);
       if (u < g->slots) {
-        put(s, j, y, u, resident, g->value_bytes ? gh_dy_value_read(g, value_at(s, i, b, k)) : 0);
+        put(s, j, y, u, resident, g->value_bytes ? value_at(s, i, b, k) : NULL);
         put(s, i, b, k, key, value);
-        gh_add_u64(&s->counters->keys[j], 1u);
+        gh_dy_count_key(s->counters, j, 1u);
         gh_add_u64(&s->counters->evictions, 1u);
         unlock(s, j, y);
         return 1;
@@ -112,7 +113,7 @@ static int place_by_move(gh_dy_table *s, unsigned i, uint64_t b, unsigned skip, 
 
 /* Stores an absent key: a free slot in its buckets (the chosen subtable first, then the others),
  * else a forward move out of one of them. 1 when stored. */
-static int place_absent(gh_dy_table *s, uint64_t key, uint64_t value, unsigned skip) {
+static int place_absent(gh_dy_table *s, uint64_t key, const void *value, unsigned skip) {
   const gh_dy_geometry *g = &s->geometry;
   const unsigned first = gh_dy_target(g, key);
   unsigned locked = 0;
@@ -128,7 +129,7 @@ static int place_absent(gh_dy_table *s, uint64_t key, uint64_t value, unsigned s
       const unsigned k = free_slot(s, i, b);
       if (k < g->slots) {
         put(s, i, b, k, key, value);
-        gh_add_u64(&s->counters->keys[i], 1u);
+        gh_dy_count_key(s->counters, i, 1u);
         placed = 1;
       } else if (pass == 1u) {
         placed = place_by_move(s, i, b, skip, key, value, &locked);
@@ -139,12 +140,10 @@ static int place_absent(gh_dy_table *s, uint64_t key, uint64_t value, unsigned s
   return placed;
 }
 
-/* Merges value into the stored one of slot k of the locked bucket (i, b) by the policy. */
-static void merge_value(gh_dy_table *s, unsigned i, uint64_t b, unsigned k, int policy, uint64_t value) {
-  const gh_dy_geometry *g = &s->geometry;
-  if (!g->value_bytes) return;
-  void *v = value_at(s, i, b, k);
-  gh_dy_value_write(g, v, gh_policy_combine(policy, g->value_bytes * 8u, gh_dy_value_read(g, v), value));
+/* Merges the value at `value` (NULL for a set) into the stored one of slot k of the locked bucket
+ * (i, b) by the policy. */
+static void merge_value(gh_dy_table *s, unsigned i, uint64_t b, unsigned k, int policy, const void *value) {
+  if (value) gh_dy_value_merge(&s->geometry, policy, value_at(s, i, b, k), value);
 }
 
 /* The slot of key in the locked bucket (i, b), or g->slots. */
@@ -157,10 +156,10 @@ static unsigned slot_of(const gh_dy_table *s, unsigned i, uint64_t b, uint64_t k
 }
 
 /* One key of a claim pass (gh_dy_backend.claim): 0 stored or merged, 1 all its buckets full. */
-static int claim_one(gh_dy_table *s, const gh_dy_place *p, uint64_t key, uint64_t value) {
+static int claim_one(gh_dy_table *s, const gh_dy_place *p, uint64_t key, const void *value) {
   const gh_dy_geometry *g = &s->geometry;
   if (key == gh_dy_empty_key(g)) {
-    if (gh_side_insert(gh_dy_side_format(g), s->side_slot, value, p->policy)) gh_add_u64(&s->counters->side, 1u);
+    if (gh_dy_side_insert(g, s->side, value, p->policy)) gh_dy_count_side(s->counters, 1u);
     return 0;
   }
   unsigned i, k;
@@ -184,7 +183,7 @@ static int claim_one(gh_dy_table *s, const gh_dy_place *p, uint64_t key, uint64_
       merge_value(s, i, b, k, p->policy, value);
     } else if ((k = free_slot(s, i, b)) < g->slots) {
       put(s, i, b, k, key, value);
-      gh_add_u64(&s->counters->keys[i], 1u);
+      gh_dy_count_key(s->counters, i, 1u);
     }
     unlock(s, i, b);
     if (k < g->slots) {
@@ -198,7 +197,7 @@ static int claim_one(gh_dy_table *s, const gh_dy_place *p, uint64_t key, uint64_
 
 /* One key of a place pass that goes one key at a time (gh_dy_place.one_by_one): merged into its
  * stored copy, else placed. 1 when it found no room. */
-static int place_one_by_one(gh_dy_table *s, const gh_dy_place *p, uint64_t key, uint64_t value) {
+static int place_one_by_one(gh_dy_table *s, const gh_dy_place *p, uint64_t key, const void *value) {
   unsigned i, k;
   uint64_t b;
   if (!locate(s, key, p->skip_table, &i, &b, &k)) return !place_absent(s, key, value, p->skip_table);
@@ -215,7 +214,7 @@ static gh_counters pass_chunk(void *context, uint64_t begin, uint64_t end, int c
   for (uint64_t i = begin; i < end; ++i) {
     if (p->rerun && !p->failed[i]) continue;
     const uint64_t key = gh__read_word(p->keys, i, g->key_bits);
-    const uint64_t value = p->values ? gh_dy_value_read(g, (const char *)p->values + i * g->value_bytes) : 0;
+    const void *value = p->values ? (const char *)p->values + i * g->value_bytes : NULL;
     const int failed = claim            ? claim_one(c->s, p, key, value)
                        : p->one_by_one ? place_one_by_one(c->s, p, key, value)
                                        : !place_absent(c->s, key, value, p->skip_table);
@@ -229,7 +228,7 @@ static gh_counters claim_chunk(void *context, uint64_t begin, uint64_t end) { re
 static gh_counters place_chunk(void *context, uint64_t begin, uint64_t end) { return pass_chunk(context, begin, end, 0); }
 
 static gh_status run_pass(gh_table *t, const gh_dy_place *p, gh_counters (*chunk)(void *, uint64_t, uint64_t)) {
-  host_pass c = {state(t), p, NULL, NULL, 0, NULL, NULL, 0};
+  host_pass c = {state(t), p, NULL, NULL, 0, NULL, NULL, NULL};
   const gh_counters counted = gh__parallel_for(p->n, p->one_by_one ? 1u : t->config.host_threads, chunk, &c);
   c.s->counters->failed = counted.value[0];
   return GH_OK;
@@ -249,8 +248,8 @@ static gh_status host_place(gh_table *t, const gh_dy_place *p, void *stream) {
 static int erase_one(gh_dy_table *s, uint64_t key, unsigned skip) {
   const gh_dy_geometry *g = &s->geometry;
   if (key == gh_dy_empty_key(g)) {
-    const int erased = gh_side_erase(gh_dy_side_format(g), s->side_slot);
-    if (erased) s->counters->side = 0;
+    const int erased = gh_dy_side_erase(s->side);
+    if (erased) gh_dy_count_side(s->counters, ~0ull); /* minus one */
     return erased;
   }
   for (;;) {
@@ -262,7 +261,7 @@ static int erase_one(gh_dy_table *s, uint64_t key, unsigned skip) {
     if (still) store_key(g, key_line(s, i, b), k, gh_dy_empty_key(g));
     unlock(s, i, b);
     if (still) {
-      gh_add_u64(&s->counters->keys[i], ~0ull); /* minus one */
+      gh_dy_count_key(s->counters, i, ~0ull); /* minus one */
       return 1;
     }
   }
@@ -283,7 +282,7 @@ static gh_counters erase_chunk(void *context, uint64_t begin, uint64_t end) {
 
 static gh_status host_erase_pass(gh_table *t, const void *keys, uint64_t n, const uint8_t *skip_flags, unsigned skip_table,
                                  uint8_t *erased_out, void *stream) {
-  host_pass c = {state(t), NULL, keys, skip_flags, skip_table, erased_out, NULL, 0};
+  host_pass c = {state(t), NULL, keys, skip_flags, skip_table, erased_out, NULL, NULL};
   (void)stream;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, erase_chunk, &c);
   c.s->counters->erased = counted.value[0];
@@ -312,24 +311,25 @@ static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
   gh_counters counted = {{0}};
   for (uint64_t i = begin; i < end; ++i) {
     const uint64_t key = gh__read_word(c->keys, i, g->key_bits);
-    uint64_t value = c->default_value;
+    const void *value = c->default_value;
     unsigned table, k;
     uint64_t b;
     int found;
     if (key == gh_dy_empty_key(g)) {
-      found = gh_side_find(gh_dy_side_format(g), s->side_slot, &value);
+      found = gh_dy_side_present(s->side);
+      if (found) value = gh_dy_side_value(s->side);
     } else {
       found = locate(s, key, g->tables, &table, &b, &k);
-      if (found && g->value_bytes) value = gh_dy_value_read(g, value_at(s, table, b, k));
+      if (found) value = value_at(s, table, b, k);
     }
-    if (c->values_out) gh__write_word(c->values_out, i, g->value_bytes * 8u, value);
+    if (c->values_out) gh_dy_value_copy(g, (char *)c->values_out + i * g->value_bytes, value);
     if (c->flags_out) c->flags_out[i] = (uint8_t)found;
   }
   return counted;
 }
 
 static gh_status host_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
-                           uint64_t default_value, void *stream) {
+                           const void *default_value, void *stream) {
   host_pass c = {state(t), NULL, keys, NULL, 0, found_out, values_out, default_value};
   (void)stream;
   gh__parallel_for(n, t->config.host_threads, find_chunk, &c);

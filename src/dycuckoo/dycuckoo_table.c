@@ -110,7 +110,7 @@ const gh_design_descriptor gh__design_dycuckoo = {
     .estimate = estimate,
     .variants = 1u << GH_VARIANT_MAP,
     .map_policies = GH_MAP_POLICIES_ALL,
-    .capabilities = GH_CAP_ERASE | GH_CAP_GROWS,
+    .capabilities = GH_CAP_ERASE | GH_CAP_GROWS | GH_CAP_DEVICE_VIEW | GH_CAP_VALUE_RECORDS,
     .did_not_fit = "memory for a larger subtable ran out",
 };
 
@@ -155,13 +155,13 @@ gh_status gh__dy_init(gh_table *t) {
   s->kind = kind;
   s->geometry = gh__dy_geometry(&t->config);
   s->floor_buckets = s->geometry.buckets[0];
-  const gh_slot_format side = gh_dy_side_format(&s->geometry);
+  const unsigned side_bytes = gh_dy_side_bytes(&s->geometry);
   s->counters = (gh_dy_counters *)gh__alloc(t, sizeof(gh_dy_counters), kind);
-  s->side_slot = s->counters ? gh__alloc(t, side.slot_bytes, kind) : NULL;
-  gh_status status = s->side_slot ? GH_OK : gh__fail(t, GH_ERR_OUT_OF_MEMORY, "out of memory for the table's counters");
+  s->side = s->counters ? gh__alloc(t, side_bytes, kind) : NULL;
+  gh_status status = s->side ? GH_OK : gh__fail(t, GH_ERR_OUT_OF_MEMORY, "out of memory for the table's counters");
   /* Queued on the default stream; gh_create waits for it. */
   if (status == GH_OK) status = gh__fill(t, s->counters, 0, sizeof(gh_dy_counters), NULL);
-  if (status == GH_OK) status = gh__fill(t, s->side_slot, 0xFF, side.slot_bytes, NULL);
+  if (status == GH_OK) status = gh__fill(t, s->side, 0, side_bytes, NULL);
   for (unsigned i = 0; status == GH_OK && i < s->geometry.tables; ++i)
     status = new_subtable(t, &s->sub[i], s->geometry.buckets[i], NULL);
   if (status != GH_OK) {
@@ -176,7 +176,8 @@ void gh__dy_release(gh_table *t) {
   gh_dy_table *s = state(t);
   if (s == NULL) return;
   for (unsigned i = 0; i < s->geometry.tables; ++i) free_subtable(t, &s->sub[i], s->geometry.buckets[i], NULL);
-  gh__free_after(t, s->side_slot, gh_dy_side_format(&s->geometry).slot_bytes, s->kind, NULL);
+  gh__free_after(t, s->side, gh_dy_side_bytes(&s->geometry), s->kind, NULL);
+  gh__free_after(t, s->published, sizeof *s->published, GH_MEMORY_DEVICE, NULL);
   gh__free_after(t, s->counters, sizeof(gh_dy_counters), s->kind, NULL);
   gh__release_all_deferred(t);
   gh__free(t, s, sizeof *s, GH_MEMORY_HOST);
@@ -198,6 +199,35 @@ gh_status gh__dy_size(gh_table *t, uint64_t *size) {
   const gh_status status = read_counters(t, &c, NULL);
   if (status == GH_OK) *size = stored_keys(&c, state(t)->geometry.tables);
   return status;
+}
+
+gh_dy_device gh__dy_device(gh_table *t) {
+  gh_dy_table *s = state(t);
+  gh_dy_device d;
+  memset(&d, 0, sizeof d);
+  d.g = s->geometry;
+  for (unsigned i = 0; i < s->geometry.tables; ++i) {
+    d.keys[i] = s->sub[i].keys;
+    d.values[i] = s->sub[i].values;
+    d.locks[i] = s->sub[i].locks;
+  }
+  d.side = s->side;
+  d.counters = s->counters;
+  return d;
+}
+
+gh_status gh__dy_publish(gh_table *t, void *stream) {
+  gh_dy_table *s = state(t);
+  if (s->published == NULL) return GH_OK;
+  gh_dy_counters c;
+  gh_status status = read_counters(t, &c, stream);
+  if (status != GH_OK) return status;
+  gh_dy_device d = gh__dy_device(t);
+  const double limit = t->config.fill_max * (double)total_slots(&s->geometry);
+  const double keys = (double)(stored_keys(&c, s->geometry.tables) - c.side);
+  d.room = limit > keys ? (unsigned long long)(limit - keys) : 0u;
+  s->published_keys = (uint64_t)keys;
+  return gh__copy(t, s->published, &d, sizeof d, stream);
 }
 
 /* Zeroes the counters of one pass. */
@@ -330,8 +360,9 @@ static gh_status downsize(gh_table *t, const gh_dy_backend *be, unsigned i, int 
   }
   /* The residuals now count in the subtables that took them. */
   if (status == GH_OK && !after.failed && residuals) {
-    const unsigned long long keys_i = after.keys[i] - residuals;
+    const unsigned long long keys_i = after.keys[i] - residuals, size = after.size - residuals;
     status = gh__copy(t, &s->counters->keys[i], &keys_i, sizeof keys_i, stream);
+    if (status == GH_OK) status = gh__copy(t, &s->counters->size, &size, sizeof size, stream);
   }
   if (status == GH_OK && !after.failed) {
     replace_subtable(t, i, &halved, buckets, stream);
@@ -567,6 +598,7 @@ gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, 
   /* A batch of keys already present can leave theta below fill_min in a table sized by capacity. */
   if (status == GH_OK) status = shrink_to_bounds(t, be, &c, stream);
   if (status == GH_OK) refresh_choice(t, &c);
+  if (status == GH_OK) status = gh__dy_publish(t, stream);
   return status;
 }
 
@@ -580,6 +612,7 @@ gh_status gh__dy_erase(gh_table *t, const gh_dy_backend *be, const void *keys, u
   *erased = c.erased;
   status = shrink_to_bounds(t, be, &c, stream);
   if (status == GH_OK) refresh_choice(t, &c);
+  if (status == GH_OK) status = gh__dy_publish(t, stream);
   return status;
 }
 
@@ -595,9 +628,8 @@ gh_status gh__dy_clear(gh_table *t, void *stream) {
     for (unsigned i = 0; i + 1 < made; ++i) free_subtable(t, &fresh[i], floor, stream);
     return status;
   }
-  const gh_slot_format side = gh_dy_side_format(&s->geometry);
-  status = gh__fill(t, s->side_slot, 0xFF, side.slot_bytes, stream);
-  if (status == GH_OK) status = gh__fill(t, s->counters->keys, 0, sizeof s->counters->keys + sizeof s->counters->side, stream);
+  status = gh__fill(t, s->side, 0, gh_dy_side_bytes(&s->geometry), stream);
+  if (status == GH_OK) status = gh__fill(t, s->counters->keys, 0, offsetof(gh_dy_counters, size) + sizeof s->counters->size, stream);
   if (status != GH_OK) {
     for (unsigned i = 0; i < made; ++i) free_subtable(t, &fresh[i], floor, stream);
     return status;
@@ -610,7 +642,7 @@ gh_status gh__dy_clear(gh_table *t, void *stream) {
   const unsigned long long none[GH_DY_MAX_TABLES] = {0};
   gh__dy_set_choice(&s->geometry, none);
   note_capacity(t);
-  return GH_OK;
+  return gh__dy_publish(t, stream);
 }
 
 /* ---- Host copies: export, validate --------------------------------------------------------------- */
@@ -621,7 +653,7 @@ typedef struct snapshot {
   const void *values[GH_DY_MAX_TABLES];
   const uint32_t *locks[GH_DY_MAX_TABLES];
   gh_dy_counters counters;
-  unsigned char side[16];
+  uint64_t side[(GH_DY_SIDE_HEADER + GH_DY_MAX_VALUE_BYTES) / 8u];
   void *copy;
   size_t copy_bytes;
 } snapshot;
@@ -632,7 +664,7 @@ static gh_status take_snapshot(gh_table *t, snapshot *shot) {
   memset(shot, 0, sizeof *shot);
   gh_status status = read_counters(t, &shot->counters, NULL);
   if (status == GH_OK)
-    status = gh__to_host(t, shot->side, s->side_slot, gh_dy_side_format(g).slot_bytes, NULL);
+    status = gh__to_host(t, shot->side, s->side, gh_dy_side_bytes(g), NULL);
   if (status != GH_OK) return status;
   if (s->kind == GH_MEMORY_HOST) {
     for (unsigned i = 0; i < g->tables; ++i) {
@@ -675,10 +707,10 @@ gh_status gh__dy_export_host(gh_table *t, void *keys_out, void *values_out, uint
   (void)stream;
   gh_status status = take_snapshot(t, &shot);
   if (status != GH_OK) return status;
-  uint64_t written = 0, side_value = 0;
-  if (gh_side_find(gh_dy_side_format(g), shot.side, &side_value)) {
+  uint64_t written = 0;
+  if (gh_dy_side_present(shot.side)) {
     gh__write_word(keys_out, 0, g->key_bits, gh_dy_empty_key(g));
-    if (values_out) gh__write_word(values_out, 0, g->value_bytes * 8u, side_value);
+    if (values_out) gh_dy_value_copy(g, values_out, gh_dy_side_value(shot.side));
     written = 1;
   }
   for (unsigned i = 0; i < g->tables; ++i)
@@ -688,8 +720,7 @@ gh_status gh__dy_export_host(gh_table *t, void *keys_out, void *values_out, uint
         if (key == gh_dy_empty_key(g)) continue;
         gh__write_word(keys_out, written, g->key_bits, key);
         if (values_out)
-          gh__write_word(values_out, written, g->value_bytes * 8u,
-                         gh_dy_value_read(g, gh_dy_value_at(g, (void *)shot.values[i], b, k)));
+          gh_dy_value_copy(g, (char *)values_out + written * g->value_bytes, gh_dy_value_at(g, (void *)shot.values[i], b, k));
         written += 1;
       }
   drop_snapshot(t, &shot);
@@ -747,11 +778,19 @@ static int check_snapshot(const gh_table *t, const snapshot *shot, char *message
              (unsigned long long)max_buckets);
     return 1;
   }
-  uint64_t side_value = 0;
-  const int side_present = gh_side_find(gh_dy_side_format(g), shot->side, &side_value);
+  if (gh_load_u32(shot->side) != GH_DY_LOCK_FREE) {
+    snprintf(message, size, "the all-ones key's side entry is locked between calls");
+    return 1;
+  }
+  const int side_present = gh_dy_side_present(shot->side);
   if ((unsigned long long)side_present != shot->counters.side) {
     snprintf(message, size, "the all-ones key's side slot says %s but its counter says %llu",
              side_present ? "present" : "absent", shot->counters.side);
+    return 1;
+  }
+  if (shot->counters.size != keys + shot->counters.side) {
+    snprintf(message, size, "the size counter says %llu, the subtables and the side entry hold %llu", shot->counters.size,
+             (unsigned long long)(keys + shot->counters.side));
     return 1;
   }
   /* theta within [fill_min, fill_max]: above only where a growth lacked memory, below only where
@@ -761,7 +800,10 @@ static int check_snapshot(const gh_table *t, const snapshot *shot, char *message
     snprintf(message, size, "theta = %.4f is above fill_max = %g", theta, t->config.fill_max);
     return 1;
   }
-  if (theta < t->config.fill_min && max_buckets > s->floor_buckets && !s->shrink_blocked) {
+  /* (kernels erasing through a device view leave theta where they leave it: resizing is the host's,
+   * at its next call) */
+  const int erased_on_device = s->published != NULL && keys < s->published_keys;
+  if (theta < t->config.fill_min && max_buckets > s->floor_buckets && !s->shrink_blocked && !erased_on_device) {
     snprintf(message, size, "theta = %.4f is below fill_min = %g with subtables that could halve", theta,
              t->config.fill_min);
     return 1;

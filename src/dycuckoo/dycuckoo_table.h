@@ -9,19 +9,6 @@
 #include "core/table.h"
 #include "dycuckoo/dycuckoo_bulk.h"
 
-/* Counters kept beside the subtables (device memory for CUDA). */
-typedef struct gh_dy_counters {
-  unsigned long long keys[GH_DY_MAX_TABLES]; /* keys stored in each subtable */
-  unsigned long long side;                   /* 1 while the all-ones key is stored */
-  unsigned long long evictions;              /* forward moves made by inserts, ever */
-  unsigned long long longest_search;         /* most buckets one insert locked, ever */
-  /* Of the current pass (zeroed before it): */
-  unsigned long long failed;                 /* inserts that found no room */
-  unsigned long long erased;                 /* keys erased */
-  unsigned long long flagged;                /* input positions flagged as not inserted */
-  unsigned long long cursor;                 /* export's output position */
-} gh_dy_counters;
-
 /* One subtable: its key lines, values and lock words. */
 typedef struct gh_dy_subtable {
   void *keys;      /* buckets x 128 bytes */
@@ -33,8 +20,10 @@ typedef struct gh_dy_table {
   gh_dy_geometry geometry;
   gh_memory_kind kind;
   gh_dy_subtable sub[GH_DY_MAX_TABLES];
-  void *side_slot; /* the all-ones key's slot (slot.h's side slot format) */
+  void *side; /* the all-ones key's side entry (gpuhash/detail/dycuckoo.h) */
   gh_dy_counters *counters;
+  gh_dy_device *published; /* CUDA: the device views' copy of the table, or NULL before the first view */
+  uint64_t published_keys; /* the keys when it was last copied: fewer now means device-side erases */
   uint64_t upsizes, downsizes;
   double resize_seconds; /* spent in upsizes and downsizes, ever */
   uint64_t insert_failures; /* keys reported as not inserted (out of memory), ever */
@@ -103,6 +92,13 @@ gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, 
                         gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream);
 gh_status gh__dy_erase(gh_table *t, const gh_dy_backend *be, const void *keys, uint64_t n, uint8_t *erased_out,
                        uint64_t *erased, void *stream);
+
+/* The table as kernels see it (room and claimed zero). */
+gh_dy_device gh__dy_device(gh_table *t);
+/* Copies gh__dy_device, with the room left below fill_max, to t's published record when a device view
+ * asked for one (queued on stream; nothing to do otherwise). Every call that changes the table ends
+ * with it. */
+gh_status gh__dy_publish(gh_table *t, void *stream);
 
 /* The ops of each backend (dycuckoo_host.c, dycuckoo_cuda.cu). */
 extern const gh_table_ops gh__dycuckoo_host_ops;

@@ -461,11 +461,11 @@ static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, 
 }
 
 static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
-                           uint64_t default_value, void *stream) {
+                           const void *default_value, void *stream) {
   slab_args a = args_for(t, SLAB_FIND, keys, n);
   a.values_out = values_out;
   a.results_out = found_out;
-  a.default_value = default_value;
+  a.default_value = gh__value_word(t, default_value);
   void *args[] = {&a};
   return gh__cuda_launch(t, ops_kernel(&a), n, kBlockThreads, args, stream);
 }
@@ -566,14 +566,8 @@ static gh_status cuda_compact(gh_table *t, void *stream) {
  * current by every batch after it (gh__slab_run_batch). */
 static gh_status cuda_device_view(gh_table *t, gh_device_view *view) {
   gh_slab_table *s = state(t);
-  if (s->published == NULL) {
-    s->published = (gh_slab_device_table *)gh__alloc(t, sizeof *s->published, GH_MEMORY_DEVICE);
-    if (s->published == NULL)
-      return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "gh_get_device_view: no device memory for the view's %zu-byte table "
-                      "record; the table is unchanged", sizeof *s->published);
-    const gh_status status = gh__slab_publish(t, NULL);
-    if (status != GH_OK) return status;
-  }
+  const gh_status status = gh__view_record(t, (void **)&s->published, sizeof *s->published, gh__slab_publish);
+  if (status != GH_OK) return status;
   memset(view, 0, sizeof *view);
   view->design = GH_SLAB;
   view->key_bits = s->geometry.format.key_bits;

@@ -331,14 +331,14 @@ static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
 }
 
 static gh_status host_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
-                           uint64_t default_value, void *stream) {
+                           const void *default_value, void *stream) {
   host_call c;
   (void)stream;
   begin_call(t, &c);
   c.keys = keys;
   c.values_out = values_out;
   c.flags_out = found_out;
-  c.default_value = default_value;
+  c.default_value = gh__value_word(t, default_value);
   gh__parallel_for(n, t->config.host_threads, find_chunk, &c);
   return GH_OK;
 }

@@ -174,9 +174,10 @@ static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, 
 }
 
 static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
-                           uint64_t default_value, void *stream) {
+                           const void *default_bytes, void *stream) {
   gh_wd_table *w = state(t);
   gh_wd_geometry g = w->geometry;
+  uint64_t default_value = gh__value_word(t, default_bytes);
   void *args[] = {&g, &w->slots, (void *)&keys, &n, &values_out, &found_out, &default_value};
   return gh__cuda_launch(t, kernels_for(g).find, n * g.window_width, kLaunch.block_threads, args, stream);
 }

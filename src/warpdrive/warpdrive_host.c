@@ -65,8 +65,8 @@ static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
 }
 
 static gh_status host_find(gh_table *t, const void *keys, uint64_t n, void *values_out,
-                           uint8_t *found_out, uint64_t default_value, void *stream) {
-  host_call c = {state(t), keys, NULL, values_out, found_out, default_value, 0};
+                           uint8_t *found_out, const void *default_value, void *stream) {
+  host_call c = {state(t), keys, NULL, values_out, found_out, gh__value_word(t, default_value), 0};
   (void)stream;
   gh__parallel_for(n, t->config.host_threads, find_chunk, &c);
   return GH_OK;

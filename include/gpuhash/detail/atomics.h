@@ -38,6 +38,8 @@ GH_HD void gh_min_u32(void *p, uint32_t v) { atomicMin((unsigned int *)p, v); }
 GH_HD void gh_min_u64(void *p, uint64_t v) { atomicMin((unsigned long long *)p, (unsigned long long)v); }
 GH_HD void gh_max_u32(void *p, uint32_t v) { atomicMax((unsigned int *)p, v); }
 GH_HD void gh_max_u64(void *p, uint64_t v) { atomicMax((unsigned long long *)p, (unsigned long long)v); }
+/* Orders this thread's memory accesses before and after it, device-wide (CUDA atomics are relaxed). */
+GH_HD void gh_fence(void) { __threadfence(); }
 
 #else /* host */
 
@@ -88,6 +90,8 @@ GH_HD void gh_max_u64(void *p, uint64_t v) {
   while (v > old && !__atomic_compare_exchange_n((uint64_t *)p, &old, v, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
   }
 }
+
+GH_HD void gh_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 #endif
 
