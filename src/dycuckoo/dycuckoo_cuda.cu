@@ -1,6 +1,6 @@
 /* dycuckoo_cuda.cu - the DyCuckoo design on the GPU.
  *
- * Find and the claim pass (the first pass of an insert batch) work on a key line with groups of
+ * Find, erase and the claim pass (the first pass of an insert batch) work on a key line with groups of
  * DY_GROUP_LANES = 4 lanes, 32 bytes each, so a warp runs eight of them side by side in lock step:
  * each group holds the operations of its lanes and takes them one at a time (a ballot among its
  * lanes names the next), one coalesced line read per step. (Measured on an H200 at n = 2^27, d = 4:
@@ -15,7 +15,9 @@
  *    while it looks for a copy stored before the pass (only in subtables that held keys then).
  *  - place (keys known to be absent, few): a whole warp per operation, free slot first, else a
  *    resident moved to a later subtable while both buckets are locked.
- *  - erase: the lane holding the key CASes it to EMPTY.
+ *  - erase: find's walk; at the hit the lane holding the key CASes it to EMPTY. (A warp per key, one
+ *    operation after another, took 56 ms of erases in the dynamic workload where groups take 31:
+ *    bench/results/2026-11-23-h200-dycuckoo-c-erase-groups.txt.)
  * Per-subtable key counts stay in registers and reach the counters once per warp. The bulk steps
  * (merging duplicates, resizing) are one thread per element running dycuckoo_bulk.h, the host
  * backend's code. */
@@ -456,24 +458,35 @@ static __device__ __forceinline__ void *line_in(const dy_device &d, unsigned tab
   return (char *)d.keys[table] + b * GH_DY_LINE_BYTES;
 }
 
-/* Find (read-only batch): each group walks its keys' buckets in insert order, a line per step. */
-template <unsigned KB, unsigned VB>
-__global__ void dy_find_kernel(const __grid_constant__ dy_device device, dy_pass pass) {
+/* Find and erase (batches of one kind: no key moves meanwhile): each group walks its keys' buckets
+ * in insert order, a line per step, up to the hit. Find reads the value there; erase (ERASE, VB 0)
+ * has the lane holding the key CAS it to EMPTY (of copies of one key in the batch, one wins) and
+ * leaves out pass.skip_table and the positions pass.skip_flags marks. */
+template <unsigned KB, unsigned VB, bool ERASE>
+__global__ void dy_lookup_kernel(const __grid_constant__ dy_device device, dy_pass pass) {
   const gh_dy_geometry *g = &device.g;
   const uint64_t empty = KB == 32 ? 0xFFFFFFFFull : ~0ull;
   const unsigned lane = threadIdx.x & 31u, group_lane = lane & (DY_GROUP_LANES - 1u), group_first = group_first_lane();
   const uint64_t warps = gh_grid_threads() / 32u;
+  dy_tally c;
+  memset(&c, 0, sizeof c);
   for (uint64_t base = gh_thread_index() / 32u * 32u; base < pass.n; base += warps * 32u) {
     const uint64_t i = base + lane;
     const uint64_t my_key = i < pass.n ? gh__read_word(pass.keys, i, KB) : 0u;
     uint64_t my_value = pass.default_value;
     const void *my_record = NULL; /* a record found beside the subtables (the all-ones key's) */
     bool my_found = false;
-    bool pending = i < pass.n;
+    bool pending = i < pass.n && !(ERASE && pass.skip_flags && pass.skip_flags[i]);
     if (pending && my_key == empty) {
-      my_found = gh_dy_side_present(device.side);
-      if (my_found && VB == DY_RECORD) my_record = gh_dy_side_value(device.side);
-      else if (my_found && VB) my_value = gh__read_word(gh_dy_side_value(device.side), 0, VB);
+      if (ERASE) {
+        my_found = gh_dy_side_erase(device.side);
+        if (my_found) gh_dy_count_side(device.counters, ~0ull); /* minus one */
+        c.erased += my_found;
+      } else {
+        my_found = gh_dy_side_present(device.side);
+        if (my_found && VB == DY_RECORD) my_record = gh_dy_side_value(device.side);
+        else if (my_found && VB) my_value = gh__read_word(gh_dy_side_value(device.side), 0, VB);
+      }
       pending = false;
     }
     unsigned my_step = 0;
@@ -487,11 +500,20 @@ __global__ void dy_find_kernel(const __grid_constant__ dy_device device, dy_pass
        * measured 3% slower, 15.0 against 15.4 G/s on H200s of the same ceilings) */
       const unsigned table = (gh_dy_target(g, key) + step) % g->tables;
       const uint64_t b = bucket_in<KB>(device, table, key);
-      const unsigned matches = active ? chunk_matches<KB>(load_chunk(line_in(device, table, b), group_lane), key) : 0u;
+      const bool look = active && !(ERASE && table == pass.skip_table);
+      const unsigned matches = look ? chunk_matches<KB>(load_chunk(line_in(device, table, b), group_lane), key) : 0u;
       unsigned holder;
       const unsigned slot = group_first_slot<KB>(matches, &holder);
       uint64_t value = 0;
-      if (VB == DY_RECORD) {
+      bool won = false;
+      if (ERASE) {
+        if (holder == group_lane) {
+          void *at = (char *)line_in(device, table, b) + slot * (KB / 8u);
+          won = KB == 32 ? atomicCAS((unsigned int *)at, (unsigned int)key, 0xFFFFFFFFu) == (unsigned int)key
+                         : atomicCAS((unsigned long long *)at, (unsigned long long)key, ~0ull) == key;
+        }
+        won = __shfl_sync(0xFFFFFFFFu, won, group_first + (holder < DY_GROUP_LANES ? holder : 0u));
+      } else if (VB == DY_RECORD) {
         /* The lane holding the key copies its record straight to the leader's output. */
         if (holder == group_lane && pass.values_out)
           gh_dy_value_copy(g, (char *)pass.values_out + (base + leader) * g->value_bytes, value_in<KB, VB>(device, table, b, slot));
@@ -501,7 +523,11 @@ __global__ void dy_find_kernel(const __grid_constant__ dy_device device, dy_pass
       }
       if (active && lane == leader) {
         const bool hit = holder < DY_GROUP_LANES;
-        if (hit) {
+        if (hit && ERASE) {
+          my_found = won; /* a lost CAS: another copy of the key erased it */
+          if (won) tally_key(&c, table, -1);
+          c.erased += won;
+        } else if (hit) {
           my_found = true;
           if (VB) my_value = value;
         }
@@ -509,7 +535,9 @@ __global__ void dy_find_kernel(const __grid_constant__ dy_device device, dy_pass
         pending = !hit && my_step < g->tables;
       }
     }
-    if (i < pass.n) {
+    if (ERASE) {
+      if (i < pass.n && !(pass.skip_flags && pass.skip_flags[i]) && pass.flags) pass.flags[i] = my_found;
+    } else if (i < pass.n) {
       if (VB == DY_RECORD && pass.values_out && (!my_found || my_record))
         gh_dy_value_copy(g, (char *)pass.values_out + i * g->value_bytes, my_found ? my_record : pass.default_record);
       else if (VB && VB != DY_RECORD && pass.values_out)
@@ -517,6 +545,7 @@ __global__ void dy_find_kernel(const __grid_constant__ dy_device device, dy_pass
       if (pass.flags) pass.flags[i] = my_found;
     }
   }
+  if (ERASE) tally_flush(&c, device.counters);
 }
 
 /* Acquire and release at GPU scope, lighter than __threadfence (a sequentially consistent fence). */
@@ -689,56 +718,6 @@ __global__ void __launch_bounds__(kBlockThreads, 3) dy_claim_kernel(const __grid
   tally_flush(&c, device.counters);
 }
 
-template <unsigned KB, unsigned VB>
-__global__ void dy_erase_kernel(const __grid_constant__ dy_device device, dy_pass pass) {
-  const gh_dy_geometry *g = &device.g;
-  const uint64_t empty = KB == 32 ? 0xFFFFFFFFull : ~0ull;
-  const unsigned lane = threadIdx.x & 31u;
-  const uint64_t warps = gh_grid_threads() / 32u;
-  dy_tally c;
-  memset(&c, 0, sizeof c);
-  for (uint64_t base = gh_thread_index() / 32u * 32u; base < pass.n; base += warps * 32u) {
-    const uint64_t i = base + lane;
-    const bool mine = i < pass.n && !(pass.skip_flags && pass.skip_flags[i]);
-    const uint64_t my_key = mine ? gh__read_word(pass.keys, i, KB) : 0u;
-    bool my_erased = false;
-    for (unsigned pending = __ballot_sync(0xFFFFFFFFu, mine); pending; pending &= pending - 1u) {
-      const unsigned src = __ffs(pending) - 1u;
-      const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, src);
-      if (key == empty) {
-        if (lane == src && gh_dy_side_erase(device.side)) {
-          my_erased = true;
-          gh_dy_count_side(device.counters, ~0ull); /* minus one */
-          c.erased += 1;
-        }
-        continue;
-      }
-      for (unsigned t = 0; t < g->tables; ++t) {
-        if (t == pass.skip_table) continue;
-        const uint64_t b = bucket_in<KB>(device, t, key);
-        void *line = line_in(device, t, b);
-        const uint64_t word = lane < GH_DY_LINE_BYTES / (KB / 8u) ? line_word<KB>(line, lane) : ~key;
-        const unsigned hit = __ballot_sync(0xFFFFFFFFu, word == key);
-        if (!hit) continue;
-        const unsigned k = __ffs(hit) - 1u;
-        bool won = false;
-        if (lane == k)
-          won = KB == 32 ? atomicCAS((unsigned int *)line + k, (unsigned int)key, 0xFFFFFFFFu) == (unsigned int)key
-                         : atomicCAS((unsigned long long *)line + k, (unsigned long long)key, ~0ull) == key;
-        won = __shfl_sync(0xFFFFFFFFu, won, k);
-        if (won && lane == src) {
-          my_erased = true;
-          tally_key(&c, t, -1);
-          c.erased += 1;
-        }
-        break;
-      }
-    }
-    if (mine && pass.flags) pass.flags[i] = my_erased;
-  }
-  tally_flush(&c, device.counters);
-}
-
 /* Export of one subtable: a thread per slot, output positions reserved once per warp. */
 template <unsigned KB, unsigned VB>
 __global__ void dy_export_kernel(dy_device device, unsigned table, void *keys_out, void *values_out) {
@@ -773,8 +752,8 @@ static dy_kernels kernels_for(const gh_dy_geometry *g) {
   if (g->key_bits == kb && vb == vbits) {              \
     k.claim = (const void *)dy_claim_kernel<kb, vbits>; \
     k.place = (const void *)dy_place_kernel<kb, vbits>; \
-    k.find = (const void *)dy_find_kernel<kb, vbits>;   \
-    k.erase = (const void *)dy_erase_kernel<kb, vbits>; \
+    k.find = (const void *)dy_lookup_kernel<kb, vbits, false>; \
+    k.erase = (const void *)dy_lookup_kernel<kb, 0, true>; \
     k.export_keys = (const void *)dy_export_kernel<kb, vbits>; \
   }
   GH_WIDTHS(GH_DY_KERNELS_CASE)
