@@ -499,14 +499,17 @@ static int release(bench_ctx *c) {
 static int make(bench_ctx *c, int slot, void *out, unsigned kind, uint64_t offset, int *made) {
   const uint64_t m = c->ax[AX_MULT] > 0 ? (uint64_t)c->ax[AX_MULT] : 1;
   uint8_t *ranks = kind == GEN_ZIPF_KEYS ? c->flags : NULL;
-  const bench_gen_spec spec = {kind, 8 * (slot == 2 ? c->vb : c->kb), c->opts->seed, offset,
+  /* (records, values above 8 bytes: their 8-byte words, vb / 8 per value) */
+  const int record = slot == 2 && c->vb > 8;
+  const bench_gen_spec spec = {kind, record ? 64u : 8 * (slot == 2 ? c->vb : c->kb), c->opts->seed, offset,
                                kind == GEN_ZIPF_KEYS ? c->n : 0,
                                kind == GEN_CYCLIC_KEYS ? (c->n + m - 1) / m : 0,
                                kind == GEN_MIXED_KEYS ? (unsigned)c->ax[AX_ABSENT] : 0, 0};
   *made = c->have_n[slot] != c->n || memcmp(&c->have[slot], &spec, sizeof spec) != 0;
   if (!*made) return BENCH_OK;
   /* Zipf's distinct keys are the distinct ranks, counted exactly from a byte map of them. */
-  if (bench_backend_failed(c, c->be->generate(out, c->n, spec, ranks), "generating inputs"))
+  if (bench_backend_failed(c, c->be->generate(out, record ? c->n * (c->vb / 8) : c->n, spec, ranks),
+                           "generating inputs"))
     return BENCH_FATAL;
   c->have[slot] = spec, c->have_n[slot] = c->n;
   if (slot == 0) c->distinct = kind == GEN_CYCLIC_KEYS ? spec.period : c->n;
@@ -730,7 +733,7 @@ static int parse(int argc, char **argv, bench_options *o) {
       {"device", 0, 1023, 1, AT(device), 4}, {"n", 1, 0x1p40, 1, AT(n), 8},
       {"reps", 1, BENCH_MAX_REPS, 1, AT(reps), 4}, {"warmup", 0, 10, 1, AT(warmup), 4},
       {"key-bits", 32, 64, 32, AT(key_bits), 4}, {"seed", 0, 0x1p53, 1, AT(seed), 8},
-      {"value-bits", 0, 64, 32, AT(value_bits), 4}};
+      {"value-bits", 0, 1024, 32, AT(value_bits), 4}};
   static const char *const OTHERS[] = {"axis", "backend", "scenario", "json", "group-sizes",
                                        "loads", "dists", "ops"};
   static const char *const AXES[] = {"group_size", "load_factor", "dist", "op"};
@@ -764,6 +767,11 @@ static int parse(int argc, char **argv, bench_options *o) {
       return usage("--%s: '%s' is out of range", key, value);
     if (k < 7 && NUMBERS[k].size == 8) *(uint64_t *)((char *)o + NUMBERS[k].at) = (uint64_t)v;
     if (k < 7 && NUMBERS[k].size == 4) *(unsigned *)((char *)o + NUMBERS[k].at) = (unsigned)v;
+    /* Values wider than 64 bits are records (dycuckoo): whole 8-byte words, generated and checked
+     * as such. */
+    if (k == 6 && v > 64 && fmod(v, 64))
+      return usage("--value-bits: '%s': above 64 bits, values are records of whole 8-byte words "
+                   "(128, 192, ... 1024)", value);
     o->reps_given |= k == 2;
     snprintf(item, sizeof item, "warpdrive.%s=%s", s > 3 && s < 8 ? AXES[s - 4] : "", value);
     if (s == 0 || (s > 3 && s < 8)) result = parse_axis(o, s ? item : value);
