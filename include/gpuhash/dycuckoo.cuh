@@ -110,25 +110,39 @@ static __device__ __forceinline__ void gh_dycuckoo_read_value(const gh_dy_geomet
   for (unsigned j = 0; j < g->value_bytes; ++j) ((unsigned char *)to)[j] = __ldcg((const unsigned char *)from + j);
 }
 
+/* Merges a value into a stored one by the policy, the stored one read through L2 (its last writer
+ * may have run on another SM). The caller holds the bucket's lock. */
+static __device__ __forceinline__ void gh_dycuckoo_merge_value(const gh_dy_geometry *g, int policy, void *stored,
+                                                               const void *value) {
+  unsigned char merged[GH_DY_MAX_VALUE_BYTES];
+  gh_dycuckoo_read_value(g, merged, stored);
+  gh_dy_value_merge(g, policy, merged, value);
+  gh_dy_value_copy(g, stored, merged);
+}
+
 /* ---- The operations ----------------------------------------------------------------------------- */
 
 /** Looks key up; copies its value to value_out (when not NULL) and returns 1 when it is stored. */
 static __device__ int gh_dycuckoo_device_find(gh_device_view view, uint64_t key, void *value_out) {
   const gh_dy_device *d = gh_dycuckoo_table(view);
   const gh_dy_geometry *g = &d->g;
-  const void *value;
   if (key == gh_dy_empty_key(g)) {
     if (!gh_dy_side_present(d->side)) return 0;
-    value = gh_dy_side_value(d->side);
-  } else {
+    __threadfence(); /* the value is read after the presence word: an insert writes it before */
+    if (value_out && g->value_bytes) gh_dycuckoo_read_value(g, value_out, gh_dy_side_value(d->side));
+    return 1;
+  }
+  for (;;) {
     unsigned i, k;
     uint64_t b;
     if (!gh_dycuckoo_locate(d, key, &i, &b, &k)) return 0;
-    value = gh_dy_value_at(g, d->values[i], b, k);
+    __threadfence(); /* the value is read after the key: an insert writes it before the key */
+    if (value_out && g->value_bytes) gh_dycuckoo_read_value(g, value_out, gh_dy_value_at(g, d->values[i], b, k));
+    __threadfence();
+    /* The key still in its slot: the value read is its (an erase and another key's insert may have
+     * reused the slot meanwhile; then look again). */
+    if (gh_dycuckoo_slot_of(g, gh_dy_line(g, d->keys[i], b), key) == k) return 1;
   }
-  __threadfence(); /* the value is read after the key: an insert writes it before the key */
-  if (value_out && g->value_bytes) gh_dycuckoo_read_value(g, value_out, value);
-  return 1;
 }
 
 /** Inserts key with the value at `value` (NULL for a set) under policy: GH_DYCUCKOO_INSERTED,
@@ -156,9 +170,23 @@ static __device__ int gh_dycuckoo_device_insert(gh_device_view view, uint64_t ke
       pause = pause < 1024u ? 2u * pause : pause;
     }
     if (gh_dycuckoo_locate(d, key, &i, &b, &k)) {
-      if (value) gh_dy_value_merge(g, (int)policy, gh_dy_value_at(g, d->values[i], b, k), value);
+      /* The merge holds the lock of the key's bucket too (tried: this thread holds one), and finds
+       * the key still there: an erase may empty the slot meanwhile, and an insert of another key
+       * may only fill it under that lock, after this merge. */
+      uint32_t *where = &d->locks[i][b];
+      const bool own = where == home;
+      if (own || gh_dycuckoo_try_lock(where)) {
+        const bool still = gh_dycuckoo_slot_of(g, gh_dy_line(g, d->keys[i], b), key) == k;
+        if (still && value) gh_dycuckoo_merge_value(g, (int)policy, gh_dy_value_at(g, d->values[i], b, k), value);
+        if (!own) gh_dycuckoo_unlock(where);
+        if (still) {
+          gh_dycuckoo_unlock(home);
+          return GH_DYCUCKOO_MERGED;
+        }
+      }
       gh_dycuckoo_unlock(home);
-      return GH_DYCUCKOO_MERGED;
+      __nanosleep(pause); /* busy, or erased meanwhile: all again */
+      continue;
     }
     /* A new key: room below fill_max first. */
     if (atomicAdd(&d->claimed, 1ull) >= d->room) {

@@ -16,6 +16,8 @@
 #ifndef GH_DETAIL_DYCUCKOO_H
 #define GH_DETAIL_DYCUCKOO_H
 
+#include <string.h>
+
 #include "gpuhash/detail/atomics.h"
 #include "gpuhash/detail/hash.h"
 #include "gpuhash/detail/hd.h"
@@ -89,16 +91,6 @@ GH_HD void *gh_dy_value_at(const gh_dy_geometry *g, void *values, uint64_t b, un
 /* 1 when values are integers the policies combine (4 or 8 bytes), 0 for records (and sets). */
 GH_HD int gh_dy_values_are_words(const gh_dy_geometry *g) { return g->value_bytes == 4u || g->value_bytes == 8u; }
 
-/* Values of 4 or 8 bytes as integers (plain accesses: writers hold the bucket's lock). */
-GH_HD uint64_t gh_dy_value_read(const gh_dy_geometry *g, const void *v) {
-  if (g->value_bytes == 4) return *(const uint32_t *)v;
-  return g->value_bytes == 8 ? *(const uint64_t *)v : 0u;
-}
-GH_HD void gh_dy_value_write(const gh_dy_geometry *g, void *v, uint64_t value) {
-  if (g->value_bytes == 4) *(uint32_t *)v = (uint32_t)value;
-  else if (g->value_bytes == 8) *(uint64_t *)v = value;
-}
-
 /* Copies bytes, in the widest words both addresses and the length allow (a caller's record array
  * may start anywhere). */
 GH_HD void gh_dy_copy_bytes(void *to, const void *from, unsigned bytes) {
@@ -121,10 +113,16 @@ GH_HD void gh_dy_value_copy(const gh_dy_geometry *g, void *to, const void *from)
  * records are kept (GH_KEEP_FIRST) or replaced (GH_OVERWRITE). The caller excludes other writers
  * of `to`. */
 GH_HD void gh_dy_value_merge(const gh_dy_geometry *g, int policy, void *to, const void *from) {
-  if (gh_dy_values_are_words(g))
-    gh_dy_value_write(g, to, gh_policy_combine(policy, g->value_bytes * 8u, gh_dy_value_read(g, to), gh_dy_value_read(g, from)));
-  else if (policy == GH_OVERWRITE)
+  if (gh_dy_values_are_words(g)) {
+    /* (through memcpy: `from` may be a caller's value at any address; both sides little-endian) */
+    uint64_t stored = 0, incoming = 0;
+    memcpy(&stored, to, g->value_bytes);
+    memcpy(&incoming, from, g->value_bytes);
+    const uint64_t merged = gh_policy_combine(policy, g->value_bytes * 8u, stored, incoming);
+    memcpy(to, &merged, g->value_bytes);
+  } else if (policy == GH_OVERWRITE) {
     gh_dy_value_copy(g, to, from);
+  }
 }
 
 /* ---- The all-ones key's side entry ----------------------------------------------------------- */
