@@ -555,6 +555,20 @@ static uint64_t table_keys(const gh_dy_table *s, const gh_dy_counters *c) {
   return stored_keys(c, s->geometry.tables) - c->side;
 }
 
+/* How a call that may have resized ends, failed or not: a subtable replaced before a later step failed
+ * must still reach the device views' record (its old arrays are freed). The call's own failure comes
+ * first. */
+static gh_status publish_after(gh_table *t, gh_status status, void *stream) {
+  if (status == GH_OK) return gh__dy_publish(t, stream);
+  if (state(t)->published != NULL) {
+    char message[sizeof t->last_error];
+    memcpy(message, t->last_error, sizeof message);
+    gh__dy_publish(t, stream); /* (a failure of its own would only hide the first one's message) */
+    memcpy(t->last_error, message, sizeof message);
+  }
+  return status;
+}
+
 /* The batch goes in chunks no larger than the room below fill_max (one chunk when the table has
  * room for the whole batch): before each, the smallest subtables double until there is room for
  * the rest or an eighth of the table, so theta never passes fill_max even when every key is new,
@@ -598,8 +612,7 @@ gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, 
   /* A batch of keys already present can leave theta below fill_min in a table sized by capacity. */
   if (status == GH_OK) status = shrink_to_bounds(t, be, &c, stream);
   if (status == GH_OK) refresh_choice(t, &c);
-  if (status == GH_OK) status = gh__dy_publish(t, stream);
-  return status;
+  return publish_after(t, status, stream);
 }
 
 gh_status gh__dy_erase(gh_table *t, const gh_dy_backend *be, const void *keys, uint64_t n, uint8_t *erased_out,
@@ -612,8 +625,7 @@ gh_status gh__dy_erase(gh_table *t, const gh_dy_backend *be, const void *keys, u
   *erased = c.erased;
   status = shrink_to_bounds(t, be, &c, stream);
   if (status == GH_OK) refresh_choice(t, &c);
-  if (status == GH_OK) status = gh__dy_publish(t, stream);
-  return status;
+  return publish_after(t, status, stream);
 }
 
 /* Every subtable back to the size the table was created with, no key. All or nothing. */
