@@ -7,12 +7,13 @@
  * 4-lane groups find 15.4 G keys/s where 8-lane groups find 12.7 and a warp per key 3.5.)
  *  - find: the key's buckets in its insert order (the chosen subtable first), stopping at a hit;
  *    the value is read only then.
- *  - claim (voter coordination, Li et al. 4.2, at the width of a group): the group's leader tries
- *    the bucket's lock word with one CAS; a lost lock makes the group vote again (another of its
- *    operations goes next; the one that lost keeps its place in its walk) instead of spinning.
- *    After DY_REVOTES lost locks an operation waits for the lock (no group of the warp holds one
- *    then, so waiting closes no cycle). A key's first round takes the lock of its first bucket
- *    while it looks for a copy stored before the pass (only in subtables that held keys then).
+ *  - claim (voter coordination, Li et al. 4.2, at the width of a group): every pending lane tries
+ *    the lock word of its operation's bucket with one CAS, all at once; the group then updates the
+ *    buckets its lanes locked one after another (a ballot names the next) and frees them after one
+ *    fence. A lost lock is tried again next round instead of spinning; after DY_REVOTES lost locks
+ *    an operation waits for it (no lane of the warp holds one then, so waiting closes no cycle).
+ *    A key's first round takes the lock of its first bucket while the group looks for a copy
+ *    stored before the pass (only in subtables that held keys then).
  *  - place (keys known to be absent, few): a whole warp per operation, free slot first, else a
  *    resident moved to a later subtable while both buckets are locked.
  *  - erase: find's walk; at the hit the lane holding the key CASes it to EMPTY. (A warp per key, one
@@ -578,19 +579,24 @@ static __device__ __forceinline__ void unlock_store(uint32_t *word, uint64_t pol
                : "memory");
 }
 
-/* One lane tries a lock word (or, with wait, waits for it); what it reads afterwards is read after
- * the lock is its. */
-static __device__ __forceinline__ bool lane_try_lock(uint32_t *lock, bool wait) {
-  asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(lock)); /* (the CAS cannot carry the hint) */
-  for (unsigned pause = 32;; pause = pause < 1024u ? 2u * pause : pause) {
-    if (cas_acquire(lock, GH_DY_LOCK_FREE, GH_DY_LOCK_HELD) == GH_DY_LOCK_FREE) return true;
-    if (!wait) return false;
-    __nanosleep(pause);
-  }
+/* Lock words stay in L2 (evict-last); the CAS cannot carry the hint, so a prefetch gives it. */
+static __device__ __forceinline__ void hint_lock(uint32_t *lock) {
+  asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(lock));
 }
 
-/* The subtables whose lines a claim pass's lookup reads at once (the rest, one at a time). */
-#define DY_LOOK_LINES 4u
+/* One lane waits for a lock word; what it reads afterwards is read after the lock is its. */
+static __device__ __forceinline__ void lane_wait_lock(uint32_t *lock) {
+  hint_lock(lock);
+  for (unsigned pause = 32; cas_acquire(lock, GH_DY_LOCK_FREE, GH_DY_LOCK_HELD) != GH_DY_LOCK_FREE;
+       pause = pause < 1024u ? 2u * pause : pause)
+    __nanosleep(pause);
+}
+
+/* The subtables whose lines a claim pass's lookup reads at once (the rest, one at a time). Two: with
+ * four the kernel spilled registers under its cap (ncu: 14.6 sectors written to L2 per key, L2 80 %
+ * busy), and two took the insert from 4.0 to 4.8 G keys/s at n = 2^27, d = 4 in one A/B run on an
+ * H200 (bench/results/2026-11-23-h200-dycuckoo-claim-batched.txt). */
+#define DY_LOOK_LINES 2u
 
 /* Where an operation of a claim pass stands: DY_LOOK (not yet searched for), a step of its walk
  * (0..d-1: its bucket in subtable (target + step) % d) or DY_STORED + the subtable it was found
@@ -598,12 +604,76 @@ static __device__ __forceinline__ bool lane_try_lock(uint32_t *lock, bool wait) 
 #define DY_LOOK 64u
 #define DY_STORED 32u
 
-/* The claim pass (gh_dy_backend.claim). Its registers are capped so that three blocks fit on an SM
- * (80 registers, a few words spilled; capped for four it spills more and ran 7% slower). */
+/* The subtable in which a key stored before the pass lies (of those in look_tables; g->tables when
+ * none): the group looks its lines up together, DY_LOOK_LINES at once. Every lane calls it; active
+ * says whether the group has a key to look up. */
+template <unsigned KB>
+static __device__ unsigned group_stored_table(const dy_device &device, unsigned look_tables, uint64_t key, bool active,
+                                              unsigned group_lane) {
+  const gh_dy_geometry *g = &device.g;
+  dy_chunk chunks[DY_LOOK_LINES];
+#pragma unroll
+  for (unsigned t = 0; t < DY_LOOK_LINES; ++t)
+    if (active && (look_tables >> t & 1u)) chunks[t] = load_chunk(line_in(device, t, bucket_in<KB>(device, t, key)), group_lane);
+  unsigned found = g->tables;
+#pragma unroll
+  for (unsigned t = 0; t < DY_LOOK_LINES; ++t) {
+    const bool hit = group_ballot(active && (look_tables >> t & 1u) && chunk_matches<KB>(chunks[t], key) != 0u) != 0u;
+    if (hit && found == g->tables) found = t;
+  }
+#pragma unroll 1
+  for (unsigned t = DY_LOOK_LINES; t < g->tables; ++t) {
+    const bool hit = active && (look_tables >> t & 1u) &&
+                     chunk_matches<KB>(load_chunk(line_in(device, t, bucket_in<KB>(device, t, key)), group_lane), key) != 0u;
+    if (group_ballot(hit) != 0u && found == g->tables) found = t;
+  }
+  return found;
+}
+
+/* One locked bucket a group updates in a claim pass: the operation of lane `owner` of the warp. */
+typedef struct dy_locked {
+  bool active;
+  unsigned owner;
+  unsigned table;
+  uint64_t bucket;
+} dy_locked;
+
+/* The next of a group's locked buckets (its lanes in `todo`, which loses it); every lane calls it. */
+static __device__ __forceinline__ dy_locked next_locked(unsigned *todo, unsigned my_table, uint64_t my_bucket) {
+  dy_locked l;
+  l.active = *todo != 0u;
+  l.owner = group_first_lane() + (l.active ? __ffs(*todo) - 1u : 0u);
+  *todo &= *todo - 1u;
+  l.table = __shfl_sync(0xFFFFFFFFu, my_table, l.owner);
+  l.bucket = __shfl_sync(0xFFFFFFFFu, my_bucket, l.owner);
+  return l;
+}
+
+/* What a claim pass's update of a locked bucket found for the owner's operation. */
+enum {
+  DY_CLAIM_NONE = 0,   /* not updated this round */
+  DY_CLAIM_MERGED = 1, /* the key was there: its value merged */
+  DY_CLAIM_STORED = 2, /* stored in a free slot */
+  DY_CLAIM_NEXT = 3,   /* the bucket is full: the walk's next step */
+  DY_CLAIM_LOOK = 4    /* not where the lookup found it: look again */
+};
+
+/* The claim pass (gh_dy_backend.claim): voter coordination, with a group's operations locked
+ * together. In a round every pending lane tries the lock of its operation's current bucket (one
+ * CAS each, all in flight at once) and brings the bucket's line to L2; meanwhile the group looks up
+ * the keys not yet looked up; then the group updates the buckets its lanes locked one after another
+ * (a ballot names the next; the 4 lanes read its line together, the next line already loading),
+ * and after one fence every lane frees its lock. A lost lock is tried again next round (the
+ * operation keeps its place in its walk); after DY_REVOTES losses the operation waits for it, one
+ * lane of a warp at most and before the others try theirs, so a warp never waits while it holds a
+ * lock. (A round per operation of a group, a lock, a line and a fence each, inserted 4.85 G keys/s
+ * where this does 5.06, at n = 2^27, d = 4, in the A/B run of DY_LOOK_LINES.) Registers capped for
+ * three blocks an SM (a few words spilled; capped for two, 5.19 G keys/s on the static build but
+ * no better on the dynamic workload). */
 template <unsigned KB, unsigned VB>
 __global__ void __launch_bounds__(kBlockThreads, 3) dy_claim_kernel(const __grid_constant__ dy_device device, dy_pass pass) {
   const gh_dy_geometry *g = &device.g;
-  const unsigned lane = threadIdx.x & 31u, group_lane = lane & (DY_GROUP_LANES - 1u), group_first = group_first_lane();
+  const unsigned lane = threadIdx.x & 31u, group_lane = lane & (DY_GROUP_LANES - 1u);
   const uint64_t empty = KB == 32 ? 0xFFFFFFFFull : ~0ull;
   const uint64_t warps = gh_grid_threads() / 32u;
   const uint64_t streaming = policy_evict_first(), kept = policy_evict_last();
@@ -619,116 +689,102 @@ __global__ void __launch_bounds__(kBlockThreads, 3) dy_claim_kernel(const __grid
       if (gh_dy_side_insert(g, device.side, side_value, pass.policy)) gh_dy_count_side(device.counters, 1u);
       pending = false;
     }
-    /* Each lane its own key's first subtable, once (not at every round of the group's walk). */
     const unsigned my_first = pending ? gh_dy_target(g, my_key) : 0u;
-    unsigned my_step = DY_LOOK, my_losses = 0, last_leader = DY_GROUP_LANES - 1u;
+    unsigned my_step = DY_LOOK, my_losses = 0;
     while (__any_sync(0xFFFFFFFFu, pending)) {
-      /* The vote: the group's next pending operation after the last one it took. */
-      const unsigned candidates = group_ballot(pending);
-      const unsigned later = candidates & ~((2u << last_leader) - 1u);
-      const unsigned chosen = later ? later : candidates;
-      const bool active = chosen != 0u;
-      if (active) last_leader = __ffs(chosen) - 1u;
-      const unsigned leader = group_first + (active ? last_leader : 0u);
-      const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, leader);
-      const dy_value value = shuffle_value<VB>(my_value, leader);
-      unsigned step = __shfl_sync(0xFFFFFFFFu, my_step, leader);
-      if (!active) step = 0u; /* (an idle group's lanes compute an address they never use) */
-      const bool wait = __shfl_sync(0xFFFFFFFFu, my_losses, leader) >= DY_REVOTES;
-      const unsigned first = __shfl_sync(0xFFFFFFFFu, my_first, leader);
-      /* The bucket this round locks: its walk's current step, or for an operation not yet looked up,
-       * its first step, while the lookup runs (most keys of a batch are new: they keep it). */
-      const bool looking = active && step == DY_LOOK;
-      const unsigned locked_step = looking ? 0u : step;
-      const unsigned table =
-          locked_step >= DY_STORED ? locked_step - DY_STORED : (first + locked_step) % g->tables;
-      const uint64_t b = bucket_in<KB>(device, table, key);
-      uint32_t *lock = &device.locks[table][b];
-      /* The lookup: a copy stored before the pass, in a subtable that held keys then (the lines of
-       * up to DY_LOOK_LINES subtables at once). The line of the bucket this round locks comes to L2
-       * meanwhile, to be read there once the lock is taken. */
-      dy_chunk chunks[DY_LOOK_LINES];
-      const bool any_looking = __any_sync(0xFFFFFFFFu, looking);
-      if (any_looking) {
+      /* This lane's bucket this round: its walk's current step, or for an operation not yet looked
+       * up, its first step (most keys of a batch are new: they keep it). */
+      const bool looking = pending && my_step == DY_LOOK;
+      const unsigned locked_step = looking ? 0u : my_step;
+      const unsigned my_table =
+          !pending ? 0u : locked_step >= DY_STORED ? locked_step - DY_STORED : (my_first + locked_step) % g->tables;
+      const uint64_t my_bucket = pending ? bucket_in<KB>(device, my_table, my_key) : 0u;
+      uint32_t *lock = &device.locks[my_table][my_bucket];
+      if (pending) {
 #pragma unroll
-        for (unsigned t = 0; t < DY_LOOK_LINES; ++t)
-          if (looking && (pass.look_tables >> t & 1u))
-            chunks[t] = load_chunk(line_in(device, t, bucket_in<KB>(device, t, key)), group_lane);
+        for (unsigned part = 0; part < DY_GROUP_LANES; ++part) prefetch_chunk(line_in(device, my_table, my_bucket), part);
       }
-      if (active) prefetch_chunk(line_in(device, table, b), group_lane);
-      /* One group of the warp at most waits for its lock, and before the others try theirs: a warp
-       * never waits while it holds a lock. */
-      const unsigned waiters = __ballot_sync(0xFFFFFFFFu, active && group_lane == 0u && wait);
+      const unsigned waiters = __ballot_sync(0xFFFFFFFFu, pending && my_losses >= DY_REVOTES);
       const unsigned waiter = waiters ? __ffs(waiters) - 1u : 32u;
-      bool taken = false;
-      if (lane == waiter) taken = lane_try_lock(lock, true);
+      if (lane == waiter) lane_wait_lock(lock);
       __syncwarp();
-      if (active && group_lane == 0u && lane != waiter) taken = lane_try_lock(lock, false);
-      taken = __shfl_sync(0xFFFFFFFFu, taken, group_first);
-      if (any_looking) {
-        unsigned found = g->tables;
-#pragma unroll
-        for (unsigned t = 0; t < DY_LOOK_LINES; ++t) {
-          const bool hit =
-              group_ballot(looking && (pass.look_tables >> t & 1u) && chunk_matches<KB>(chunks[t], key) != 0u) != 0u;
-          if (hit && found == g->tables) found = t;
+      /* The others' CAS results are needed only after the lookup. */
+      if (pending && lane != waiter) hint_lock(lock);
+      const unsigned tried = pending && lane != waiter ? cas_acquire(lock, GH_DY_LOCK_FREE, GH_DY_LOCK_HELD) : GH_DY_LOCK_HELD;
+      /* The lookup: a copy stored before the pass, in a subtable that held keys then. */
+      if (pass.look_tables) {
+        for (unsigned lookers = group_ballot(looking); __any_sync(0xFFFFFFFFu, lookers != 0u); lookers &= lookers - 1u) {
+          const bool active = lookers != 0u;
+          const unsigned owner = group_first_lane() + (active ? __ffs(lookers) - 1u : 0u);
+          const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, owner);
+          const unsigned found = group_stored_table<KB>(device, pass.look_tables, key, active, group_lane);
+          if (active && lane == owner) my_step = found == g->tables ? 0u : DY_STORED + found;
         }
-#pragma unroll 1
-        for (unsigned t = DY_LOOK_LINES; t < g->tables; ++t) {
-          const bool hit = looking && (pass.look_tables >> t & 1u) &&
-                           chunk_matches<KB>(load_chunk(line_in(device, t, bucket_in<KB>(device, t, key)), group_lane), key) != 0u;
-          if (group_ballot(hit) != 0u && found == g->tables) found = t;
-        }
-        /* Found in another bucket than the one locked: that one is next round's. */
-        if (looking) step = found == g->tables ? 0u : DY_STORED + found;
+      } else if (looking) {
+        my_step = 0u;
       }
-      const bool usable = taken && (step == locked_step || step == DY_STORED + table);
-      /* Under the lock: the key (a copy stored meanwhile by this pass), else a free slot. The line is
-       * read again (from L2) now that the lock is ours. */
-      void *line = line_in(device, table, b);
-      dy_chunk chunk;
-      if (usable) chunk = load_chunk_hinted(line, group_lane, streaming);
-      unsigned holder;
-      const unsigned slot = group_first_slot<KB>(usable ? chunk_matches<KB>(chunk, key) : 0u, &holder);
-      unsigned free_holder;
-      const unsigned free_slot = group_first_slot<KB>(usable ? chunk_matches<KB>(chunk, empty) : 0u, &free_holder);
-      bool done = false, no_room = false;
-      if (usable) {
-        if (holder < DY_GROUP_LANES) {
-          done = true;
+      const bool taken = lane == waiter || tried == GH_DY_LOCK_FREE;
+      /* Found in another bucket than the one locked: that one is next round's. */
+      const bool usable = taken && (my_step == locked_step || my_step == DY_STORED + my_table);
+      unsigned outcome = DY_CLAIM_NONE;
+      unsigned todo = group_ballot(usable);
+      dy_locked now = next_locked(&todo, my_table, my_bucket);
+      dy_chunk now_chunk;
+      if (now.active) now_chunk = load_chunk_hinted(line_in(device, now.table, now.bucket), group_lane, streaming);
+      while (__any_sync(0xFFFFFFFFu, now.active)) {
+        const dy_locked next = next_locked(&todo, my_table, my_bucket);
+        dy_chunk next_chunk;
+        if (next.active) next_chunk = load_chunk_hinted(line_in(device, next.table, next.bucket), group_lane, streaming);
+        const uint64_t key = __shfl_sync(0xFFFFFFFFu, my_key, now.owner);
+        const dy_value value = shuffle_value<VB>(my_value, now.owner);
+        const unsigned step = __shfl_sync(0xFFFFFFFFu, my_step, now.owner);
+        unsigned holder, free_holder;
+        const unsigned slot = group_first_slot<KB>(now.active ? chunk_matches<KB>(now_chunk, key) : 0u, &holder);
+        const unsigned free_slot = group_first_slot<KB>(now.active ? chunk_matches<KB>(now_chunk, empty) : 0u, &free_holder);
+        unsigned result = DY_CLAIM_NEXT;
+        if (now.active && holder < DY_GROUP_LANES) {
+          result = DY_CLAIM_MERGED;
           if (VB == DY_RECORD) {
             if (pass.policy == GH_OVERWRITE && value.record)
-              group_copy_record(g, value_in<KB, VB>(device, table, b, slot), value.record, group_lane);
+              group_copy_record(g, value_in<KB, VB>(device, now.table, now.bucket, slot), value.record, group_lane);
           } else if (VB && group_lane == holder) {
-            merge_value<VB>(g, pass.policy, value_in<KB, VB>(device, table, b, slot), value);
+            merge_value<VB>(g, pass.policy, value_in<KB, VB>(device, now.table, now.bucket, slot), value);
           }
-        } else if (step >= DY_STORED) {
-          step = DY_LOOK; /* cannot happen in a claim pass (nothing moves); look again */
-        } else if (free_holder < DY_GROUP_LANES) {
-          done = true;
+        } else if (now.active && step >= DY_STORED) {
+          result = DY_CLAIM_LOOK; /* cannot happen in a claim pass (nothing moves); look again */
+        } else if (now.active && free_holder < DY_GROUP_LANES) {
+          result = DY_CLAIM_STORED;
           if (VB == DY_RECORD && value.record)
-            group_copy_record(g, value_in<KB, VB>(device, table, b, free_slot), value.record, group_lane);
+            group_copy_record(g, value_in<KB, VB>(device, now.table, now.bucket, free_slot), value.record, group_lane);
           if (group_lane == free_holder) {
-            if (VB != DY_RECORD) store_hinted<VB == DY_RECORD ? 0u : VB>(value_in<KB, VB>(device, table, b, free_slot), value.word, streaming);
-            store_hinted<KB>((char *)line + free_slot * (KB / 8u), key, streaming);
+            if (VB != DY_RECORD)
+              store_hinted<VB == DY_RECORD ? 0u : VB>(value_in<KB, VB>(device, now.table, now.bucket, free_slot), value.word,
+                                                      streaming);
+            store_hinted<KB>((char *)line_in(device, now.table, now.bucket) + free_slot * (KB / 8u), key, streaming);
           }
-          if (lane == leader) tally_key(&c, table, 1);
-        } else {
-          step += 1u;
-          no_room = step == g->tables;
         }
+        if (now.active && lane == now.owner) outcome = result;
+        now = next;
+        now_chunk = next_chunk;
       }
       if (__any_sync(0xFFFFFFFFu, taken)) {
-        fence_release(); /* the bucket's writes are seen before its lock is free */
+        fence_release(); /* the buckets' writes are seen before their locks are free */
         __syncwarp();
-        if (taken && group_lane == 0u) unlock_store(lock, kept);
+        if (taken) unlock_store(lock, kept);
       }
-      if (active && lane == leader) {
-        my_step = step;
+      if (pending) {
         my_losses += !taken;
-        if (done || no_room) {
-          pending = false;
-          c.longest = max(c.longest, step >= DY_STORED ? 1u : step + (done ? 1u : 0u));
+        if (outcome == DY_CLAIM_LOOK) {
+          my_step = DY_LOOK;
+        } else if (outcome != DY_CLAIM_NONE) {
+          const bool done = outcome != DY_CLAIM_NEXT;
+          if (outcome == DY_CLAIM_STORED) tally_key(&c, my_table, 1);
+          if (!done) my_step += 1u;
+          const bool no_room = !done && my_step == g->tables;
+          if (done || no_room) {
+            pending = false;
+            c.longest = max(c.longest, my_step >= DY_STORED ? 1u : my_step + (done ? 1u : 0u));
+          }
           if (no_room) {
             pass.flags[i] = 1;
             c.failed += 1;
