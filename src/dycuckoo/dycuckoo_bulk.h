@@ -1,7 +1,8 @@
 /* dycuckoo_bulk.h - the bulk steps of the DyCuckoo design, one element each (GH_HD): the host
  * backend runs them in a parallel loop, the CUDA backend one thread per element. Merging the
  * duplicates among a batch's keys that found no free slot, flagging the inputs of keys not placed,
- * doubling and halving a subtable.
+ * doubling and halving a subtable (the CUDA backend runs those a warp per bucket, through the slot
+ * steps below).
  * Internal to the library (the device-side headers do not need them). */
 #ifndef GH_DYCUCKOO_BULK_H
 #define GH_DYCUCKOO_BULK_H
@@ -60,6 +61,41 @@ GH_HD unsigned gh_dy_live_keys(const gh_dy_geometry *g, const void *line) {
   return live;
 }
 
+/* Doubling: the half (0: bucket 2b, 1: 2b + 1) of the doubled subtable that a key of old bucket b
+ * goes to. */
+GH_HD unsigned gh_dy_upsize_half(const gh_dy_bulk *a, uint64_t b, uint64_t key) {
+  return (unsigned)(gh_dy_bucket_of(&a->g, a->table, 2u * a->g.buckets[a->table], key) - 2u * b);
+}
+
+/* Doubling: old slot k of bucket b to slot `at` of new bucket 2b + half. Both backends fill a new
+ * bucket in old slot order. */
+GH_HD void gh_dy_upsize_slot(const gh_dy_bulk *a, uint64_t b, unsigned k, unsigned half, unsigned at) {
+  const uint64_t to = 2u * b + half;
+  gh_dy_move_slot(&a->g, gh_dy_line(&a->g, (void *)a->old_keys, b), a->old_values, b, k, gh_dy_line(&a->g, a->new_keys, to),
+                  a->new_values, to, at);
+}
+
+/* Halving: old slot k of bucket 2i + half, the index-th live key of old buckets 2i and 2i + 1 (in
+ * that order, slot order within each), to slot `index` of new bucket i, or past its slots to the
+ * residuals (as a (key, value) pair for the inserts into the other subtables), after the
+ * a->residuals[i] of the buckets before. */
+GH_HD void gh_dy_merge_slot(const gh_dy_bulk *a, uint64_t i, unsigned half, unsigned k, unsigned index) {
+  const gh_dy_geometry *g = &a->g;
+  const uint64_t from = 2u * i + half;
+  const void *line = gh_dy_line(g, (void *)a->old_keys, from);
+  if (index < g->slots) {
+    gh_dy_move_slot(g, line, a->old_values, from, k, gh_dy_line(g, a->new_keys, i), a->new_values, i, index);
+    return;
+  }
+  const uint64_t spill = a->residuals[i] + (index - g->slots);
+  gh__write_word(a->residual_keys, spill, g->key_bits, gh_dy_line_key(g, line, k));
+  if (g->value_bytes)
+    gh_dy_value_copy(g, (char *)a->residual_values + spill * g->value_bytes, gh_dy_value_at(g, (void *)a->old_values, from, k));
+}
+
+/* Halving: how many of the live keys of old buckets 2i and 2i + 1 do not fit new bucket i. */
+GH_HD uint64_t gh_dy_merge_residuals(const gh_dy_geometry *g, unsigned live) { return live > g->slots ? live - g->slots : 0u; }
+
 GH_HD void gh_dy_bulk_one(const gh_dy_bulk *a, uint64_t i) {
   const gh_dy_geometry *g = &a->g;
   const uint64_t empty = gh_dy_empty_key(g);
@@ -87,44 +123,26 @@ GH_HD void gh_dy_bulk_one(const gh_dy_bulk *a, uint64_t i) {
       break;
     }
     case GH_DY_UPSIZE: {
-      const uint64_t doubled = 2u * g->buckets[a->table];
       const void *line = gh_dy_line(g, (void *)a->old_keys, i);
       unsigned fill[2] = {0, 0};
       for (unsigned k = 0; k < g->slots; ++k) {
         const uint64_t key = gh_dy_line_key(g, line, k);
         if (key == empty) continue;
-        const uint64_t to = gh_dy_bucket_of(g, a->table, doubled, key);
-        const unsigned half = (unsigned)(to - 2u * i);
-        gh_dy_move_slot(g, line, a->old_values, i, k, gh_dy_line(g, a->new_keys, to), a->new_values, to, fill[half]++);
+        const unsigned half = gh_dy_upsize_half(a, i, key);
+        gh_dy_upsize_slot(a, i, k, half, fill[half]++);
       }
       break;
     }
     case GH_DY_MERGE_COUNT:
+      a->residuals[i] = gh_dy_merge_residuals(g, gh_dy_live_keys(g, gh_dy_line(g, (void *)a->old_keys, 2u * i)) +
+                                                     gh_dy_live_keys(g, gh_dy_line(g, (void *)a->old_keys, 2u * i + 1u)));
+      break;
     case GH_DY_MERGE: {
-      const unsigned live = gh_dy_live_keys(g, gh_dy_line(g, (void *)a->old_keys, 2u * i)) +
-                            gh_dy_live_keys(g, gh_dy_line(g, (void *)a->old_keys, 2u * i + 1u));
-      if (a->kind == GH_DY_MERGE_COUNT) {
-        a->residuals[i] = live > g->slots ? live - g->slots : 0u;
-        break;
-      }
-      unsigned fill = 0;
-      uint64_t spill = a->residuals[i];
+      unsigned index = 0;
       for (unsigned half = 0; half < 2u; ++half) {
-        const uint64_t from = 2u * i + half;
-        const void *line = gh_dy_line(g, (void *)a->old_keys, from);
-        for (unsigned k = 0; k < g->slots; ++k) {
-          if (gh_dy_line_key(g, line, k) == empty) continue;
-          if (fill < g->slots) {
-            gh_dy_move_slot(g, line, a->old_values, from, k, gh_dy_line(g, a->new_keys, i), a->new_values, i, fill++);
-            continue;
-          }
-          /* A residual: kept as (key, value) pairs for the inserts into the other subtables. */
-          gh__write_word(a->residual_keys, spill, g->key_bits, gh_dy_line_key(g, line, k));
-          if (g->value_bytes)
-            gh_dy_value_copy(g, (char *)a->residual_values + spill * g->value_bytes,
-                             gh_dy_value_at(g, (void *)a->old_values, from, k));
-          spill += 1;
-        }
+        const void *line = gh_dy_line(g, (void *)a->old_keys, 2u * i + half);
+        for (unsigned k = 0; k < g->slots; ++k)
+          if (gh_dy_line_key(g, line, k) != empty) gh_dy_merge_slot(a, i, half, k, index++);
       }
       break;
     }

@@ -20,8 +20,8 @@
  *    operation after another, took 56 ms of erases in the dynamic workload where groups take 31:
  *    bench/results/2026-11-23-h200-dycuckoo-c-erase-groups.txt.)
  * Per-subtable key counts stay in registers and reach the counters once per warp. The bulk steps
- * (merging duplicates, resizing) are one thread per element running dycuckoo_bulk.h, the host
- * backend's code. */
+ * run dycuckoo_bulk.h, the host backend's code: merging duplicates one thread per element,
+ * resizing a warp per bucket. */
 #include <cuda_runtime.h>
 
 #include "core/kernels.cuh"
@@ -817,6 +817,38 @@ __global__ void dy_bulk_kernel(gh_dy_bulk a, uint64_t n) {
   for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) gh_dy_bulk_one(&a, i);
 }
 
+/* Doubling and halving (GH_DY_UPSIZE, GH_DY_MERGE_COUNT, GH_DY_MERGE): a warp per bucket and a lane
+ * per slot, so a key line is read and written in one go; a lane's place among the live keys comes
+ * from ballots, giving the host loop's order. (A thread per bucket, each walking its line alone,
+ * doubled a subtable of 30 M keys in 4.4 ms on an H200:
+ * bench/results/2026-11-23-h200-dycuckoo-resize-warps.txt.) */
+__global__ void dy_resize_kernel(gh_dy_bulk a, uint64_t n) {
+  const gh_dy_geometry *g = &a.g;
+  const unsigned lane = threadIdx.x & 31u, below = (1u << lane) - 1u;
+  const uint64_t empty = gh_dy_empty_key(g);
+  const bool slot = lane < g->slots;
+  for (uint64_t b = gh_thread_index() / 32u; b < n; b += gh_grid_threads() / 32u) {
+    if (a.kind == GH_DY_UPSIZE) {
+      const uint64_t key = slot ? gh_dy_line_key(g, gh_dy_line(g, (void *)a.old_keys, b), lane) : empty;
+      const bool live = key != empty;
+      const unsigned half = live ? gh_dy_upsize_half(&a, b, key) : 0u;
+      const unsigned first = __ballot_sync(0xFFFFFFFFu, live && half == 0u);
+      const unsigned second = __ballot_sync(0xFFFFFFFFu, live && half == 1u);
+      if (live) gh_dy_upsize_slot(&a, b, lane, half, __popc((half ? second : first) & below));
+      continue;
+    }
+    const uint64_t low = slot ? gh_dy_line_key(g, gh_dy_line(g, (void *)a.old_keys, 2u * b), lane) : empty;
+    const uint64_t high = slot ? gh_dy_line_key(g, gh_dy_line(g, (void *)a.old_keys, 2u * b + 1u), lane) : empty;
+    const unsigned lows = __ballot_sync(0xFFFFFFFFu, low != empty), highs = __ballot_sync(0xFFFFFFFFu, high != empty);
+    if (a.kind == GH_DY_MERGE_COUNT) {
+      if (lane == 0) a.residuals[b] = gh_dy_merge_residuals(g, __popc(lows) + __popc(highs));
+      continue;
+    }
+    if (low != empty) gh_dy_merge_slot(&a, b, 0u, lane, __popc(lows & below));
+    if (high != empty) gh_dy_merge_slot(&a, b, 1u, lane, __popc(lows) + __popc(highs & below));
+  }
+}
+
 /* ---- Host side ---------------------------------------------------------------------------------- */
 
 typedef struct dy_kernels {
@@ -891,6 +923,8 @@ static gh_status cuda_erase_pass(gh_table *t, const void *keys, uint64_t n, cons
 static gh_status cuda_bulk(gh_table *t, const gh_dy_bulk *a, uint64_t n, void *stream) {
   gh_dy_bulk copy = *a;
   void *args[] = {&copy, &n};
+  const bool resize = a->kind == GH_DY_UPSIZE || a->kind == GH_DY_MERGE_COUNT || a->kind == GH_DY_MERGE;
+  if (resize) return gh__cuda_launch(t, (const void *)dy_resize_kernel, n * 32u, kBlockThreads, args, stream);
   return gh__cuda_launch(t, (const void *)dy_bulk_kernel, n, kBlockThreads, args, stream);
 }
 

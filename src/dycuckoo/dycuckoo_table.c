@@ -60,6 +60,14 @@ static size_t values_bytes(const gh_dy_geometry *g, uint64_t buckets) {
   return (size_t)buckets * g->slots * g->value_bytes;
 }
 static size_t locks_bytes(uint64_t buckets) { return (size_t)buckets * sizeof(uint32_t); }
+static size_t line_multiple(size_t bytes) { return (bytes + GH_DY_LINE_BYTES - 1u) / GH_DY_LINE_BYTES * GH_DY_LINE_BYTES; }
+/* A subtable's arrays share one allocation: key lines, then values, then lock words, each from a
+ * line boundary. (A resize asks the allocator once instead of three times: on an H200 a cudaMalloc
+ * and cudaFree pair costs about 0.1 ms at any size up to tens of MB, the resizes of the dynamic
+ * workload average 0.45 ms each: bench/results/2026-11-23-h200-dycuckoo-resize-warps.txt.) */
+static size_t subtable_bytes(const gh_dy_geometry *g, uint64_t buckets) {
+  return keys_bytes(buckets) + line_multiple(values_bytes(g, buckets)) + locks_bytes(buckets);
+}
 
 /* ---- The descriptor ----------------------------------------------------------------------------- */
 
@@ -89,7 +97,7 @@ static gh_status estimate(const gh_config *c, size_t *host_bytes, size_t *device
   const gh_dy_geometry g = gh__dy_geometry(c);
   size_t table = sizeof(gh_dy_counters) + 16u;
   for (unsigned i = 0; i < g.tables; ++i)
-    table += keys_bytes(g.buckets[i]) + values_bytes(&g, g.buckets[i]) + locks_bytes(g.buckets[i]);
+    table += subtable_bytes(&g, g.buckets[i]);
   const int on_device = c->backend == GH_BACKEND_CUDA;
   if (host_bytes) *host_bytes = sizeof(gh_table) + sizeof(gh_dy_table) + (on_device ? 0 : table);
   if (device_bytes) *device_bytes = on_device ? table : 0;
@@ -118,9 +126,7 @@ const gh_design_descriptor gh__design_dycuckoo = {
 
 static void free_subtable(gh_table *t, gh_dy_subtable *sub, uint64_t buckets, void *stream) {
   gh_dy_table *s = state(t);
-  gh__free_after(t, sub->keys, keys_bytes(buckets), s->kind, stream);
-  gh__free_after(t, sub->values, values_bytes(&s->geometry, buckets), s->kind, stream);
-  gh__free_after(t, sub->locks, locks_bytes(buckets), s->kind, stream);
+  gh__free_after(t, sub->keys, subtable_bytes(&s->geometry, buckets), s->kind, stream);
   memset(sub, 0, sizeof *sub);
 }
 
@@ -129,15 +135,14 @@ static gh_status new_subtable(gh_table *t, gh_dy_subtable *sub, uint64_t buckets
   gh_dy_table *s = state(t);
   const gh_dy_geometry *g = &s->geometry;
   memset(sub, 0, sizeof *sub);
-  sub->keys = gh__alloc(t, keys_bytes(buckets), s->kind);
-  sub->values = g->value_bytes && sub->keys ? gh__alloc(t, values_bytes(g, buckets), s->kind) : NULL;
-  sub->locks = sub->keys && (sub->values || !g->value_bytes) ? (uint32_t *)gh__alloc(t, locks_bytes(buckets), s->kind) : NULL;
-  gh_status status = GH_OK;
-  if (sub->locks == NULL)
-    status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no %s memory for a subtable of %llu buckets (%zu bytes); nothing was changed",
-                      s->kind == GH_MEMORY_DEVICE ? "device" : "host", (unsigned long long)buckets,
-                      keys_bytes(buckets) + values_bytes(g, buckets) + locks_bytes(buckets));
-  if (status == GH_OK) status = gh__fill(t, sub->keys, 0xFF, keys_bytes(buckets), stream);
+  char *block = (char *)gh__alloc(t, subtable_bytes(g, buckets), s->kind);
+  if (block == NULL)
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no %s memory for a subtable of %llu buckets (%zu bytes); nothing was changed",
+                    s->kind == GH_MEMORY_DEVICE ? "device" : "host", (unsigned long long)buckets, subtable_bytes(g, buckets));
+  sub->keys = block;
+  sub->values = g->value_bytes ? block + keys_bytes(buckets) : NULL;
+  sub->locks = (uint32_t *)(block + keys_bytes(buckets) + line_multiple(values_bytes(g, buckets)));
+  gh_status status = gh__fill(t, sub->keys, 0xFF, keys_bytes(buckets), stream);
   if (status == GH_OK) status = gh__fill(t, sub->locks, 0, locks_bytes(buckets), stream);
   if (status != GH_OK) free_subtable(t, sub, buckets, stream);
   return status;
@@ -304,14 +309,13 @@ static unsigned largest(const gh_dy_geometry *g) {
 
 /* The scratch arrays of a downsize. */
 typedef struct merge_scratch {
-  gh_scratch offsets, keys, values, failed;
+  gh_scratch offsets;   /* per bucket of the halved subtable: where its residuals go */
+  gh_scratch residuals; /* their keys, values and failed flags, in one allocation */
 } merge_scratch;
 
 static void free_merge_scratch(gh_table *t, merge_scratch *m, void *stream) {
   gh__scratch_free(t, &m->offsets, stream);
-  gh__scratch_free(t, &m->keys, stream);
-  gh__scratch_free(t, &m->values, stream);
-  gh__scratch_free(t, &m->failed, stream);
+  gh__scratch_free(t, &m->residuals, stream);
 }
 
 /* Halves subtable i: old buckets 2b and 2b + 1 merge into b; what does not fit (the residuals)
@@ -340,23 +344,25 @@ static gh_status downsize(gh_table *t, const gh_dy_backend *be, unsigned i, int 
   if (status == GH_OK) status = gh__exclusive_sum_u64(t, a.residuals, a.residuals, buckets + 1u, stream);
   uint64_t residuals = 0;
   if (status == GH_OK) status = gh__to_host(t, &residuals, a.residuals + buckets, sizeof residuals, stream);
-  if (status == GH_OK) status = gh__scratch_alloc(t, &m.keys, residuals * (g->key_bits / 8u));
-  if (status == GH_OK) status = gh__scratch_alloc(t, &m.values, residuals * g->value_bytes);
-  if (status == GH_OK) status = gh__scratch_alloc(t, &m.failed, residuals);
-  a.residual_keys = m.keys.ptr;
-  a.residual_values = m.values.ptr;
+  const size_t residual_keys_bytes = line_multiple(residuals * (g->key_bits / 8u));
+  const size_t residual_values_bytes = line_multiple(residuals * g->value_bytes);
+  if (status == GH_OK) status = gh__scratch_alloc(t, &m.residuals, residual_keys_bytes + residual_values_bytes + residuals);
+  char *residual_keys = (char *)m.residuals.ptr;
+  uint8_t *residual_failed = (uint8_t *)m.residuals.ptr + residual_keys_bytes + residual_values_bytes;
+  a.residual_keys = residual_keys;
+  a.residual_values = residual_keys + residual_keys_bytes;
   if (status == GH_OK) status = run_bulk(t, be, &a, GH_DY_MERGE, buckets, stream);
   gh_dy_counters after;
   memset(&after, 0, sizeof after);
   if (status == GH_OK && residuals) {
-    const gh_dy_place p = {m.keys.ptr, g->value_bytes ? m.values.ptr : NULL, residuals, GH_KEEP_FIRST,
-                           (uint8_t *)m.failed.ptr, 0, i, 0, 0};
+    const gh_dy_place p = {residual_keys, g->value_bytes ? a.residual_values : NULL, residuals, GH_KEEP_FIRST,
+                           residual_failed, 0, i, 0, 0};
     status = gh__dy_reset_pass(t, stream);
     if (status == GH_OK) status = be->place(t, &p, stream);
     if (status == GH_OK) status = read_counters(t, &after, stream);
     /* No room for some: take back those placed; subtable i still holds them all. */
     if (status == GH_OK && after.failed)
-      status = be->erase(t, m.keys.ptr, residuals, (const uint8_t *)m.failed.ptr, i, NULL, stream);
+      status = be->erase(t, residual_keys, residuals, residual_failed, i, NULL, stream);
   }
   /* The residuals now count in the subtables that took them. */
   if (status == GH_OK && !after.failed && residuals) {
