@@ -132,7 +132,7 @@ typedef enum gh_variant {
    * and keeps the keys in id order, so key -> id (gh_find) and id -> key (gh_keys_of_ids) are
    * both O(1). Ids never change; new keys get the next ones. Insert takes keys only. */
   GH_VARIANT_COMPACTING = 1,
-  /* cuckoo, slab: any number of values per key (policy GH_APPEND): gh_count and gh_find_all read
+  /* cuckoo, slab, hashgraph: any number of values per key (policy GH_APPEND): gh_count and gh_find_all read
    * them; gh_size counts (key, value) pairs; gh_erase removes every value of a key. */
   GH_VARIANT_MULTIVALUE = 2
 } gh_variant;
@@ -228,6 +228,11 @@ typedef struct gh_config {
    * bucket per subtable). gh_clear returns to that size. */
   double fill_min;
   double fill_max;
+  /* ---- appended after 0.4 ---- */
+  /* hashgraph: keys per vertex (hash value) of the CSR table, 0.25..4 (default 1): a build of E
+   * entries uses ceil(E / load_factor) vertices. Larger values mean fewer vertices and longer
+   * lists; the table's size in edges is always the number of entries. */
+  double load_factor;
 } gh_config;
 
 /** Fills the first struct_size bytes of *config with the defaults for the design (struct_size
@@ -410,7 +415,9 @@ gh_status gh_clear(gh_table *table, gh_stream stream);
 
 /** Number of distinct keys stored (multi-value tables: (key, value) pairs). */
 gh_status gh_size(gh_table *table, uint64_t *size);
-/** warpdrive: number of key slots (the configured capacity after rounding up). cuckoo: keys the
+/** warpdrive: number of key slots (the configured capacity after rounding up). hashgraph: the entries
+ * (edges) its arrays hold before an insert must build them larger (at least the configured capacity).
+ * cuckoo: keys the
  * table's slots hold before it grows (the configured capacity, or more after growth); keys in the
  * stash (gh_stats.stash_keys) come on top. slab: entries its slabs hold now, (base buckets + 2 side
  * buckets + slabs taken from SlabAlloc) x entries per slab; it grows as chains grow, and inserts

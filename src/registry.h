@@ -17,6 +17,7 @@
   X(cuckoo, GH_CUCKOO) \
   X(slab, GH_SLAB) \
   X(dycuckoo, GH_DYCUCKOO) \
+  X(hashgraph, GH_HASHGRAPH) \
   /* end of the list */
 
 /* The largest gh_design value of gpuhash.h. Values 1..GH_DESIGN_VALUE_MAX are designs (those not

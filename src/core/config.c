@@ -21,6 +21,7 @@
 /* Li et al.'s default filled-factor bounds (alpha, beta). */
 #define GH_DEFAULT_FILL_MIN 0.4
 #define GH_DEFAULT_FILL_MAX 0.9
+#define GH_DEFAULT_LOAD_FACTOR 1.0
 /* A table never needs more windows than a 32-bit hash can address. */
 #define GH_MAX_CAPACITY (1ull << 40)
 
@@ -34,11 +35,14 @@
 #define GH_CONFIG_0_3_SIZE ((offsetof(gh_config, slab_light) + sizeof(int) + 7u) / 8u * 8u)
 /* After 0.3: fill_min and fill_max (the dycuckoo design). */
 #define GH_CONFIG_0_4_SIZE (offsetof(gh_config, fill_max) + sizeof(double))
+/* After 0.4: load_factor (the hashgraph design). */
+#define GH_CONFIG_0_5_SIZE (offsetof(gh_config, load_factor) + sizeof(double))
 /* When a field is appended, record the new release's size next to the others and assert on that
  * one instead. */
 _Static_assert(offsetof(gh_config, slab_load) >= GH_CONFIG_FIRST_SIZE, "slab_load must follow 0.2's fields");
 _Static_assert(offsetof(gh_config, fill_min) >= GH_CONFIG_0_3_SIZE, "fill_min must follow 0.3's fields");
-_Static_assert(sizeof(gh_config) == (GH_CONFIG_0_4_SIZE + 7u) / 8u * 8u,
+_Static_assert(offsetof(gh_config, load_factor) >= GH_CONFIG_0_4_SIZE, "load_factor must follow 0.4's fields");
+_Static_assert(sizeof(gh_config) == (GH_CONFIG_0_5_SIZE + 7u) / 8u * 8u,
                "gh_config changed size: append fields after the last release's size and record it");
 
 static void set_defaults(gh_config *c, gh_design design) {
@@ -66,11 +70,12 @@ static void set_defaults(gh_config *c, gh_design design) {
   c->slab_light = 0;
   c->fill_min = GH_DEFAULT_FILL_MIN;
   c->fill_max = GH_DEFAULT_FILL_MAX;
+  c->load_factor = GH_DEFAULT_LOAD_FACTOR;
 }
 
 /* The sizes gh_config had in releases, oldest first; a caller's struct_size must be one of them
  * (or larger than this library's: a newer header). */
-static const size_t released_sizes[] = {GH_CONFIG_FIRST_SIZE, GH_CONFIG_0_3_SIZE, sizeof(gh_config)};
+static const size_t released_sizes[] = {GH_CONFIG_FIRST_SIZE, GH_CONFIG_0_3_SIZE, GH_CONFIG_0_4_SIZE, sizeof(gh_config)};
 
 int gh__config_size_known(size_t struct_size) {
   for (size_t i = 0; i < sizeof released_sizes / sizeof released_sizes[0]; ++i)
@@ -227,9 +232,9 @@ gh_status gh__config_read(const gh_config *c, gh_config *full, char *message, si
                    c->struct_size, sizeof *full, v);
   }
   if (!gh__config_size_known(c->struct_size))
-    return invalid(message, size, "config.struct_size = %zu is not the size of a released gh_config (%zu, %zu "
-                   "or %zu bytes): start from gh_config_default(), which sets it", c->struct_size,
-                   (size_t)GH_CONFIG_FIRST_SIZE, (size_t)GH_CONFIG_0_3_SIZE, sizeof *full);
+    return invalid(message, size, "config.struct_size = %zu is not the size of a released gh_config (%zu, %zu, "
+                   "%zu or %zu bytes): start from gh_config_default(), which sets it", c->struct_size,
+                   (size_t)GH_CONFIG_FIRST_SIZE, (size_t)GH_CONFIG_0_3_SIZE, (size_t)GH_CONFIG_0_4_SIZE, sizeof *full);
   /* The fields the caller's header has come from the caller; the ones added since, defaults. */
   set_defaults(full, c->design);
   memcpy(full, c, c->struct_size);

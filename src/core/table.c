@@ -437,10 +437,19 @@ gh_status gh_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_ou
 
 #define GH_OFFERED_BY_MULTIVALUE "only multi-value tables (GH_VARIANT_MULTIVALUE) hold several values per key"
 
+/* gh_count and gh_find_all read the values of multi-value tables only. */
+static gh_status require_multivalue(gh_table *t, const char *fn) {
+  if (t->config.variant == GH_VARIANT_MULTIVALUE) return GH_OK;
+  return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: this %s table holds one value per key (variant %s); create it with "
+                  "variant GH_VARIANT_MULTIVALUE to store several; nothing was changed", fn, t->design->name,
+                  gh__variant_name(t->config.variant));
+}
+
 gh_status gh_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out, uint64_t *total,
                    gh_stream stream) {
   GH_ENTER(t);
   GH_REQUIRE_OP(t, count, "gh_count", GH_OFFERED_BY_MULTIVALUE);
+  if (require_multivalue(t, "gh_count") != GH_OK) return GH_ERR_UNSUPPORTED;
   gh_status status = begin_bulk(t, "gh_count", keys, n);
   if (status != GH_OK || n == 0) return status;
   gh_call c = {t, stream, {{0}}, 0};
@@ -456,6 +465,7 @@ gh_status gh_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offse
                       void *values_out, uint64_t values_capacity, gh_stream stream) {
   GH_ENTER(t);
   GH_REQUIRE_OP(t, find_all, "gh_find_all", GH_OFFERED_BY_MULTIVALUE);
+  if (require_multivalue(t, "gh_find_all") != GH_OK) return GH_ERR_UNSUPPORTED;
   gh_status status = begin_bulk(t, "gh_find_all", keys, n);
   if (status != GH_OK || n == 0) return status;
   if (offsets_out == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_find_all: offsets_out is NULL");

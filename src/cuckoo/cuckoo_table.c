@@ -827,15 +827,8 @@ static gh_status multivalue_read(gh_table *t, const void *keys, uint64_t n, uint
   return status;
 }
 
-static gh_status multivalue_only(gh_table *t, const char *call) {
-  return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: this cuckoo table holds one value per key (variant %s); create it with "
-                  "variant GH_VARIANT_MULTIVALUE to store several", call,
-                  t->config.variant == GH_VARIANT_COMPACTING ? "compacting" : "map");
-}
-
 static gh_status ck_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out, uint64_t *total,
                           void *stream) {
-  if (t->config.variant != GH_VARIANT_MULTIVALUE) return multivalue_only(t, "gh_count");
   uint64_t sum = 0;
   gh_status status = multivalue_read(t, keys, n, counts_out, NULL, &sum, NULL, 0, stream);
   if (status == GH_OK && total) *total = sum;
@@ -844,7 +837,6 @@ static gh_status ck_count(gh_table *t, const void *keys, uint64_t n, uint64_t *c
 
 static gh_status ck_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offsets_out, void *values_out,
                              uint64_t values_capacity, void *stream) {
-  if (t->config.variant != GH_VARIANT_MULTIVALUE) return multivalue_only(t, "gh_find_all");
   uint64_t total = 0;
   gh_status status = multivalue_read(t, keys, n, NULL, offsets_out, &total, values_out, values_capacity, stream);
   if (status == GH_OK && total > 0 && values_out == NULL)

@@ -507,24 +507,14 @@ static gh_status count_values(gh_table *t, const void *keys, uint64_t n, uint64_
 
 static gh_status cuda_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out, uint64_t *total,
                             void *stream) {
-  if (t->config.variant != GH_VARIANT_MULTIVALUE) return gh__slab_single_value(t, "gh_count");
   return count_values(t, keys, n, counts_out, total, stream);
 }
 
 static gh_status cuda_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offsets_out, void *values_out,
                                uint64_t values_capacity, void *stream) {
-  if (t->config.variant != GH_VARIANT_MULTIVALUE) return gh__slab_single_value(t, "gh_find_all");
-  uint64_t needed = 0;
-  gh_status status = gh__fill(t, offsets_out + n, 0, sizeof(uint64_t), stream);
-  if (status == GH_OK) status = count_values(t, keys, n, offsets_out, NULL, stream);
-  if (status == GH_OK) status = gh__exclusive_sum_u64(t, offsets_out, offsets_out, n + 1, stream);
-  if (status == GH_OK) status = gh__to_host(t, &needed, offsets_out + n, sizeof needed, stream);
-  if (status != GH_OK) return status;
-  if (needed > values_capacity)
-    return gh__fail(t, GH_ERR_BUFFER_TOO_SMALL, "gh_find_all: the keys have %llu values but values_capacity is %llu; "
-                    "offsets_out says where each key's values would go, no value was written",
-                    (unsigned long long)needed, (unsigned long long)values_capacity);
-  if (values_out == NULL) return GH_OK;
+  gh_status status = count_values(t, keys, n, offsets_out, NULL, stream);
+  if (status == GH_OK) status = gh__find_all_offsets(t, offsets_out, n, values_capacity, stream);
+  if (status != GH_OK || values_out == NULL) return status;
   slab_args a = args_for(t, SLAB_FILL, keys, n);
   a.numbers = offsets_out;
   a.values_out = values_out;

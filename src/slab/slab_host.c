@@ -414,7 +414,6 @@ static gh_status host_count(gh_table *t, const void *keys, uint64_t n, uint64_t 
                             void *stream) {
   host_call c;
   (void)stream;
-  if (t->config.variant != GH_VARIANT_MULTIVALUE) return gh__slab_single_value(t, "gh_count");
   begin_call(t, &c);
   c.keys = keys;
   c.values_out = counts_out;
@@ -427,7 +426,6 @@ static gh_status host_find_all(gh_table *t, const void *keys, uint64_t n, uint64
                                uint64_t values_capacity, void *stream) {
   host_call c;
   (void)stream;
-  if (t->config.variant != GH_VARIANT_MULTIVALUE) return gh__slab_single_value(t, "gh_find_all");
   begin_call(t, &c);
   c.keys = keys;
   c.values_out = offsets_out;

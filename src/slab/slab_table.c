@@ -421,11 +421,6 @@ gh_status gh__slab_size(gh_table *t, uint64_t *size) {
   return status;
 }
 
-gh_status gh__slab_single_value(gh_table *t, const char *call) {
-  return gh__fail(t, GH_ERR_UNSUPPORTED, "%s: this slab table holds one value per key (variant %s); create it with "
-                  "variant GH_VARIANT_MULTIVALUE for several; nothing was changed", call, gh__variant_name(t->config.variant));
-}
-
 /* ---- Walking a host copy: stats and validate ------------------------------------------------------ */
 
 static int compare_u64(const void *a, const void *b) {

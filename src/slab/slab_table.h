@@ -100,9 +100,6 @@ gh_status gh__slab_size(gh_table *t, uint64_t *size);
 gh_status gh__slab_validate(gh_table *t);
 gh_status gh__slab_stats(gh_table *t, gh_stats *stats);
 
-/* gh_count / gh_find_all on a table holding one value per key: GH_ERR_UNSUPPORTED naming the call. */
-gh_status gh__slab_single_value(gh_table *t, const char *call);
-
 /* The ops of each backend. */
 extern const gh_table_ops gh__slab_host_ops;
 #if defined(GH_HAVE_CUDA)

@@ -195,7 +195,7 @@ BENCH_C void bench_cuda_close(void);
 void bench_host_open(bench_backend *b);
 
 /* ---- The scenarios' vocabulary (bench_scenarios.c) ---------------------------------------- */
-typedef enum { D_LIMITS, D_WARPDRIVE, D_CUCKOO, D_SORTED, D_SLAB, D_DYCUCKOO, D_COUNT } bench_design;
+typedef enum { D_LIMITS, D_WARPDRIVE, D_CUCKOO, D_SORTED, D_SLAB, D_DYCUCKOO, D_HASHGRAPH, D_COUNT } bench_design;
 typedef enum {
   OP_INSERT, OP_BUILD, OP_FIND, OP_FIND_ABSENT, OP_ERASE, OP_FIND_ALL, OP_BATCHES, OP_MIXED,
   OP_ALLOC, OP_DYNAMIC, OP_UPSIZE, OP_DOWNSIZE, OP_REINSERT, OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD, OP_COUNT

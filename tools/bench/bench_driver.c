@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#define TARGET_COUNT 13 /* the issues' targets the summary reports (TARGETS below) */
+#define TARGET_COUNT 15 /* the issues' targets the summary reports (TARGETS below) */
 
 #ifndef GH_GIT_COMMIT
 #define GH_GIT_COMMIT "unknown"
@@ -167,7 +167,8 @@ static void print_row(const bench_run *run, const bench_result *r) {
   (used += (size_t)snprintf(notes + used, used < sizeof notes ? sizeof notes - used : 0, \
                             __VA_ARGS__))
   if (ax[AX_DESIGN] == D_WARPDRIVE) snprintf(g, sizeof g, "%.0f", ax[AX_G]);
-  if (ax[AX_DESIGN] == D_WARPDRIVE && ax[AX_LOAD] > 0) snprintf(load, sizeof load, "%.2f", ax[AX_LOAD]);
+  if ((ax[AX_DESIGN] == D_WARPDRIVE || ax[AX_DESIGN] == D_HASHGRAPH) && ax[AX_LOAD] > 0)
+    snprintf(load, sizeof load, "%.2f", ax[AX_LOAD]);
   if (!r->skipped) snprintf(ms, sizeof ms, "%.3f", r->ms_median);
   if (!r->skipped) snprintf(rate, sizeof rate, r->rate >= 100.0 ? "%.1f" : "%.3f", r->rate);
   if (!isnan(frac)) snprintf(f, sizeof f, "%.3f", frac);
@@ -377,7 +378,9 @@ static const struct target {
     {"dycuckoo-a", "dycuckoo find", D_DYCUCKOO, OP_FIND, -1, AX_D, -1, 4, 0, 14.0, 0x1p27},
     {"dycuckoo-c", "dycuckoo dynamic", D_DYCUCKOO, OP_DYNAMIC, -1, AX_DELETES, -1, 40, 0, 5.2, 0},
     {"dycuckoo-c", "dynamic vs wd", D_DYCUCKOO, OP_DYNAMIC, -1, AX_DELETES, AX_DESIGN, 40,
-     D_WARPDRIVE, 3.0, 0}};
+     D_WARPDRIVE, 3.0, 0},
+    {"hashgraph-a", "hashgraph build vs sort", D_HASHGRAPH, OP_BUILD, -1, AX_LOAD, AX_DESIGN, 1, D_SORTED, 1.0, 0x1p27},
+    {"hashgraph-a", "hashgraph probe", D_HASHGRAPH, OP_FIND_ALL, -1, AX_LOAD, -1, 1, 0, 15.0, 0x1p27}};
 static void track(bench_run *run, const bench_result *r) {
   for (int i = 0; i < TARGET_COUNT; ++i) {
     const struct target *t = &TARGETS[i];

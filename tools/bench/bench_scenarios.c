@@ -2,7 +2,7 @@
  * (bench_rows) whose product the driver runs, as nvbench's; and the steps the designs differ in. */
 #include "bench.h"
 
-static const char *const DESIGNS[] = {"limits", "warpdrive", "cuckoo", "sorted", "slab", "dycuckoo", NULL};
+static const char *const DESIGNS[] = {"limits", "warpdrive", "cuckoo", "sorted", "slab", "dycuckoo", "hashgraph", NULL};
 static const char *const VARIANTS[] = {"map", "compacting", "multivalue", NULL};
 static const char *const DISTS[] = {"unique", "zipf", "cyclic", NULL};
 static const char *const OPS[] = {"insert", "build", "find", "find_absent", "erase", "find_all",
@@ -44,7 +44,8 @@ const bench_design_def bench_designs[D_COUNT] = {
     [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT)},
     [D_SLAB] = {GH_SLAB, GH_OVERWRITE, 0, 0,
                 COMMON | BIT(AX_SLABS) | BIT(AX_START) | DYNAMIC | BIT(AX_UPDATES)},
-    [D_DYCUCKOO] = {GH_DYCUCKOO, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_D) | DYNAMIC | BIT(AX_FILL_MIN)}};
+    [D_DYCUCKOO] = {GH_DYCUCKOO, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_D) | DYNAMIC | BIT(AX_FILL_MIN)},
+    [D_HASHGRAPH] = {GH_HASHGRAPH, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_LOAD)}};
 /* An insert claims a slot by CAS (also shown against atomicAdd), an erase writes a tombstone by
  * CAS, a lookup reads sectors: ceilings 1 sector reads, 2 CAS, 3 atomicAdd (0: the copy). */
 const bench_op_def bench_ops[OP_COUNT] = {
@@ -73,7 +74,9 @@ const bench_scenario bench_scenarios[] = {
     {"dycuckoo-c", "dycuckoo-c (paper 6.4): batches of inserts, finds, deletes, then replayed "
      "swapped; vs warpdrive doubling + rehashing, vs slab", 3, 0, 0},
     {"dycuckoo-d", "dycuckoo-d (paper 6.4): the dynamic workload vs fill_min (alpha) and batch size",
-     3, 0, 0}};
+     3, 0, 0},
+    {"hashgraph-a", "hashgraph-a (paper 5.1, 5.3): build (V1) and the standard probe vs load factor; vs CUB's "
+     "radix sort of the pairs", 0, 0, 0}};
 const size_t bench_scenario_count = sizeof bench_scenarios / sizeof bench_scenarios[0];
 
 #define P2(k) ((double)(1ull << (k)))
@@ -182,7 +185,18 @@ const bench_row bench_rows[] = {
     {"dycuckoo-d", AX_BATCH, M_FULL_GPU, 4, {2.5e5, 5e5, 1e6, 2e6}},
     {"dycuckoo-d", AX_BATCH, ALL, PER_MODE, {0, P2(14), P2(14), P2(10)}},
     {"dycuckoo-d", AX_DELETES, ALL, 1, {40}},
-    {"dycuckoo-d", AX_OP, ALL, 1, {OP_DYNAMIC}}};
+    {"dycuckoo-d", AX_OP, ALL, 1, {OP_DYNAMIC}},
+    /* The issue's grid: unique keys (multiplicity 1) as (key, index) pairs; the probe (gh_count +
+     * gh_find_all) looks up every key once. */
+    {"hashgraph-a", AX_DESIGN, ALL, 2, {D_HASHGRAPH, D_SORTED}},
+    {"hashgraph-a", AX_N, M_FULL_GPU, 2, {P2(24), P2(27)}},
+    {"hashgraph-a", AX_N, ALL, PER_MODE, {0, P2(22), P2(20), P2(16)}},
+    {"hashgraph-a", AX_DIST, ALL, 1, {DIST_CYCLIC}},
+    {"hashgraph-a", AX_MULT, ALL, 1, {1}},
+    {"hashgraph-a", AX_VARIANT, ALL, 1, {GH_VARIANT_MULTIVALUE}},
+    {"hashgraph-a", AX_LOAD, QUICK, 2, {1, 4}},
+    {"hashgraph-a", AX_LOAD, ALL, 5, {0.25, 0.5, 1, 2, 4}},
+    {"hashgraph-a", AX_OP, ALL, 2, {OP_BUILD, OP_FIND}}};
 const size_t bench_row_count = sizeof bench_rows / sizeof bench_rows[0];
 
 /* ---- gpuhash tables ----------------------------------------------------------------------- */
@@ -210,6 +224,10 @@ gh_config bench_table_config(const bench_ctx *c) {
     config.slab_load = c->ax[AX_SLABS];
     config.capacity = c->ax[AX_START] > 0 ? (uint64_t)(c->ax[AX_START] * per_slab(c) *
                                                        config.slab_load) : c->distinct;
+  } else if (config.design == GH_HASHGRAPH) { /* room for the entries; keys per vertex */
+    config.variant = (gh_variant)variant(c);
+    config.capacity = c->n;
+    config.load_factor = c->ax[AX_LOAD];
   } else if (config.design == GH_DYCUCKOO) { /* subtables sized for the keys at fill_max */
     config.capacity = c->distinct;
     config.hash_functions = (unsigned)c->ax[AX_D];

@@ -46,8 +46,7 @@ GH_HD uint64_t gh_dy_empty_key(const gh_dy_geometry *g) { return g->key_bits == 
 
 /* The bucket of a key_bits-wide key in a subtable of `buckets` buckets hashed with seed. */
 GH_HD uint64_t gh_dy_bucket_with(unsigned key_bits, uint64_t seed, uint64_t buckets, uint64_t key) {
-  if (key_bits == 32) return gh_range32(gh_fmix32((uint32_t)key ^ (uint32_t)seed), buckets);
-  return gh_range64(gh_fmix64(key ^ seed), buckets);
+  return gh_hash_to_range(key_bits, seed, buckets, key);
 }
 
 /* The key's bucket in subtable i if that subtable had `buckets` buckets. */

@@ -26,4 +26,13 @@ GH_HD uint64_t gh_fmix64(uint64_t x) {
   return x;
 }
 
+/* A key (key_bits wide) hashed with seed into [0, n) by multiply-high, so that ranges of the result
+ * are ranges of hash values: doubling n sends h to 2h or 2h + 1 (dycuckoo's resizes), and n / bins
+ * consecutive values form a bin (hashgraph's binned build). 32-bit keys use the 32-bit mix while n
+ * fits its range. */
+GH_HD uint64_t gh_hash_to_range(unsigned key_bits, uint64_t seed, uint64_t n, uint64_t key) {
+  if (key_bits == 32 && n <= (1ull << 32)) return gh_range32(gh_fmix32((uint32_t)key ^ (uint32_t)seed), n);
+  return gh_range64(gh_fmix64(key ^ seed), n);
+}
+
 #endif /* GH_DETAIL_HASH_H */

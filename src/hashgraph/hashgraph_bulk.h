@@ -1,0 +1,147 @@
+/* hashgraph_bulk.h - the per-element steps of the HashGraph design (GH_HD): the host backend runs
+ * them in a parallel loop, the CUDA backend one thread per element. A build is a counting sort of
+ * the entries by vertex (the key's hash value): count per vertex, exclusive sum (the CSR offsets),
+ * place each entry at its vertex's offset plus a per-vertex cursor. A probe hashes a query key and
+ * scans its vertex's edges. Internal to the library. */
+#ifndef GH_HASHGRAPH_BULK_H
+#define GH_HASHGRAPH_BULK_H
+
+#include "core/words.h"
+#include "gpuhash/detail/atomics.h"
+#include "gpuhash/detail/hash.h"
+#include "gpuhash/detail/slot.h"
+
+typedef enum gh_hg_bulk_kind {
+  GH_HG_COUNT,         /* entry i: one more edge for its vertex (offsets[v] += 1) */
+  GH_HG_PLACE,         /* entry i: into its vertex's edges, at offsets[v] + cursor[v]++ */
+  GH_HG_PROBE_COUNT,   /* query i: how many edges hold its key */
+  GH_HG_PROBE_FIRST,   /* query i: the value of its first edge, or the default; found or not */
+  GH_HG_PROBE_FILL,    /* query i: the values of all its edges, from out_offsets[i] on */
+  GH_HG_REDUCE_RUNS,   /* run r of a sorted batch (map): its values merged by the policy */
+  GH_HG_MERGE_STORED,  /* run r (map): whether its key is stored (then skipped by the build); with
+                        * merge_values, its value merged into the stored one */
+  GH_HG_ERASE          /* query i: every edge of its key marked dead; one position of a key wins */
+} gh_hg_bulk_kind;
+
+/* The arguments of a step (the fields its kind reads). The entries of a build are the table's
+ * edges not marked dead (old_keys / old_values, n_old of them, old_dead per edge) followed by the
+ * new entries (keys / values) new_skip does not mark. */
+typedef struct gh_hg_bulk {
+  int kind;
+  int policy;
+  int merge_values;        /* MERGE_STORED */
+  const uint8_t *only;     /* MERGE_STORED: when given, the runs to do (the others are left alone) */
+  unsigned key_bits, value_bits;
+  uint64_t seed;
+  uint64_t vertices;
+  uint64_t *offsets;       /* vertices + 1: counts before the sum, offsets after */
+  uint64_t *cursor;        /* PLACE: vertices, zeroed */
+  void *edge_keys;         /* the edges PLACE writes, or those probes and merges read */
+  void *edge_values;       /* NULL for a set */
+  const void *old_keys, *old_values;
+  const uint32_t *old_dead; /* NULL: every old edge lives */
+  uint64_t n_old;
+  const void *keys, *values; /* new entries, queries, or a sorted batch (REDUCE_RUNS) */
+  const uint8_t *new_skip;   /* NULL: every new entry goes in */
+  uint64_t *out_counts;      /* PROBE_COUNT */
+  const uint64_t *out_offsets; /* PROBE_FILL; REDUCE_RUNS: where run r starts (r + 1: where it ends) */
+  void *out_values;          /* PROBE_FIRST, PROBE_FILL (NULL: none wanted); REDUCE_RUNS: per run */
+  uint8_t *out_found;        /* PROBE_FIRST (NULL: none wanted); MERGE_STORED: 1 where merged; ERASE: won */
+  uint64_t default_value;    /* PROBE_FIRST */
+  uint32_t *dead;            /* ERASE: per edge, zeroed */
+  uint64_t *counters;        /* MERGE_STORED: [0] runs merged; ERASE: [0] keys erased, [1] edges marked */
+} gh_hg_bulk;
+
+/* A key's vertex (ranges of vertices are ranges of hash values). */
+GH_HD uint64_t gh_hg_vertex(unsigned key_bits, uint64_t seed, uint64_t vertices, uint64_t key) {
+  return gh_hash_to_range(key_bits, seed, vertices, key);
+}
+
+/* Entry i of a build (the old edges first, then the new entries) and whether it goes in. */
+GH_HD int gh_hg_entry_kept(const gh_hg_bulk *a, uint64_t i) {
+  if (i < a->n_old) return a->old_dead == 0 || a->old_dead[i] == 0;
+  return a->new_skip == 0 || a->new_skip[i - a->n_old] == 0;
+}
+GH_HD uint64_t gh_hg_entry_key(const gh_hg_bulk *a, uint64_t i) {
+  return i < a->n_old ? gh__read_word(a->old_keys, i, a->key_bits) : gh__read_word(a->keys, i - a->n_old, a->key_bits);
+}
+GH_HD uint64_t gh_hg_entry_value(const gh_hg_bulk *a, uint64_t i) {
+  if (a->value_bits == 0) return 0;
+  return i < a->n_old ? gh__read_word(a->old_values, i, a->value_bits) : gh__read_word(a->values, i - a->n_old, a->value_bits);
+}
+
+/* The first edge of key at or after edge `from` in its vertex v, or offsets[v + 1]. */
+GH_HD uint64_t gh_hg_next_edge(const gh_hg_bulk *a, uint64_t v, uint64_t from, uint64_t key) {
+  const uint64_t end = a->offsets[v + 1u];
+  while (from < end && gh__read_word(a->edge_keys, from, a->key_bits) != key) ++from;
+  return from;
+}
+
+GH_HD void gh_hg_bulk_one(const gh_hg_bulk *a, uint64_t i) {
+  switch (a->kind) {
+    case GH_HG_COUNT:
+      if (gh_hg_entry_kept(a, i))
+        gh_add_u64(&a->offsets[gh_hg_vertex(a->key_bits, a->seed, a->vertices, gh_hg_entry_key(a, i))], 1u);
+      break;
+    case GH_HG_PLACE: {
+      if (!gh_hg_entry_kept(a, i)) break;
+      const uint64_t key = gh_hg_entry_key(a, i);
+      const uint64_t v = gh_hg_vertex(a->key_bits, a->seed, a->vertices, key);
+      const uint64_t at = a->offsets[v] + gh_fetch_add_u64(&a->cursor[v], 1u);
+      gh__write_word(a->edge_keys, at, a->key_bits, key);
+      if (a->value_bits) gh__write_word(a->edge_values, at, a->value_bits, gh_hg_entry_value(a, i));
+      break;
+    }
+    case GH_HG_REDUCE_RUNS: {
+      uint64_t merged = gh__read_word(a->values, a->out_offsets[i], a->value_bits);
+      for (uint64_t j = a->out_offsets[i] + 1u; j < a->out_offsets[i + 1u]; ++j)
+        merged = gh_policy_combine(a->policy, a->value_bits, merged, gh__read_word(a->values, j, a->value_bits));
+      gh__write_word(a->out_values, i, a->value_bits, merged);
+      break;
+    }
+    default: {
+      if (a->only && !a->only[i]) break;
+      const uint64_t key = gh__read_word(a->keys, i, a->key_bits);
+      const uint64_t v = gh_hg_vertex(a->key_bits, a->seed, a->vertices, key);
+      uint64_t e = gh_hg_next_edge(a, v, a->offsets[v], key);
+      const int found = e < a->offsets[v + 1u];
+      if (a->kind == GH_HG_PROBE_FIRST) {
+        if (a->out_values)
+          gh__write_word(a->out_values, i, a->value_bits, found ? gh__read_word(a->edge_values, e, a->value_bits) : a->default_value);
+        if (a->out_found) a->out_found[i] = (uint8_t)found;
+      } else if (a->kind == GH_HG_MERGE_STORED) {
+        /* A map holds a key once: its one edge takes the run's merged value. */
+        if (found && a->value_bits && a->merge_values)
+          gh__write_word(a->edge_values, e, a->value_bits,
+                         gh_policy_combine(a->policy, a->value_bits, gh__read_word(a->edge_values, e, a->value_bits),
+                                           gh__read_word(a->values, i, a->value_bits)));
+        if (a->out_found) a->out_found[i] = (uint8_t)found;
+        if (found && a->counters) gh_add_u64(&a->counters[0], 1u);
+      } else if (a->kind == GH_HG_ERASE) {
+        /* Copies of the key in the batch race for its first edge's mark: one wins. Each edge is
+         * counted by whoever marks it first. */
+        const uint64_t first = e;
+        int won = 0;
+        for (; e < a->offsets[v + 1u]; e = gh_hg_next_edge(a, v, e + 1u, key)) {
+          const int marked_now = gh_exchange_u32(&a->dead[e], 1u) == 0u;
+          if (e == first) won = marked_now;
+          if (marked_now) gh_add_u64(&a->counters[1], 1u);
+        }
+        if (a->out_found) a->out_found[i] = (uint8_t)won;
+        if (won) gh_add_u64(&a->counters[0], 1u);
+      } else {
+        uint64_t matches = 0;
+        for (; e < a->offsets[v + 1u]; e = gh_hg_next_edge(a, v, e + 1u, key)) {
+          if (a->kind == GH_HG_PROBE_FILL && a->out_values)
+            gh__write_word(a->out_values, a->out_offsets[i] + matches, a->value_bits,
+                           gh__read_word(a->edge_values, e, a->value_bits));
+          matches += 1;
+        }
+        if (a->kind == GH_HG_PROBE_COUNT) a->out_counts[i] = matches;
+      }
+      break;
+    }
+  }
+}
+
+#endif /* GH_HASHGRAPH_BULK_H */

@@ -1,0 +1,221 @@
+/*
+ * hashgraph - the HashGraph table's own promises (Green), beyond the registry-driven matrix:
+ *
+ *   hashgraph BACKEND [--part multiplicity|skew|load|config] [--seed S]
+ *
+ *   multiplicity  multi-value tables whose keys come 1, 8 and 1024 times each, at load factors
+ *                 0.25, 1 and 4, 32- and 64-bit keys: two insert batches (the second builds the
+ *                 table again from its edges and the new entries), then a quarter of the keys
+ *                 erased; after every phase gh_count, gh_find_all (values as multisets per key),
+ *                 gh_find, gh_contains, the size, the export and validate against a model
+ *   skew          keys drawn with a heavy skew (a few keys hold most entries), the same checks
+ *   load          a map at load factors 0.25 and 4 under every policy, against the reference
+ *   config        load_factor out of [0.25, 4] refused naming the field, nothing created; its
+ *                 bounds accepted and given back by gh_get_config
+ *
+ * Every failure prints the case, the phase and the seed.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref_models.h"
+#include "test_util.h"
+
+#define HG_BASE_SEED 0x4A5A6A7Aull
+
+static gh_backend hg_backend;
+static uint64_t hg_seed;
+
+static gh_config hg_config(gh_variant variant, unsigned key_bits, unsigned value_bits, double load_factor) {
+  gh_config cfg = gh_config_default(GH_HASHGRAPH);
+  cfg.backend = hg_backend;
+  cfg.variant = variant;
+  cfg.key_bits = key_bits;
+  cfg.value_bits = value_bits;
+  cfg.capacity = 1000;
+  cfg.load_factor = load_factor;
+  cfg.seed = hg_seed;
+  return cfg;
+}
+
+/* Entries on the device: 2^20 (2^15 on the host). */
+static uint64_t entries(void) { return hg_backend == GH_BACKEND_CUDA ? (1u << 20) : (1u << 15); }
+
+/* Inserts keys[0, n) in two batches, checks, erases a quarter of the distinct keys, checks. */
+static void multi_phases(tu_rng *rng, tu_multi *cm, const uint64_t *keys, const uint64_t *values, uint64_t n,
+                         const uint64_t *distinct, uint64_t n_distinct) {
+  tu_set_phase("first insert batch (%llu entries)", (unsigned long long)(n / 2));
+  tu_multi_insert(cm, keys, values, n / 2);
+  tu_multi_check(rng, cm);
+  tu_set_phase("second insert batch (a rebuild with the stored edges)");
+  tu_multi_insert(cm, keys + n / 2, values + n / 2, n - n / 2);
+  tu_multi_check(rng, cm);
+  tu_set_phase("erase a quarter of the keys");
+  tu_multi_erase(cm, distinct, n_distinct / 4);
+  tu_multi_check(rng, cm);
+}
+
+static void multiplicity_case(unsigned key_bits, double load_factor, uint64_t copies) {
+  const uint64_t n = entries(), n_distinct = n / copies;
+  tu_rng rng = tu_rng_make(tu_mix_seed(hg_seed, key_bits, (uint64_t)(load_factor * 4), copies));
+  uint64_t *distinct = (uint64_t *)tu_xmalloc(n_distinct * 8), *keys = (uint64_t *)tu_xmalloc(n * 8),
+           *values = (uint64_t *)tu_xmalloc(n * 8);
+  tu_gen_unique_keys(&rng, key_bits, n_distinct, NULL, distinct);
+  for (uint64_t i = 0; i < n; ++i) keys[i] = distinct[i % n_distinct];
+  tu_shuffle(&rng, keys, n);
+  tu_multi_values(&rng, 32, n, values);
+  tu_set_context("hashgraph multiplicity %s k%u load %g copies %llu seed 0x%016llx", tu_backend_name(hg_backend), key_bits,
+                 load_factor, (unsigned long long)copies, (unsigned long long)hg_seed);
+  const gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, key_bits, 32, load_factor);
+  tu_multi cm;
+  if (tu_multi_create(&cm, &cfg)) {
+    multi_phases(&rng, &cm, keys, values, n, distinct, n_distinct);
+    tu_multi_destroy(&cm);
+  }
+  printf("  multiplicity k%u load %-4g copies %4llu: %s\n", key_bits, load_factor, (unsigned long long)copies,
+         tu_failure_count() ? "FAILED" : "ok");
+  free(distinct);
+  free(keys);
+  free(values);
+}
+
+static void part_multiplicity(void) {
+  static const double loads[] = {0.25, 1.0, 4.0};
+  static const uint64_t copies[] = {1, 8, 1024};
+  for (unsigned kb = 32; kb <= 64; kb += 32)
+    for (size_t l = 0; l < sizeof loads / sizeof loads[0]; ++l)
+      for (size_t c = 0; c < sizeof copies / sizeof copies[0]; ++c) multiplicity_case(kb, loads[l], copies[c]);
+}
+
+/* Key j of 4096 drawn with probability falling as j^-1.5 (by inverting u^2.5): a few keys hold most
+ * entries, most keys a few. */
+static void part_skew(void) {
+  const uint64_t n = entries(), pool = 4096;
+  tu_rng rng = tu_rng_make(tu_mix_seed(hg_seed, 7, 7, 7));
+  uint64_t *distinct = (uint64_t *)tu_xmalloc(pool * 8), *keys = (uint64_t *)tu_xmalloc(n * 8),
+           *values = (uint64_t *)tu_xmalloc(n * 8);
+  tu_gen_unique_keys(&rng, 64, pool, NULL, distinct);
+  for (uint64_t i = 0; i < n; ++i) {
+    const double u = (double)tu_below(&rng, 1u << 30) / (double)(1u << 30);
+    keys[i] = distinct[(uint64_t)((double)pool * pow(u, 2.5)) % pool];
+  }
+  tu_multi_values(&rng, 64, n, values);
+  tu_set_context("hashgraph skew %s seed 0x%016llx", tu_backend_name(hg_backend), (unsigned long long)hg_seed);
+  const gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, 64, 64, 1.0);
+  tu_multi cm;
+  if (tu_multi_create(&cm, &cfg)) {
+    multi_phases(&rng, &cm, keys, values, n, distinct, pool);
+    tu_multi_destroy(&cm);
+  }
+  printf("  skew: %s\n", tu_failure_count() ? "FAILED" : "ok");
+  free(distinct);
+  free(keys);
+  free(values);
+}
+
+static void part_load(void) {
+  static const double loads[] = {0.25, 4.0};
+  static const gh_dup_policy policies[] = {GH_KEEP_FIRST, GH_OVERWRITE, GH_ADD, GH_MIN, GH_MAX};
+  const uint64_t n = entries() / 4;
+  for (size_t l = 0; l < sizeof loads / sizeof loads[0]; ++l)
+    for (size_t p = 0; p < sizeof policies / sizeof policies[0]; ++p) {
+      tu_rng rng = tu_rng_make(tu_mix_seed(hg_seed, l, p, 3));
+      uint64_t *pool = (uint64_t *)tu_xmalloc(n * 8), *keys = (uint64_t *)tu_xmalloc(n * 8),
+               *values = (uint64_t *)tu_xmalloc(n * 8);
+      tu_gen_unique_keys(&rng, 32, n / 2, NULL, pool);
+      tu_set_context("hashgraph load %s load %g policy %d seed 0x%016llx", tu_backend_name(hg_backend), loads[l],
+                     (int)policies[p], (unsigned long long)hg_seed);
+      const gh_config cfg = hg_config(GH_VARIANT_MAP, 32, 32, loads[l]);
+      tu_table h;
+      if (tu_table_create(&h, &cfg)) {
+        for (unsigned batch = 0; batch < 3 && tu_failure_count() == 0; ++batch) {
+          tu_set_phase("batch %u: keys from a pool of %llu, repeated", batch, (unsigned long long)(n / 2));
+          tu_gen_from_pool(&rng, pool, n / 2, n, keys);
+          tu_gen_values(&rng, 32, n, values);
+          tu_insert(&h, keys, values, n, policies[p], 0, NULL);
+          tu_check_find(&h, pool, n / 2, TU_FIND_FOUND | TU_FIND_VALUES);
+          tu_check_valid(&h);
+        }
+        tu_set_phase("erase half the pool");
+        tu_erase(&h, pool, n / 4);
+        tu_check_find(&h, pool, n / 2, TU_FIND_FOUND | TU_FIND_VALUES);
+        tu_check_export(&h, 3);
+        tu_check_valid(&h);
+        tu_table_destroy(&h);
+      }
+      free(pool);
+      free(keys);
+      free(values);
+    }
+  printf("  load: %s\n", tu_failure_count() ? "FAILED" : "ok");
+}
+
+static void expect_refused(double load_factor) {
+  gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, 32, 32, load_factor);
+  char message[256] = "";
+  gh_table *t = (gh_table *)1;
+  CHECK_STATUS(NULL, gh_config_validate(&cfg, message, sizeof message), GH_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(message, "load_factor") != NULL, "load_factor %g: the message does not name the field: \"%s\"",
+        load_factor, message);
+  CHECK_STATUS(NULL, gh_create(&cfg, &t), GH_ERR_INVALID_ARGUMENT);
+  CHECK(t == NULL, "load_factor %g: gh_create left a table behind a refusal", load_factor);
+}
+
+static void part_config(void) {
+  tu_set_context("hashgraph config %s", tu_backend_name(hg_backend));
+  tu_set_phase("load factors out of [0.25, 4]");
+  expect_refused(0.2);
+  expect_refused(4.5);
+  expect_refused(0.0);
+  expect_refused(NAN);
+  tu_set_phase("the bounds themselves");
+  for (double load = 0.25; load <= 4.0; load *= 16.0) {
+    gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, 32, 32, load);
+    gh_table *t = NULL;
+    if (!CHECK_OK(NULL, gh_create(&cfg, &t))) continue;
+    gh_config got;
+    if (CHECK_OK(t, gh_get_config(t, &got)))
+      CHECK(got.load_factor == load, "gh_get_config gives load_factor %g for %g", got.load_factor, load);
+    gh_destroy(t);
+  }
+  printf("  config: %s\n", tu_failure_count() ? "FAILED" : "ok");
+}
+
+typedef struct hg_part {
+  const char *name;
+  void (*run)(void);
+} hg_part;
+
+static const hg_part hg_parts[] = {
+    {"multiplicity", part_multiplicity}, {"skew", part_skew}, {"load", part_load}, {"config", part_config}};
+
+int main(int argc, char **argv) {
+  const hg_part *part = NULL;
+  hg_seed = HG_BASE_SEED;
+  if (argc < 2 || !tu_parse_backend(argv[1], &hg_backend)) goto usage;
+  for (int a = 2; a < argc; a += 2) {
+    if (a + 1 >= argc) goto usage;
+    if (strcmp(argv[a], "--part") == 0) {
+      for (size_t i = 0; i < sizeof hg_parts / sizeof hg_parts[0]; ++i)
+        if (strcmp(argv[a + 1], hg_parts[i].name) == 0) part = &hg_parts[i];
+      if (part == NULL) goto usage;
+    } else if (strcmp(argv[a], "--seed") == 0) {
+      if (!tu_parse_u64(argv[a + 1], &hg_seed)) goto usage;
+    } else {
+      goto usage;
+    }
+  }
+  tu_skip_unless_backend_usable(hg_backend);
+  for (size_t i = 0; i < sizeof hg_parts / sizeof hg_parts[0]; ++i) {
+    if (part != NULL && part != &hg_parts[i]) continue;
+    printf("hashgraph %s %s (seed 0x%016llx)\n", tu_backend_name(hg_backend), hg_parts[i].name, (unsigned long long)hg_seed);
+    fflush(stdout);
+    hg_parts[i].run();
+  }
+  return tu_finish("hashgraph");
+usage:
+  fprintf(stderr, "usage: %s host|cuda [--part multiplicity|skew|load|config] [--seed S]\n", argv[0]);
+  return 2;
+}
