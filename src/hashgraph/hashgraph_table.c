@@ -185,10 +185,14 @@ static gh_status alloc_cursor(gh_table *t, gh_scratch *cursor, const csr_arrays 
   return status;
 }
 
-/* Green's build V1 into `built` (allocated for the entries that go in, offsets zeroed): the table's
- * edges (but those old_dead marks) and n_new new entries (but those new_skip marks) counted per
- * vertex, the counts summed into offsets, each entry placed at its vertex's offset plus a cursor.
- * Only a kernel launch can fail here: the table itself is not touched. */
+/* Builds below this many entries run V1 even where the backend has V2: binning pays off once the
+ * entries outgrow the caches. */
+#define GH_HG_BINNED_MIN (1u << 16)
+
+/* A build into `built` (allocated for the entries that go in, offsets zeroed) of the table's edges
+ * (but those old_dead marks) and n_new new entries (but those new_skip marks): V2 where the backend
+ * has it, else Green's build V1 (the entries counted per vertex, the counts summed into offsets,
+ * each entry placed at its vertex's offset plus a cursor). The table itself is not touched. */
 static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_new,
                             csr_arrays *built, gh_scratch *cursor, void *stream) {
   gh_hg_table *s = state(t);
@@ -202,6 +206,13 @@ static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_n
   a.old_keys = s->keys;
   a.old_values = s->values;
   a.n_old = s->edges;
+  const gh_hg_backend *be = s->backend;
+  if (be->build_binned && built->edges >= GH_HG_BINNED_MIN) {
+    /* (Without memory for its bins V2 steps aside too: V1 needs none beyond the table.) */
+    const gh_status binned = be->build_binned(t, &a, s->edges + n_new, built->edges, stream);
+    if (binned != GH_ERR_UNSUPPORTED && binned != GH_ERR_OUT_OF_MEMORY) return binned;
+    gh__clear_error(t);
+  }
   gh_status status = run(t, &a, s->edges + n_new, stream);
   if (status == GH_OK) status = gh__exclusive_sum_u64(t, built->offsets, built->offsets, built->vertices + 1u, stream);
   a.kind = GH_HG_PLACE;

@@ -22,9 +22,17 @@ typedef struct gh_hg_table {
   uint64_t grows;                  /* builds that needed more room than the table had */
 } gh_hg_table;
 
-/* What a backend runs for the drivers: a step over n elements, queued on stream. */
+/* What a backend runs for the drivers, queued on stream:
+ *  - bulk: a step of hashgraph_bulk.h over n elements;
+ *  - build_binned (NULL: the backend has none): Green's build V2 of the n_entries entries a
+ *    describes (a.kind GH_HG_COUNT; a.offsets zeroed, a.edge_* the new table's arrays), `kept` of
+ *    which go in: the entries binned by vertex range first, then each bin's part of the CSR built
+ *    in on-chip memory. Answers GH_ERR_UNSUPPORTED for geometries it does not take and
+ *    GH_ERR_OUT_OF_MEMORY without memory for its bins (nothing done either way); the driver then
+ *    builds with the steps (V1). */
 typedef struct gh_hg_backend {
   gh_status (*bulk)(gh_table *t, const gh_hg_bulk *a, uint64_t n, void *stream);
+  gh_status (*build_binned)(gh_table *t, const gh_hg_bulk *a, uint64_t n_entries, uint64_t kept, void *stream);
 } gh_hg_backend;
 
 /* The ops both backends share; init takes the backend the others then run on. */

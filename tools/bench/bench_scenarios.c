@@ -75,7 +75,7 @@ const bench_scenario bench_scenarios[] = {
      "swapped; vs warpdrive doubling + rehashing, vs slab", 3, 0, 0},
     {"dycuckoo-d", "dycuckoo-d (paper 6.4): the dynamic workload vs fill_min (alpha) and batch size",
      3, 0, 0},
-    {"hashgraph-a", "hashgraph-a (paper 5.1, 5.3): build (V1) and the standard probe vs load factor; vs CUB's "
+    {"hashgraph-a", "hashgraph-a (paper 5.1, 5.3): build (GPU: V2) and the standard probe vs load factor; vs CUB's "
      "radix sort of the pairs", 0, 0, 0}};
 const size_t bench_scenario_count = sizeof bench_scenarios / sizeof bench_scenarios[0];
 
