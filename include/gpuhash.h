@@ -267,6 +267,9 @@ gh_status gh_memory_estimate(const gh_config *config, size_t *host_bytes, size_t
 #define GH_CAP_HASH_FUNCTIONS 0x40u /* config.hash_functions, hash_family, table_factor apply */
 #define GH_CAP_MIXED 0x80u         /* gh_mixed (insert, erase and find in one batch) and gh_compact */
 #define GH_CAP_VALUE_RECORDS 0x100u /* value_bits may be any multiple of 8 up to GH_MAX_VALUE_BITS */
+/* Multi-value tables: gh_insert with values NULL stores each entry's position in the call's keys
+ * array (0 .. n - 1) as its value (a join's row index); value_bits 32 takes n <= 2^32. */
+#define GH_CAP_INDEX_PAYLOADS 0x200u
 
 /** A design's traits, from the library's registry of designs. */
 typedef struct gh_design_traits {
@@ -306,7 +309,8 @@ void gh_destroy(gh_table *table);
 /* 5. Bulk operations (stream last; work queued on it, waited for once before returning)    */
 /* ---------------------------------------------------------------------------------------- */
 
-/** Inserts n keys (and values, unless the table is a set: then values must be NULL).
+/** Inserts n keys (and values, unless the table is a set: then values must be NULL; multi-value
+ * tables of designs with GH_CAP_INDEX_PAYLOADS take values NULL to mean "each key's position").
  * keys/values: in, host or device, key_bits / value_bits wide elements.
  * policy: what happens to keys already present, or repeated within the batch.
  * failed_out: optional out (host or device), n bytes: 1 where the key did not fit, else 0.

@@ -1,7 +1,7 @@
 /*
  * hashgraph - the HashGraph table's own promises (Green), beyond the registry-driven matrix:
  *
- *   hashgraph BACKEND [--part multiplicity|skew|load|config] [--seed S]
+ *   hashgraph BACKEND [--part multiplicity|skew|load|positions|config] [--seed S]
  *
  *   multiplicity  multi-value tables whose keys come 1, 8 and 1024 times each, at load factors
  *                 0.25, 1 and 4, 32- and 64-bit keys: two insert batches (the second builds the
@@ -10,6 +10,9 @@
  *                 gh_find, gh_contains, the size, the export and validate against a model
  *   skew          keys drawn with a heavy skew (a few keys hold most entries), the same checks
  *   load          a map at load factors 0.25 and 4 under every policy, against the reference
+ *   positions     inserts without values (GH_CAP_INDEX_PAYLOADS): each entry's value is its position
+ *                 in the call's keys, 32- and 64-bit values, two calls (positions restart at 0),
+ *                 against the model; a map refuses values NULL
  *   config        load_factor out of [0.25, 4] refused naming the field, nothing created; its
  *                 bounds accepted and given back by gh_get_config
  *
@@ -152,6 +155,49 @@ static void part_load(void) {
   printf("  load: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 
+static void part_positions(void) {
+  const uint64_t n = entries(), n_distinct = n / 4;
+  gh_design_traits traits;
+  CHECK_OK(NULL, gh_design_info(GH_HASHGRAPH, &traits));
+  CHECK(traits.capabilities & GH_CAP_INDEX_PAYLOADS, "hashgraph lacks GH_CAP_INDEX_PAYLOADS");
+  for (unsigned vb = 32; vb <= 64; vb += 32) {
+    tu_rng rng = tu_rng_make(tu_mix_seed(hg_seed, vb, 5, 5));
+    uint64_t *distinct = (uint64_t *)tu_xmalloc(n_distinct * 8), *keys = (uint64_t *)tu_xmalloc(n * 8),
+             *positions = (uint64_t *)tu_xmalloc(n * 8);
+    tu_gen_unique_keys(&rng, 32, n_distinct, NULL, distinct);
+    tu_gen_from_pool(&rng, distinct, n_distinct, n, keys);
+    for (uint64_t i = 0; i < n; ++i) positions[i] = i < n / 2 ? i : i - n / 2;
+    tu_set_context("hashgraph positions %s v%u seed 0x%016llx", tu_backend_name(hg_backend), vb, (unsigned long long)hg_seed);
+    const gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, 32, vb, 1.0);
+    tu_multi cm;
+    if (tu_multi_create(&cm, &cfg)) {
+      for (unsigned call = 0; call < 2 && tu_failure_count() == 0; ++call) {
+        tu_set_phase("insert call %u without values", call);
+        void *packed = tu_pack(keys + call * (n / 2), n / 2, 32);
+        if (CHECK_OK(cm.table, gh_insert(cm.table, packed, NULL, n / 2, GH_APPEND, NULL, NULL)))
+          tu_multi_note_insert(&cm, keys + call * (n / 2), positions + call * (n / 2), n / 2);
+        free(packed);
+        tu_multi_check(&rng, &cm);
+      }
+      tu_multi_destroy(&cm);
+    }
+    free(distinct);
+    free(keys);
+    free(positions);
+  }
+  tu_set_phase("a map keeps its values: values NULL refused");
+  const gh_config map_cfg = hg_config(GH_VARIANT_MAP, 32, 32, 1.0);
+  gh_table *t = NULL;
+  if (CHECK_OK(NULL, gh_create(&map_cfg, &t))) {
+    const uint32_t key = 7;
+    CHECK_STATUS(t, gh_insert(t, &key, NULL, 1, GH_OVERWRITE, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
+    uint64_t size = 1;
+    CHECK(gh_size(t, &size) == GH_OK && size == 0, "a refused insert left %llu keys", (unsigned long long)size);
+    gh_destroy(t);
+  }
+  printf("  positions: %s\n", tu_failure_count() ? "FAILED" : "ok");
+}
+
 static void expect_refused(double load_factor) {
   gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, 32, 32, load_factor);
   char message[256] = "";
@@ -189,7 +235,8 @@ typedef struct hg_part {
 } hg_part;
 
 static const hg_part hg_parts[] = {
-    {"multiplicity", part_multiplicity}, {"skew", part_skew}, {"load", part_load}, {"config", part_config}};
+    {"multiplicity", part_multiplicity}, {"skew", part_skew},     {"load", part_load},
+    {"positions", part_positions},       {"config", part_config}};
 
 int main(int argc, char **argv) {
   const hg_part *part = NULL;
@@ -216,6 +263,6 @@ int main(int argc, char **argv) {
   }
   return tu_finish("hashgraph");
 usage:
-  fprintf(stderr, "usage: %s host|cuda [--part multiplicity|skew|load|config] [--seed S]\n", argv[0]);
+  fprintf(stderr, "usage: %s host|cuda [--part multiplicity|skew|load|positions|config] [--seed S]\n", argv[0]);
   return 2;
 }

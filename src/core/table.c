@@ -318,8 +318,13 @@ static gh_status check_insert_args(gh_table *t, const char *fn, const void *valu
     return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: values must be NULL: %s", fn,
                     variant == GH_VARIANT_COMPACTING ? "a compacting table assigns the ids itself"
                                                      : "the table is a set (value_bits = 0)");
-  if (takes_values && values == NULL && n > 0)
+  const int index_payloads = variant == GH_VARIANT_MULTIVALUE && (t->design->capabilities & GH_CAP_INDEX_PAYLOADS);
+  if (takes_values && values == NULL && n > 0 && !index_payloads)
     return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: values is NULL but the table stores %u-bit values", fn, t->config.value_bits);
+  if (takes_values && values == NULL && index_payloads && t->config.value_bits == 32 && n > (1ull << 32))
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: values is NULL, so each entry's value is its position, and %llu "
+                    "positions do not fit the table's 32-bit values (value_bits 64 holds them); nothing was changed", fn,
+                    (unsigned long long)n);
   if ((int)policy < GH_KEEP_FIRST || (int)policy > GH_APPEND)
     return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: policy = %d is not a gh_dup_policy value", fn, (int)policy);
   if (variant == GH_VARIANT_MULTIVALUE && policy != GH_APPEND)

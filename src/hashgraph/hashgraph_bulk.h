@@ -65,9 +65,11 @@ GH_HD int gh_hg_entry_kept(const gh_hg_bulk *a, uint64_t i) {
 GH_HD uint64_t gh_hg_entry_key(const gh_hg_bulk *a, uint64_t i) {
   return i < a->n_old ? gh__read_word(a->old_keys, i, a->key_bits) : gh__read_word(a->keys, i - a->n_old, a->key_bits);
 }
+/* (New entries without values: their positions among the new entries, GH_CAP_INDEX_PAYLOADS.) */
 GH_HD uint64_t gh_hg_entry_value(const gh_hg_bulk *a, uint64_t i) {
   if (a->value_bits == 0) return 0;
-  return i < a->n_old ? gh__read_word(a->old_values, i, a->value_bits) : gh__read_word(a->values, i - a->n_old, a->value_bits);
+  if (i < a->n_old) return gh__read_word(a->old_values, i, a->value_bits);
+  return a->values ? gh__read_word(a->values, i - a->n_old, a->value_bits) : i - a->n_old;
 }
 
 /* The first edge of key at or after edge `from` in its vertex v, or offsets[v + 1]. */

@@ -54,7 +54,7 @@ const gh_design_descriptor gh__design_hashgraph = {
     .estimate = estimate,
     .variants = (1u << GH_VARIANT_MAP) | (1u << GH_VARIANT_MULTIVALUE),
     .map_policies = GH_MAP_POLICIES_ALL,
-    .capabilities = GH_CAP_ERASE | GH_CAP_GROWS,
+    .capabilities = GH_CAP_ERASE | GH_CAP_GROWS | GH_CAP_INDEX_PAYLOADS,
     .did_not_fit = "memory for the rebuilt table ran out",
 };
 
