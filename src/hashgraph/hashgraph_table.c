@@ -178,13 +178,6 @@ static gh_status run(gh_table *t, const gh_hg_bulk *a, uint64_t n, void *stream)
   return n ? state(t)->backend->bulk(t, a, n, stream) : GH_OK;
 }
 
-/* The scratch of a build: a cursor per vertex. */
-static gh_status alloc_cursor(gh_table *t, gh_scratch *cursor, const csr_arrays *built, void *stream) {
-  gh_status status = gh__scratch_alloc(t, cursor, built->vertices * sizeof(uint64_t));
-  if (status == GH_OK) status = gh__fill(t, cursor->ptr, 0, cursor->bytes, stream);
-  return status;
-}
-
 /* Builds below this many entries run V1 even where the backend has V2: binning pays off once the
  * entries outgrow the caches. */
 #define GH_HG_BINNED_MIN (1u << 16)
@@ -193,8 +186,8 @@ static gh_status alloc_cursor(gh_table *t, gh_scratch *cursor, const csr_arrays 
  * (but those old_dead marks) and n_new new entries (but those new_skip marks): V2 where the backend
  * has it, else Green's build V1 (the entries counted per vertex, the counts summed into offsets,
  * each entry placed at its vertex's offset plus a cursor). The table itself is not touched. */
-static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_new,
-                            csr_arrays *built, gh_scratch *cursor, void *stream) {
+static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_new, csr_arrays *built,
+                            void *stream) {
   gh_hg_table *s = state(t);
   gh_hg_bulk a = *entries;
   a.kind = GH_HG_COUNT;
@@ -202,7 +195,6 @@ static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_n
   a.offsets = built->offsets;
   a.edge_keys = built->keys;
   a.edge_values = built->values;
-  a.cursor = (uint64_t *)cursor->ptr;
   a.old_keys = s->keys;
   a.old_values = s->values;
   a.n_old = s->edges;
@@ -213,10 +205,16 @@ static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_n
     if (binned != GH_ERR_UNSUPPORTED && binned != GH_ERR_OUT_OF_MEMORY) return binned;
     gh__clear_error(t);
   }
-  gh_status status = run(t, &a, s->edges + n_new, stream);
+  /* V1: a cursor per vertex. */
+  gh_scratch cursor = {NULL, 0, s->kind};
+  gh_status status = gh__scratch_alloc(t, &cursor, built->vertices * sizeof(uint64_t));
+  if (status == GH_OK) status = gh__fill(t, cursor.ptr, 0, cursor.bytes, stream);
+  a.cursor = (uint64_t *)cursor.ptr;
+  if (status == GH_OK) status = run(t, &a, s->edges + n_new, stream);
   if (status == GH_OK) status = gh__exclusive_sum_u64(t, built->offsets, built->offsets, built->vertices + 1u, stream);
   a.kind = GH_HG_PLACE;
   if (status == GH_OK) status = run(t, &a, s->edges + n_new, stream);
+  gh__scratch_free(t, &cursor, stream);
   return status;
 }
 
@@ -225,15 +223,12 @@ static gh_status insert_entries(gh_table *t, const void *keys, const void *value
                                 void *stream) {
   gh_hg_table *s = state(t);
   csr_arrays built;
-  gh_scratch cursor = {NULL, 0, s->kind};
   gh_status status = alloc_arrays(t, &built, s->edges + n, stream);
-  if (status == GH_OK) status = alloc_cursor(t, &cursor, &built, stream);
   gh_hg_bulk entries = bulk_args(t, GH_HG_COUNT);
   entries.keys = keys;
   entries.values = values;
   built.edges = s->edges + n;
-  if (status == GH_OK) status = build_into(t, &entries, n, &built, &cursor, stream);
-  gh__scratch_free(t, &cursor, stream);
+  if (status == GH_OK) status = build_into(t, &entries, n, &built, stream);
   if (status != GH_OK) {
     free_arrays(t, &built, stream);
     return status;
@@ -282,7 +277,6 @@ static gh_status insert_map(gh_table *t, const void *keys, const void *values, u
   map_batch m;
   csr_arrays built;
   memset(&built, 0, sizeof built);
-  gh_scratch cursor = {NULL, 0, s->kind};
   uint64_t runs = 0, merged = 0;
   gh_status status = alloc_map_batch(t, &m, n);
   if (status == GH_OK)
@@ -311,13 +305,12 @@ static gh_status insert_map(gh_table *t, const void *keys, const void *values, u
   if (status == GH_OK) status = gh__to_host(t, &merged, &m.counters[0], sizeof merged, stream);
   const int grows = status == GH_OK && merged < runs;
   if (grows) status = alloc_arrays(t, &built, s->edges + runs - merged, stream);
-  if (grows && status == GH_OK) status = alloc_cursor(t, &cursor, &built, stream);
   gh_hg_bulk entries = bulk_args(t, GH_HG_COUNT);
   entries.keys = m.run_keys;
   entries.values = m.run_values;
   entries.new_skip = m.merged;
   built.edges = s->edges + runs - merged;
-  if (grows && status == GH_OK) status = build_into(t, &entries, runs, &built, &cursor, stream);
+  if (grows && status == GH_OK) status = build_into(t, &entries, runs, &built, stream);
   /* The runs of stored keys merge into the new table's copies (into the table itself when every key
    * was stored: then nothing was allocated and nothing can fail after this). */
   a.merge_values = 1;
@@ -331,7 +324,6 @@ static gh_status insert_map(gh_table *t, const void *keys, const void *values, u
     a.edge_values = built.values;
   }
   if (status == GH_OK && merged && value_bytes(t)) status = run(t, &a, runs, stream);
-  gh__scratch_free(t, &cursor, stream);
   gh__scratch_free(t, &m.block, stream);
   if (status != GH_OK) {
     free_arrays(t, &built, stream);
@@ -358,7 +350,7 @@ gh_status gh__hg_insert(gh_table *t, const void *keys, const void *values, uint6
 gh_status gh__hg_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out,
                        uint64_t *erased, void *stream) {
   gh_hg_table *s = state(t);
-  gh_scratch marks = {NULL, 0, s->kind}, cursor = {NULL, 0, s->kind};
+  gh_scratch marks = {NULL, 0, s->kind};
   const size_t dead_bytes = align8(s->edges * sizeof(uint32_t)), won_bytes = align8(n);
   uint64_t counted[2] = {0, 0};
   csr_arrays built;
@@ -378,14 +370,12 @@ gh_status gh__hg_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erase
   if (status == GH_OK) status = gh__to_host(t, counted, counters, sizeof counted, stream);
   if (status == GH_OK && counted[1]) {
     status = alloc_arrays(t, &built, s->edges - counted[1], stream);
-    if (status == GH_OK) status = alloc_cursor(t, &cursor, &built, stream);
     gh_hg_bulk entries = bulk_args(t, GH_HG_COUNT);
     entries.old_dead = dead;
     built.edges = s->edges - counted[1];
-    if (status == GH_OK) status = build_into(t, &entries, 0u, &built, &cursor, stream);
+    if (status == GH_OK) status = build_into(t, &entries, 0u, &built, stream);
   }
   if (status == GH_OK && erased_out) status = gh__copy(t, erased_out, won, n, stream);
-  gh__scratch_free(t, &cursor, stream);
   gh__scratch_free(t, &marks, stream);
   if (status != GH_OK) {
     free_arrays(t, &built, stream);
