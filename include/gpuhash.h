@@ -19,7 +19,8 @@
  *     stream. The host backend runs the work on CPU threads and only uses the stream for
  *     copies of device arrays. Which calls wait for what:
  *       gh_insert, gh_find, gh_contains, gh_erase, gh_count, gh_find_all, gh_export,
- *       gh_keys_of_ids, gh_clear ........ the stream passed, once, before returning
+ *       gh_keys_of_ids, gh_clear, gh_join_count, gh_join, gh_semi_join
+ *                                          the stream passed, once, before returning
  *       gh_create ........................ the device's default stream (the table is cleared there)
  *       gh_destroy, gh_take_status_flags . the whole device (user kernels on a device view too)
  *       gh_size, gh_get_stats, gh_validate  read the table on the default stream (synchronous)
@@ -270,6 +271,7 @@ gh_status gh_memory_estimate(const gh_config *config, size_t *host_bytes, size_t
 /* Multi-value tables: gh_insert with values NULL stores each entry's position in the call's keys
  * array (0 .. n - 1) as its value (a join's row index); value_bits 32 takes n <= 2^32. */
 #define GH_CAP_INDEX_PAYLOADS 0x200u
+#define GH_CAP_JOIN_INTERSECT 0x400u /* the joins take GH_JOIN_INTERSECT */
 
 /** A design's traits, from the library's registry of designs. */
 typedef struct gh_design_traits {
@@ -358,6 +360,45 @@ gh_status gh_count(gh_table *table, const void *keys, uint64_t n, uint64_t *coun
  * nothing. */
 gh_status gh_find_all(gh_table *table, const void *keys, uint64_t n, uint64_t *offsets_out,
                       void *values_out, uint64_t values_capacity, gh_stream stream);
+
+/* ---- Joins ---------------------------------------------------------------------------------
+ * The table is the build side of a join: a multi-value table of the right rows, each entry's value
+ * that row's payload (its row index: gh_insert with values NULL on designs with
+ * GH_CAP_INDEX_PAYLOADS, or values 0 .. n - 1 given). The keys of a join call are the left rows;
+ * a pair is (left row, matching entry), for every entry of the table whose key equals the left
+ * row's key. Each call waits for the stream once, like the bulk operations above. */
+
+/** How a join finds its matches. Values are stable. */
+typedef enum gh_join_method {
+  GH_JOIN_AUTO = 0,      /* the design's choice: GH_JOIN_PROBE on every design today */
+  GH_JOIN_PROBE = 1,     /* each left key looked up in the table (the probe of gh_count / gh_find_all) */
+  /* designs with GH_CAP_JOIN_INTERSECT (hashgraph): the left keys built into a second table over
+   * the same hash range, the two then intersected vertex by vertex (Green's intersection probe) */
+  GH_JOIN_INTERSECT = 2
+} gh_join_method;
+
+/** Multi-value tables: *pairs (host, required) = the number of pairs of the inner join of keys
+ * (n left rows) with the table. Tables holding one value per key return GH_ERR_UNSUPPORTED, and
+ * GH_JOIN_INTERSECT on a design without GH_CAP_JOIN_INTERSECT too. On failure: *pairs is 0. */
+gh_status gh_join_count(gh_table *table, const void *keys, uint64_t n, gh_join_method method, uint64_t *pairs,
+                        gh_stream stream);
+
+/** Multi-value tables: the inner join's pairs, the fill pass after gh_join_count. Pair j is
+ * left_out[j] (the left row: its position in keys, 64-bit) and right_out[j] (the entry's value,
+ * value_bits wide; right_out must be NULL for a set, is required otherwise); both arrays have room
+ * for `capacity` pairs (out, host or device; left_out required when n > 0). *pairs (host,
+ * required) = the number of pairs. Order: GH_JOIN_PROBE lists the pairs by left row, ascending,
+ * each row's entries in gh_find_all's order; GH_JOIN_INTERSECT in no particular order.
+ * On failure: GH_ERR_BUFFER_TOO_SMALL (more pairs than capacity) sets *pairs to the number needed
+ * and writes neither array; any other failure sets *pairs to 0 and writes nothing. */
+gh_status gh_join(gh_table *table, const void *keys, uint64_t n, gh_join_method method, uint64_t *left_out,
+                  void *right_out, uint64_t capacity, uint64_t *pairs, gh_stream stream);
+
+/** The semi-join: match_out[i] (out, required, n bytes) = 1 when keys[i] is in the table (any
+ * table: maps and sets too; GH_JOIN_INTERSECT only on designs with GH_CAP_JOIN_INTERSECT).
+ * On failure: writes nothing. */
+gh_status gh_semi_join(gh_table *table, const void *keys, uint64_t n, gh_join_method method, uint8_t *match_out,
+                       gh_stream stream);
 
 /** Writes every (key, value) into keys_out / values_out (values_out NULL for sets; host or
  * device), in unspecified order. *count (host, required) receives the number written. Fails

@@ -353,6 +353,11 @@ static void run_case(const tu_design *design, gh_variant variant, gh_backend bac
   if (multi) {
     op_case(&c, SETUP_GROWN, TU_OP_COUNT, "count", keys_queries, 0);
     op_case(&c, SETUP_GROWN, TU_OP_FIND_ALL, "find_all", keys_queries, 0);
+    op_case(&c, SETUP_GROWN, TU_OP_JOIN, "join (probe)", keys_queries, 0);
+    if (tu_design_has(design, GH_CAP_JOIN_INTERSECT)) {
+      op_case(&c, SETUP_GROWN, TU_OP_JOIN_INTERSECT, "join (intersect)", keys_queries, 0);
+      op_case(&c, SETUP_GROWN, TU_OP_SEMI_INTERSECT, "semi-join (intersect)", keys_queries, 0);
+    }
   }
   op_case(&c, SETUP_GROWN, TU_OP_EXPORT, "export", NULL, 0);
   if (variant == GH_VARIANT_COMPACTING)

@@ -83,6 +83,17 @@ static void prepare_buffers(const tu_op *op, tu_model *m, op_buffers *b) {
       b->keys = tu_pack(op->keys, n, kbits);
       b->a_bytes = (size_t)n;
       break;
+    case TU_OP_JOIN:
+    case TU_OP_JOIN_INTERSECT:
+      b->keys = tu_pack(op->keys, n, kbits);
+      b->expected_total = multi_total(&m->multi, op->keys, n);
+      b->a_bytes = (size_t)b->expected_total * sizeof(uint64_t); /* left rows */
+      b->b_bytes = (size_t)b->expected_total * vb;               /* right values */
+      break;
+    case TU_OP_SEMI_INTERSECT:
+      b->keys = tu_pack(op->keys, n, kbits);
+      b->a_bytes = (size_t)n;
+      break;
     case TU_OP_COUNT:
     case TU_OP_FIND_ALL:
       b->keys = tu_pack(op->keys, n, kbits);
@@ -147,6 +158,12 @@ static gh_status call_op(const tu_op *op, tu_model *m, op_buffers *b) {
       return gh_clear(t, NULL);
     case TU_OP_VALIDATE:
       return gh_validate(t);
+    case TU_OP_JOIN:
+    case TU_OP_JOIN_INTERSECT:
+      return gh_join(t, b->keys, op->n, op->kind == TU_OP_JOIN ? GH_JOIN_PROBE : GH_JOIN_INTERSECT,
+                     (uint64_t *)(void *)b->out_a, set ? NULL : b->out_b, b->expected_total, &b->scalar_a, NULL);
+    case TU_OP_SEMI_INTERSECT:
+      return gh_semi_join(t, b->keys, op->n, GH_JOIN_INTERSECT, b->out_a, NULL);
   }
   return GH_ERR_INTERNAL;
 }
@@ -161,7 +178,8 @@ static void check_untouched(const tu_op *op, const op_buffers *b) {
   at = tu_first_non_canary(b->out_b, b->b_bytes);
   CHECK(at == b->b_bytes, "%s failed but wrote its second output array (byte %zu of %zu)", op->name,
         at, b->b_bytes);
-  if (op->kind == TU_OP_ERASE || op->kind == TU_OP_EXPORT) {
+  if (op->kind == TU_OP_ERASE || op->kind == TU_OP_EXPORT || op->kind == TU_OP_JOIN ||
+      op->kind == TU_OP_JOIN_INTERSECT) {
     CHECK(b->scalar_a == 0 ||
               tu_first_non_canary(&b->scalar_a, sizeof b->scalar_a) == sizeof b->scalar_a,
           "%s failed and set its count to %llu (0, or nothing, is allowed)", op->name,
@@ -194,6 +212,7 @@ static void check_success(const tu_op *op, tu_model *m, op_buffers *b, gh_status
     }
     case TU_OP_FIND:
     case TU_OP_CONTAINS:
+    case TU_OP_SEMI_INTERSECT:
       for (i = 0; i < op->n; ++i) {
         if (!CHECK(b->out_a[i] == (uint8_t)tu_model_contains(m, op->keys[i]),
                    "%s: found_out[%llu] = %u for key 0x%llx, the model says %d", op->name,
@@ -228,6 +247,8 @@ static void check_success(const tu_op *op, tu_model *m, op_buffers *b, gh_status
       tu_model_note_erase(m, op->keys, op->n);
       break;
     }
+    case TU_OP_JOIN:
+    case TU_OP_JOIN_INTERSECT:
     case TU_OP_COUNT:
       CHECK(b->scalar_a == b->expected_total, "%s: total %llu, the model has %llu", op->name,
             (unsigned long long)b->scalar_a, (unsigned long long)b->expected_total);

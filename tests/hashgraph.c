@@ -1,7 +1,7 @@
 /*
  * hashgraph - the HashGraph table's own promises (Green), beyond the registry-driven matrix:
  *
- *   hashgraph BACKEND [--part multiplicity|skew|load|positions|config] [--seed S]
+ *   hashgraph BACKEND [--part multiplicity|skew|load|positions|builds|config] [--seed S]
  *
  *   multiplicity  multi-value tables whose keys come 1, 8 and 1024 times each, at load factors
  *                 0.25, 1 and 4, 32- and 64-bit keys: two insert batches (the second builds the
@@ -13,6 +13,12 @@
  *   positions     inserts without values (GH_CAP_INDEX_PAYLOADS): each entry's value is its position
  *                 in the call's keys, 32- and 64-bit values, two calls (positions restart at 0),
  *                 against the model; a map refuses values NULL
+ *   builds        build V2 (the CUDA backend's, from 2^16 entries) gives the table build V1 (the host
+ *                 backend's) gives: the same entries built on both backends, 2^20 and 2^12 of them
+ *                 (V1 on both), load factors 0.25, 1 and 4, 32- and 64-bit keys; both validate
+ *                 (every edge under its key's vertex, offsets from 0 to the edge count) and export
+ *                 the same multiset of (key, value), so their offsets agree and the tables differ
+ *                 at most in the order inside a vertex. On the host backend: nothing to compare
  *   config        load_factor out of [0.25, 4] refused naming the field, nothing created; its
  *                 bounds accepted and given back by gh_get_config
  *
@@ -198,6 +204,85 @@ static void part_positions(void) {
   printf("  positions: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 
+static int compare_kv(const void *a, const void *b) {
+  const tu_kv *x = (const tu_kv *)a, *y = (const tu_kv *)b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return x->value < y->value ? -1 : (x->value > y->value);
+}
+
+/* The table's entries, sorted; NULL when the export failed. */
+static tu_kv *sorted_export(gh_table *t, unsigned key_bits, uint64_t n) {
+  void *keys = tu_xmalloc(n * (key_bits / 8u)), *values = tu_xmalloc(n * 4u);
+  uint64_t count = 0, *k = (uint64_t *)tu_xmalloc(n * 8u), *v = (uint64_t *)tu_xmalloc(n * 8u);
+  tu_kv *out = NULL;
+  if (CHECK_OK(t, gh_export(t, keys, values, n, &count, NULL)) &&
+      CHECK(count == n, "exported %llu entries of %llu", (unsigned long long)count, (unsigned long long)n)) {
+    tu_unpack(keys, n, key_bits, k);
+    tu_unpack(values, n, 32, v);
+    out = (tu_kv *)tu_xmalloc(n * sizeof *out);
+    for (uint64_t i = 0; i < n; ++i) out[i] = (tu_kv){k[i], v[i]};
+    qsort(out, n, sizeof *out, compare_kv);
+  }
+  free(keys);
+  free(values);
+  free(k);
+  free(v);
+  return out;
+}
+
+static void part_builds(void) {
+  if (hg_backend != GH_BACKEND_CUDA) {
+    printf("  builds: build V2 is the CUDA backend's; the comparison runs there\n");
+    return;
+  }
+  static const double loads[] = {0.25, 1.0, 4.0};
+  static const uint64_t sizes[] = {1u << 20, 1u << 12};
+  for (size_t z = 0; z < 2; ++z)
+    for (unsigned kb = 32; kb <= 64; kb += 32)
+      for (size_t l = 0; l < sizeof loads / sizeof loads[0]; ++l) {
+        const uint64_t n = sizes[z], n_distinct = n / 4;
+        tu_rng rng = tu_rng_make(tu_mix_seed(hg_seed, kb, l, n));
+        uint64_t *distinct = (uint64_t *)tu_xmalloc(n_distinct * 8), *keys = (uint64_t *)tu_xmalloc(n * 8),
+                 *values = (uint64_t *)tu_xmalloc(n * 8);
+        tu_gen_unique_keys(&rng, kb, n_distinct, NULL, distinct);
+        tu_gen_from_pool(&rng, distinct, n_distinct, n, keys);
+        tu_multi_values(&rng, 32, n, values);
+        tu_set_context("hashgraph builds %llu entries k%u load %g seed 0x%016llx", (unsigned long long)n, kb, loads[l],
+                       (unsigned long long)hg_seed);
+        void *packed_keys = tu_pack(keys, n, kb), *packed_values = tu_pack(values, n, 32);
+        gh_table *tables[2] = {NULL, NULL};
+        tu_kv *exports[2] = {NULL, NULL};
+        for (int b = 0; b < 2; ++b) {
+          gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, kb, 32, loads[l]);
+          cfg.backend = b == 0 ? GH_BACKEND_CUDA : GH_BACKEND_HOST;
+          tu_set_phase("the build on the %s backend", tu_backend_name(cfg.backend));
+          if (!CHECK_OK(NULL, gh_create(&cfg, &tables[b]))) continue;
+          if (CHECK_OK(tables[b], gh_insert(tables[b], packed_keys, packed_values, n, GH_APPEND, NULL, NULL)) &&
+              CHECK_OK(tables[b], gh_validate(tables[b])))
+            exports[b] = sorted_export(tables[b], kb, n);
+        }
+        tu_set_phase("the two tables' entries");
+        if (exports[0] && exports[1])
+          for (uint64_t i = 0; i < n; ++i)
+            if (!CHECK(exports[0][i].key == exports[1][i].key && exports[0][i].value == exports[1][i].value,
+                       "sorted entry %llu: (%llu, %llu) built on the GPU, (%llu, %llu) on the host",
+                       (unsigned long long)i, (unsigned long long)exports[0][i].key,
+                       (unsigned long long)exports[0][i].value, (unsigned long long)exports[1][i].key,
+                       (unsigned long long)exports[1][i].value))
+              break;
+        for (int b = 0; b < 2; ++b) {
+          gh_destroy(tables[b]);
+          free(exports[b]);
+        }
+        free(packed_keys);
+        free(packed_values);
+        free(distinct);
+        free(keys);
+        free(values);
+      }
+  printf("  builds: %s\n", tu_failure_count() ? "FAILED" : "ok");
+}
+
 static void expect_refused(double load_factor) {
   gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, 32, 32, load_factor);
   char message[256] = "";
@@ -236,7 +321,7 @@ typedef struct hg_part {
 
 static const hg_part hg_parts[] = {
     {"multiplicity", part_multiplicity}, {"skew", part_skew},     {"load", part_load},
-    {"positions", part_positions},       {"config", part_config}};
+    {"positions", part_positions},       {"builds", part_builds},  {"config", part_config}};
 
 int main(int argc, char **argv) {
   const hg_part *part = NULL;
@@ -263,6 +348,6 @@ int main(int argc, char **argv) {
   }
   return tu_finish("hashgraph");
 usage:
-  fprintf(stderr, "usage: %s host|cuda [--part multiplicity|skew|load|positions|config] [--seed S]\n", argv[0]);
+  fprintf(stderr, "usage: %s host|cuda [--part multiplicity|skew|load|positions|builds|config] [--seed S]\n", argv[0]);
   return 2;
 }

@@ -487,6 +487,120 @@ gh_status gh_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offse
   return call_end(&c, status, 1);
 }
 
+/* ---- Joins ------------------------------------------------------------------------------------ */
+
+#define GH_OFFERED_BY_INTERSECT "only designs with GH_CAP_JOIN_INTERSECT (hashgraph) intersect; use GH_JOIN_PROBE"
+
+/* The method's checks every join starts with: a known method, and one the design offers. */
+static gh_status check_join_method(gh_table *t, const char *fn, gh_join_method method) {
+  if (method != GH_JOIN_AUTO && method != GH_JOIN_PROBE && method != GH_JOIN_INTERSECT)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "%s: method = %d is not a gh_join_method (GH_JOIN_AUTO, "
+                    "GH_JOIN_PROBE or GH_JOIN_INTERSECT)", fn, (int)method);
+  if (method == GH_JOIN_INTERSECT && t->ops->join == NULL) return unsupported(t, fn, GH_OFFERED_BY_INTERSECT);
+  return GH_OK;
+}
+
+/* What the pair joins check after their op: a multi-value table, a method it offers, the keys. */
+static gh_status begin_pair_join(gh_table *t, const char *fn, const void *keys, uint64_t n, gh_join_method method) {
+  if (require_multivalue(t, fn) != GH_OK) return GH_ERR_UNSUPPORTED;
+  const gh_status status = check_join_method(t, fn, method);
+  return status == GH_OK ? begin_bulk(t, fn, keys, n) : status;
+}
+
+gh_status gh_join_count(gh_table *t, const void *keys, uint64_t n, gh_join_method method, uint64_t *pairs,
+                        gh_stream stream) {
+  GH_ENTER(t);
+  if (pairs == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_join_count: pairs is NULL");
+  *pairs = 0;
+  GH_REQUIRE_OP(t, count, "gh_join_count", GH_OFFERED_BY_MULTIVALUE);
+  gh_status status = begin_pair_join(t, "gh_join_count", keys, n, method);
+  if (status != GH_OK || n == 0) return status;
+  gh_call c = {t, stream, {{0}}, 0};
+  const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
+  status = call_ready(&c, status);
+  if (status != GH_OK) return call_end(&c, status, 0);
+  uint64_t total = 0;
+  const gh_join_request request = {GH_JOIN_KIND_COUNT, NULL, NULL, 0, NULL, &total};
+  status = method == GH_JOIN_INTERSECT ? t->ops->join(t, k, n, &request, stream) : t->ops->count(t, k, n, NULL, &total, stream);
+  status = call_end(&c, status, 1);
+  if (status == GH_OK) *pairs = total;
+  return status;
+}
+
+/* The probe join's pairs: gh_find_all's offsets (in scratch) and values (the right side), the
+ * offsets then expanded into each pair's left row. */
+static gh_status probe_join(gh_table *t, const void *keys, uint64_t n, uint64_t *left_out, void *right_out,
+                            uint64_t capacity, uint64_t *pairs, void *stream) {
+  gh_scratch offsets = {NULL, 0, gh__backend_memory(t)};
+  gh_status status = gh__scratch_alloc(t, &offsets, (n + 1u) * sizeof(uint64_t));
+  if (status == GH_OK) status = t->ops->find_all(t, keys, n, (uint64_t *)offsets.ptr, right_out, capacity, stream);
+  if (status == GH_OK || status == GH_ERR_BUFFER_TOO_SMALL) {
+    const gh_status fill = status;
+    status = gh__to_host(t, pairs, (uint64_t *)offsets.ptr + n, sizeof *pairs, stream);
+    if (status == GH_OK && fill == GH_ERR_BUFFER_TOO_SMALL)
+      status = gh__fail(t, GH_ERR_BUFFER_TOO_SMALL, "gh_join: the join has %llu pairs but capacity is %llu; "
+                        "*pairs says how many, nothing was written", (unsigned long long)*pairs,
+                        (unsigned long long)capacity);
+  }
+  if (status == GH_OK) status = gh__expand_offsets(t, (const uint64_t *)offsets.ptr, n, *pairs, left_out, stream);
+  gh__scratch_free(t, &offsets, stream);
+  return status;
+}
+
+gh_status gh_join(gh_table *t, const void *keys, uint64_t n, gh_join_method method, uint64_t *left_out,
+                  void *right_out, uint64_t capacity, uint64_t *pairs, gh_stream stream) {
+  GH_ENTER(t);
+  if (pairs == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_join: pairs is NULL");
+  *pairs = 0;
+  GH_REQUIRE_OP(t, find_all, "gh_join", GH_OFFERED_BY_MULTIVALUE);
+  gh_status status = begin_pair_join(t, "gh_join", keys, n, method);
+  if (status != GH_OK) return status;
+  if (t->config.value_bits == 0 && right_out != NULL)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_join: the table is a set (value_bits = 0): right_out must be NULL");
+  if (n == 0) return GH_OK;
+  if (left_out == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_join: left_out is NULL");
+  if (t->config.value_bits != 0 && right_out == NULL)
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_join: right_out is NULL but the table stores values");
+  if (capacity > (uint64_t)(SIZE_MAX / 8u))
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_join: capacity = %llu is larger than any array can be",
+                    (unsigned long long)capacity);
+  gh_call c = {t, stream, {{0}}, 0};
+  const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
+  /* Written only up to the pairs' count: staged in/out, the rest keeps the caller's bytes. */
+  uint64_t *l = (uint64_t *)call_stage_as(&c, left_out, capacity * sizeof(uint64_t), GH_STAGE_INOUT, GH_OK, &status);
+  void *r = call_stage_as(&c, right_out, right_out ? capacity * value_bytes(t) : 0, GH_STAGE_INOUT, GH_OK, &status);
+  status = call_ready(&c, status);
+  if (status != GH_OK) return call_end(&c, status, 0);
+  uint64_t total = 0;
+  if (method == GH_JOIN_INTERSECT) {
+    const gh_join_request request = {GH_JOIN_KIND_PAIRS, l, r, capacity, NULL, &total};
+    status = t->ops->join(t, k, n, &request, stream);
+  } else {
+    status = probe_join(t, k, n, l, r, capacity, &total, stream);
+  }
+  status = call_end(&c, status, 1);
+  if (status == GH_OK || status == GH_ERR_BUFFER_TOO_SMALL) *pairs = total;
+  return status;
+}
+
+gh_status gh_semi_join(gh_table *t, const void *keys, uint64_t n, gh_join_method method, uint8_t *match_out,
+                       gh_stream stream) {
+  GH_ENTER(t);
+  GH_REQUIRE_OP(t, find, "gh_semi_join", GH_OFFERED_BY_DESIGN);
+  gh_status status = check_join_method(t, "gh_semi_join", method);
+  if (status == GH_OK) status = begin_bulk(t, "gh_semi_join", keys, n);
+  if (status != GH_OK || n == 0) return status;
+  if (match_out == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_semi_join: match_out is NULL");
+  if (method != GH_JOIN_INTERSECT) return gh_find(t, keys, n, NULL, match_out, NULL, stream);
+  gh_call c = {t, stream, {{0}}, 0};
+  const void *k = call_stage(&c, keys, n * key_bytes(t), 0, &status);
+  uint8_t *m = (uint8_t *)call_stage(&c, match_out, n, 1, &status);
+  status = call_ready(&c, status);
+  if (status != GH_OK) return call_end(&c, status, 0);
+  const gh_join_request request = {GH_JOIN_KIND_SEMI, NULL, NULL, 0, m, NULL};
+  return call_end(&c, t->ops->join(t, k, n, &request, stream), 1);
+}
+
 gh_status gh_export(gh_table *t, void *keys_out, void *values_out, uint64_t out_capacity,
                     uint64_t *count, gh_stream stream) {
   GH_ENTER(t);

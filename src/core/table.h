@@ -18,6 +18,17 @@
 
 #define GH_ERROR_CAPACITY 512
 
+/* What a design's own join (ops->join) is asked for. */
+typedef enum gh_join_kind { GH_JOIN_KIND_COUNT, GH_JOIN_KIND_PAIRS, GH_JOIN_KIND_SEMI } gh_join_kind;
+typedef struct gh_join_request {
+  gh_join_kind kind;
+  uint64_t *left_out;  /* PAIRS: capacity positions */
+  void *right_out;     /* PAIRS: capacity values (NULL for a set) */
+  uint64_t capacity;   /* PAIRS */
+  uint8_t *match_out;  /* SEMI: one byte per key */
+  uint64_t *pairs;     /* COUNT, PAIRS (host): the pairs (PAIRS: also when they do not fit) */
+} gh_join_request;
+
 typedef struct gh_table_ops {
   const char *name; /* "<design>/<backend>": names the table in messages */
   /* Allocates the table's storage from t->config (already validated and resolved). */
@@ -53,6 +64,10 @@ typedef struct gh_table_ops {
                      gh_dup_policy policy, void *values_out, uint8_t *results_out, uint64_t *failed,
                      void *stream);
   gh_status (*compact)(gh_table *t, void *stream);
+  /* The joins by the design's own method (GH_JOIN_INTERSECT; core runs GH_JOIN_PROBE through
+   * count, find_all and find). PAIRS with more pairs than capacity: GH_ERR_BUFFER_TOO_SMALL, *pairs
+   * set, nothing written. */
+  gh_status (*join)(gh_table *t, const void *keys, uint64_t n, const gh_join_request *request, void *stream);
 } gh_table_ops;
 
 struct gh_design_descriptor;

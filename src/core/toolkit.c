@@ -187,6 +187,16 @@ gh_status gh__select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint
   return gh__host_select_flagged(t, flags, n, base, positions_out, index_bits, count_out);
 }
 
+gh_status gh__expand_offsets(gh_table *t, const uint64_t *offsets, uint64_t n, uint64_t total, uint64_t *rows_out,
+                             void *stream) {
+  if (total == 0) return GH_OK;
+#if defined(GH_HAVE_CUDA)
+  if (on_device(t)) return gh__cuda_expand_offsets(t, offsets, n, total, rows_out, stream);
+#endif
+  (void)stream;
+  return gh__host_expand_offsets(t, offsets, n, rows_out);
+}
+
 gh_status gh__view_record(gh_table *t, void **record, size_t bytes, gh_status (*publish)(gh_table *t, void *stream)) {
   if (*record != NULL) return GH_OK;
   *record = gh__alloc(t, bytes, GH_MEMORY_DEVICE);

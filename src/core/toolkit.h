@@ -94,6 +94,11 @@ gh_status gh__exclusive_sum_u64(gh_table *t, const uint64_t *in, uint64_t *out, 
  * saying how many are needed, when the values would not fit. Waits for the stream (to read the total). */
 gh_status gh__find_all_offsets(gh_table *t, uint64_t *offsets, uint64_t n, uint64_t values_capacity, void *stream);
 
+/* The rows of a CSR's entries: rows_out[j] = i for offsets[i] <= j < offsets[i + 1], for every
+ * j < total = offsets[n] (a join's left rows from gh_find_all's offsets). */
+gh_status gh__expand_offsets(gh_table *t, const uint64_t *offsets, uint64_t n, uint64_t total, uint64_t *rows_out,
+                             void *stream);
+
 /* Stable sort of n (key, value) pairs by key, ascending, keys and values key_bits / value_bits
  * wide (32 or 64). value_bits 0 (values_in / values_out NULL) sorts keys only. Inputs and outputs
  * are distinct arrays. */
@@ -122,6 +127,7 @@ gh_status gh__host_run_length_encode(gh_table *t, const void *keys_in, uint64_t 
                                      void *unique_out, uint64_t *counts_out, uint64_t *runs_out);
 gh_status gh__host_select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
                                   unsigned index_bits, uint64_t *count_out);
+gh_status gh__host_expand_offsets(gh_table *t, const uint64_t *offsets, uint64_t n, uint64_t *rows_out);
 
 #if defined(GH_HAVE_CUDA)
 /* core/toolkit_cuda.cu: CUB, temporary storage from gh__scratch_alloc. */
@@ -132,6 +138,8 @@ gh_status gh__cuda_run_length_encode(gh_table *t, const void *keys_in, uint64_t 
                                      void *unique_out, uint64_t *counts_out, uint64_t *runs_out, void *stream);
 gh_status gh__cuda_select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
                                   unsigned index_bits, uint64_t *count_out, void *stream);
+gh_status gh__cuda_expand_offsets(gh_table *t, const uint64_t *offsets, uint64_t n, uint64_t total, uint64_t *rows_out,
+                                  void *stream);
 #endif
 
 #endif /* GH_CORE_TOOLKIT_H */

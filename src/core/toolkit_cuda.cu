@@ -135,3 +135,26 @@ extern "C" gh_status gh__cuda_select_flagged(gh_table *t, const uint8_t *flags, 
   if (index_bits == 64) return select_typed<uint64_t>(t, flags, n, base, positions_out, count_out, (cudaStream_t)stream);
   return select_typed<uint32_t>(t, flags, n, base, positions_out, count_out, (cudaStream_t)stream);
 }
+
+/* Each non-empty row's index at its first entry (the rest zero), then a running maximum carries it
+ * over the row's other entries: the work follows the entries, however unevenly the rows share them. */
+__global__ void gh_mark_row_starts_kernel(const uint64_t *offsets, uint64_t n, uint64_t *rows_out) {
+  for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads())
+    if (offsets[i] < offsets[i + 1u]) rows_out[offsets[i]] = i;
+}
+
+struct gh_max_u64 {
+  __device__ uint64_t operator()(uint64_t a, uint64_t b) const { return a > b ? a : b; }
+};
+
+extern "C" gh_status gh__cuda_expand_offsets(gh_table *t, const uint64_t *offsets, uint64_t n, uint64_t total,
+                                             uint64_t *rows_out, void *stream) {
+  gh_status status = gh__fill(t, rows_out, 0, total * sizeof(uint64_t), stream);
+  void *args[] = {&offsets, &n, &rows_out};
+  if (status == GH_OK) status = gh__cuda_launch(t, (const void *)gh_mark_row_starts_kernel, n, 256, args, stream);
+  if (status != GH_OK) return status;
+  return cub_run(t, "CUB inclusive scan", stream, [&](void *temp, size_t &bytes) {
+    return cub::DeviceScan::InclusiveScan(temp, bytes, rows_out, rows_out, gh_max_u64(), (int64_t)total,
+                                          (cudaStream_t)stream);
+  });
+}

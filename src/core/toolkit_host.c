@@ -78,3 +78,10 @@ gh_status gh__host_select_flagged(gh_table *t, const uint8_t *flags, uint64_t n,
   *count_out = count;
   return GH_OK;
 }
+
+gh_status gh__host_expand_offsets(gh_table *t, const uint64_t *offsets, uint64_t n, uint64_t *rows_out) {
+  (void)t;
+  for (uint64_t i = 0; i < n; ++i)
+    for (uint64_t j = offsets[i]; j < offsets[i + 1u]; ++j) rows_out[j] = i;
+  return GH_OK;
+}

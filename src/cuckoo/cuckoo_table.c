@@ -1019,7 +1019,7 @@ static gh_status ck_init_host(gh_table *t) { return ck_init_with(t, &gh__cuckoo_
     .find = ck_find, .erase = ck_erase, .count = ck_count, .find_all = ck_find_all,                  \
     .export_all = ck_export, .clear = ck_clear, .size = ck_size, .validate = ck_validate,            \
     .keys_of_ids = ck_keys_of_ids, .stats = ck_stats, .device_view = NULL, .take_flags = NULL,      \
-    .mixed = NULL, .compact = NULL,                                                                  \
+    .mixed = NULL, .compact = NULL, .join = NULL,                                                   \
   }
 
 static const gh_table_ops host_ops = GH_CK_OPS("host", ck_init_host);

@@ -1016,4 +1016,5 @@ extern "C" const gh_table_ops gh__dycuckoo_cuda_ops = {
     .take_flags = NULL,
     .mixed = NULL,
     .compact = NULL,
+    .join = NULL,
 };

@@ -365,4 +365,5 @@ const gh_table_ops gh__dycuckoo_host_ops = {
     .take_flags = NULL,
     .mixed = NULL,
     .compact = NULL,
+    .join = NULL,
 };

@@ -20,7 +20,12 @@ typedef enum gh_hg_bulk_kind {
   GH_HG_REDUCE_RUNS,   /* run r of a sorted batch (map): its values merged by the policy */
   GH_HG_MERGE_STORED,  /* run r (map): whether its key is stored (then skipped by the build); with
                         * merge_values, its value merged into the stored one */
-  GH_HG_ERASE          /* query i: every edge of its key marked dead; one position of a key wins */
+  GH_HG_ERASE,         /* query i: every edge of its key marked dead; one position of a key wins */
+  /* Green's intersection probe, vertex v of both tables (the join's left rows built into a second
+   * table over the same vertices): */
+  GH_HG_MEET_COUNT,    /* out_counts[v] = the pairs of equal keys between its left and right edges */
+  GH_HG_MEET_FILL,     /* those pairs from out_offsets[v] on: (left row, right value) */
+  GH_HG_MEET_SEMI      /* out_found[left row] = 1 for each of its left edges with a right match */
 } gh_hg_bulk_kind;
 
 /* The arguments of a step (the fields its kind reads). The entries of a build are the table's
@@ -50,6 +55,12 @@ typedef struct gh_hg_bulk {
   uint64_t default_value;    /* PROBE_FIRST */
   uint32_t *dead;            /* ERASE: per edge, zeroed */
   uint64_t *counters;        /* MERGE_STORED: [0] runs merged; ERASE: [0] keys erased, [1] edges marked */
+  /* MEET_*: the left table: its offsets (same vertices), keys and rows (row_bits wide: the left
+   * row of each edge; none for MEET_COUNT) */
+  const uint64_t *left_offsets;
+  const void *left_keys, *left_rows;
+  unsigned row_bits;
+  uint64_t *out_rows;        /* MEET_FILL: the pairs' left rows (out_values: their right values) */
 } gh_hg_bulk;
 
 /* A key's vertex (ranges of vertices are ranges of hash values). */
@@ -79,8 +90,37 @@ GH_HD uint64_t gh_hg_next_edge(const gh_hg_bulk *a, uint64_t v, uint64_t from, u
   return from;
 }
 
+/* Vertex v of both tables: each left edge against each right edge (MEET_* steps). */
+GH_HD void gh_hg_meet(const gh_hg_bulk *a, uint64_t v) {
+  uint64_t pairs = 0;
+  for (uint64_t l = a->left_offsets[v]; l < a->left_offsets[v + 1u]; ++l) {
+    const uint64_t key = gh__read_word(a->left_keys, l, a->key_bits);
+    const uint64_t row = a->kind == GH_HG_MEET_COUNT ? 0 : gh__read_word(a->left_rows, l, a->row_bits);
+    int matched = 0;
+    for (uint64_t r = gh_hg_next_edge(a, v, a->offsets[v], key); r < a->offsets[v + 1u];
+         r = gh_hg_next_edge(a, v, r + 1u, key)) {
+      if (a->kind == GH_HG_MEET_FILL) {
+        a->out_rows[a->out_offsets[v] + pairs] = row;
+        if (a->value_bits)
+          gh__write_word(a->out_values, a->out_offsets[v] + pairs, a->value_bits,
+                         gh__read_word(a->edge_values, r, a->value_bits));
+      }
+      pairs += 1;
+      matched = 1;
+      if (a->kind == GH_HG_MEET_SEMI) break;
+    }
+    if (a->kind == GH_HG_MEET_SEMI) a->out_found[row] = (uint8_t)matched;
+  }
+  if (a->kind == GH_HG_MEET_COUNT) a->out_counts[v] = pairs;
+}
+
 GH_HD void gh_hg_bulk_one(const gh_hg_bulk *a, uint64_t i) {
   switch (a->kind) {
+    case GH_HG_MEET_COUNT:
+    case GH_HG_MEET_FILL:
+    case GH_HG_MEET_SEMI:
+      gh_hg_meet(a, i);
+      break;
     case GH_HG_COUNT:
       if (gh_hg_entry_kept(a, i))
         gh_add_u64(&a->offsets[gh_hg_vertex(a->key_bits, a->seed, a->vertices, gh_hg_entry_key(a, i))], 1u);

@@ -54,7 +54,7 @@ const gh_design_descriptor gh__design_hashgraph = {
     .estimate = estimate,
     .variants = (1u << GH_VARIANT_MAP) | (1u << GH_VARIANT_MULTIVALUE),
     .map_policies = GH_MAP_POLICIES_ALL,
-    .capabilities = GH_CAP_ERASE | GH_CAP_GROWS | GH_CAP_INDEX_PAYLOADS,
+    .capabilities = GH_CAP_ERASE | GH_CAP_GROWS | GH_CAP_INDEX_PAYLOADS | GH_CAP_JOIN_INTERSECT,
     .did_not_fit = "memory for the rebuilt table ran out",
 };
 
@@ -182,11 +182,22 @@ static gh_status run(gh_table *t, const gh_hg_bulk *a, uint64_t n, void *stream)
  * entries outgrow the caches. */
 #define GH_HG_BINNED_MIN (1u << 16)
 
-/* A build into `built` (allocated for the entries that go in, offsets zeroed) of the table's edges
- * (but those old_dead marks) and n_new new entries (but those new_skip marks): V2 where the backend
- * has it, else Green's build V1 (the entries counted per vertex, the counts summed into offsets,
- * each entry placed at its vertex's offset plus a cursor). The table itself is not touched. */
-static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_new, csr_arrays *built,
+/* The entries of a build that keeps the table's edges: those (but the old_dead marks) first, then
+ * the new entries (but the new_skip marks). */
+static gh_hg_bulk stored_entries(const gh_table *t) {
+  const gh_hg_table *s = state((gh_table *)t);
+  gh_hg_bulk a = bulk_args(t, GH_HG_COUNT);
+  a.old_keys = s->keys;
+  a.old_values = s->values;
+  a.n_old = s->edges;
+  return a;
+}
+
+/* A build into `built` (allocated for the entries that go in, offsets zeroed) of the n_entries
+ * entries described: V2 where the backend has it, else Green's build V1 (the entries counted per
+ * vertex, the counts summed into offsets, each entry placed at its vertex's offset plus a cursor).
+ * The table itself is not touched. */
+static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_entries, csr_arrays *built,
                             void *stream) {
   gh_hg_table *s = state(t);
   gh_hg_bulk a = *entries;
@@ -195,13 +206,10 @@ static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_n
   a.offsets = built->offsets;
   a.edge_keys = built->keys;
   a.edge_values = built->values;
-  a.old_keys = s->keys;
-  a.old_values = s->values;
-  a.n_old = s->edges;
   const gh_hg_backend *be = s->backend;
   if (be->build_binned && built->edges >= GH_HG_BINNED_MIN) {
     /* (Without memory for its bins V2 steps aside too: V1 needs none beyond the table.) */
-    const gh_status binned = be->build_binned(t, &a, s->edges + n_new, built->edges, stream);
+    const gh_status binned = be->build_binned(t, &a, n_entries, built->edges, stream);
     if (binned != GH_ERR_UNSUPPORTED && binned != GH_ERR_OUT_OF_MEMORY) return binned;
     gh__clear_error(t);
   }
@@ -210,10 +218,10 @@ static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_n
   gh_status status = gh__scratch_alloc(t, &cursor, built->vertices * sizeof(uint64_t));
   if (status == GH_OK) status = gh__fill(t, cursor.ptr, 0, cursor.bytes, stream);
   a.cursor = (uint64_t *)cursor.ptr;
-  if (status == GH_OK) status = run(t, &a, s->edges + n_new, stream);
+  if (status == GH_OK) status = run(t, &a, n_entries, stream);
   if (status == GH_OK) status = gh__exclusive_sum_u64(t, built->offsets, built->offsets, built->vertices + 1u, stream);
   a.kind = GH_HG_PLACE;
-  if (status == GH_OK) status = run(t, &a, s->edges + n_new, stream);
+  if (status == GH_OK) status = run(t, &a, n_entries, stream);
   gh__scratch_free(t, &cursor, stream);
   return status;
 }
@@ -224,11 +232,11 @@ static gh_status insert_entries(gh_table *t, const void *keys, const void *value
   gh_hg_table *s = state(t);
   csr_arrays built;
   gh_status status = alloc_arrays(t, &built, s->edges + n, stream);
-  gh_hg_bulk entries = bulk_args(t, GH_HG_COUNT);
+  gh_hg_bulk entries = stored_entries(t);
   entries.keys = keys;
   entries.values = values;
   built.edges = s->edges + n;
-  if (status == GH_OK) status = build_into(t, &entries, n, &built, stream);
+  if (status == GH_OK) status = build_into(t, &entries, s->edges + n, &built, stream);
   if (status != GH_OK) {
     free_arrays(t, &built, stream);
     return status;
@@ -305,12 +313,12 @@ static gh_status insert_map(gh_table *t, const void *keys, const void *values, u
   if (status == GH_OK) status = gh__to_host(t, &merged, &m.counters[0], sizeof merged, stream);
   const int grows = status == GH_OK && merged < runs;
   if (grows) status = alloc_arrays(t, &built, s->edges + runs - merged, stream);
-  gh_hg_bulk entries = bulk_args(t, GH_HG_COUNT);
+  gh_hg_bulk entries = stored_entries(t);
   entries.keys = m.run_keys;
   entries.values = m.run_values;
   entries.new_skip = m.merged;
   built.edges = s->edges + runs - merged;
-  if (grows && status == GH_OK) status = build_into(t, &entries, runs, &built, stream);
+  if (grows && status == GH_OK) status = build_into(t, &entries, s->edges + runs, &built, stream);
   /* The runs of stored keys merge into the new table's copies (into the table itself when every key
    * was stored: then nothing was allocated and nothing can fail after this). */
   a.merge_values = 1;
@@ -370,10 +378,10 @@ gh_status gh__hg_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erase
   if (status == GH_OK) status = gh__to_host(t, counted, counters, sizeof counted, stream);
   if (status == GH_OK && counted[1]) {
     status = alloc_arrays(t, &built, s->edges - counted[1], stream);
-    gh_hg_bulk entries = bulk_args(t, GH_HG_COUNT);
+    gh_hg_bulk entries = stored_entries(t);
     entries.old_dead = dead;
     built.edges = s->edges - counted[1];
-    if (status == GH_OK) status = build_into(t, &entries, 0u, &built, stream);
+    if (status == GH_OK) status = build_into(t, &entries, s->edges, &built, stream);
   }
   if (status == GH_OK && erased_out) status = gh__copy(t, erased_out, won, n, stream);
   gh__scratch_free(t, &marks, stream);
@@ -432,6 +440,57 @@ gh_status gh__hg_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *o
   a.out_offsets = offsets_out;
   a.out_values = values_out;
   return run(t, &a, n, stream);
+}
+
+/* Green's intersection probe: the left keys built into a second table over the table's vertices
+ * (their rows as values; none when only counting), then both tables met vertex by vertex. Reads
+ * both tables in order where a probe reads the table at random, at the price of the second build. */
+gh_status gh__hg_join(gh_table *t, const void *keys, uint64_t n, const gh_join_request *request, void *stream) {
+  gh_hg_table *s = state(t);
+  const int semi = request->kind == GH_JOIN_KIND_SEMI;
+  const unsigned row_bits = request->kind == GH_JOIN_KIND_COUNT ? 0u : n > (1ull << 32) ? 64u : 32u;
+  const size_t offsets_bytes = (s->vertices + 1u) * sizeof(uint64_t);
+  const size_t kb = align8(n * key_bytes(t)), rb = align8(n * (row_bits / 8u));
+  gh_scratch block = {NULL, 0, s->kind};
+  gh_status status = gh__scratch_alloc(t, &block, 2u * offsets_bytes + kb + rb);
+  char *at = (char *)block.ptr;
+  csr_arrays left = {s->vertices, s->vertices, n, n, (uint64_t *)at, at + offsets_bytes, at + offsets_bytes + kb};
+  uint64_t *pair_offsets = (uint64_t *)(at + offsets_bytes + kb + rb);
+  if (status == GH_OK) status = gh__fill(t, left.offsets, 0, offsets_bytes, stream);
+  gh_hg_bulk entries = bulk_args(t, GH_HG_COUNT);
+  entries.keys = keys;
+  entries.value_bits = row_bits; /* no values given: each entry's row */
+  if (status == GH_OK) status = build_into(t, &entries, n, &left, stream);
+  gh_hg_bulk a = bulk_args(t, semi ? GH_HG_MEET_SEMI : GH_HG_MEET_COUNT);
+  a.left_offsets = left.offsets;
+  a.left_keys = left.keys;
+  a.left_rows = left.values;
+  a.row_bits = row_bits;
+  a.out_found = request->match_out;
+  a.out_counts = pair_offsets;
+  uint64_t total = 0;
+  if (status == GH_OK) status = run(t, &a, s->vertices, stream);
+  if (status == GH_OK && !semi) {
+    status = gh__fill(t, pair_offsets + s->vertices, 0, sizeof(uint64_t), stream);
+    if (status == GH_OK) status = gh__exclusive_sum_u64(t, pair_offsets, pair_offsets, s->vertices + 1u, stream);
+    if (status == GH_OK) status = gh__to_host(t, &total, pair_offsets + s->vertices, sizeof total, stream);
+    if (status == GH_OK) *request->pairs = total;
+  }
+  if (status == GH_OK && request->kind == GH_JOIN_KIND_PAIRS) {
+    if (total > request->capacity) {
+      status = gh__fail(t, GH_ERR_BUFFER_TOO_SMALL, "gh_join: the join has %llu pairs but capacity is %llu; *pairs "
+                        "says how many, nothing was written", (unsigned long long)total,
+                        (unsigned long long)request->capacity);
+    } else {
+      a.kind = GH_HG_MEET_FILL;
+      a.out_offsets = pair_offsets;
+      a.out_rows = request->left_out;
+      a.out_values = request->right_out;
+      status = run(t, &a, s->vertices, stream);
+    }
+  }
+  gh__scratch_free(t, &block, stream);
+  return status;
 }
 
 /* ---- Export, validate --------------------------------------------------------------------------- */

@@ -51,6 +51,7 @@ gh_status gh__hg_find(gh_table *t, const void *keys, uint64_t n, void *values_ou
 gh_status gh__hg_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out, uint64_t *total, void *stream);
 gh_status gh__hg_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offsets_out, void *values_out,
                           uint64_t values_capacity, void *stream);
+gh_status gh__hg_join(gh_table *t, const void *keys, uint64_t n, const gh_join_request *request, void *stream);
 
 /* An ops table of a backend (name: "hashgraph/<backend>"), every entry shared but init. */
 #define GH_HG_OPS(ops_name, init_fn)                                                                              \
@@ -58,7 +59,8 @@ gh_status gh__hg_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *o
     .name = ops_name, .init = init_fn, .release = gh__hg_release, .insert = gh__hg_insert, .find = gh__hg_find,   \
     .erase = gh__hg_erase, .count = gh__hg_count, .find_all = gh__hg_find_all, .export_all = gh__hg_export,       \
     .clear = gh__hg_clear, .size = gh__hg_size, .validate = gh__hg_validate, .keys_of_ids = NULL,                 \
-    .stats = gh__hg_stats, .device_view = NULL, .take_flags = NULL, .mixed = NULL, .compact = NULL                \
+    .stats = gh__hg_stats, .device_view = NULL, .take_flags = NULL, .mixed = NULL, .compact = NULL,               \
+    .join = gh__hg_join                                                                                           \
   }
 
 extern const gh_table_ops gh__hashgraph_host_ops;

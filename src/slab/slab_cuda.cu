@@ -590,4 +590,5 @@ extern "C" const gh_table_ops gh__slab_cuda_ops = {
     .take_flags = NULL,
     .mixed = cuda_mixed,
     .compact = cuda_compact,
+    .join = NULL,
 };

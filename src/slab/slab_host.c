@@ -551,4 +551,5 @@ const gh_table_ops gh__slab_host_ops = {
     .take_flags = NULL,
     .mixed = host_mixed,
     .compact = host_compact,
+    .join = NULL,
 };

@@ -239,4 +239,5 @@ extern "C" const gh_table_ops gh__warpdrive_cuda_ops = {
     .take_flags = gh__wd_take_flags,
     .mixed = NULL,
     .compact = NULL,
+    .join = NULL,
 };

@@ -138,4 +138,5 @@ const gh_table_ops gh__warpdrive_host_ops = {
     .take_flags = gh__wd_take_flags,
     .mixed = NULL,
     .compact = NULL,
+    .join = NULL,
 };

@@ -185,6 +185,12 @@ typedef struct bench_backend {
   int (*sorted_find_all)(const bench_sorted *s, const void *queries, uint64_t n,
                          uint64_t *offsets_out, uint64_t *positions, void *values_out,
                          uint64_t values_capacity, uint64_t *total);
+  /* The sort-merge join with s (the right side, built as a multivalue structure): the n left keys
+   * sorted with their rows, each sorted key's run in s found by binary search (sorted, the keys
+   * walk s in order), the counts summed, the pairs filled: left_out the left rows, right_out s's
+   * values. *pairs: how many; -1 when more than capacity. */
+  int (*sorted_join)(const bench_sorted *s, const void *left_keys, uint64_t n, uint64_t *left_out,
+                     void *right_out, uint64_t capacity, uint64_t *pairs);
   /* Step of ceiling `which` (bench_op - OP_LIMIT_COPY; NULL on the host) over BENCH_LIMIT_BYTES:
    * PREPARE (*ops = a launch's work; the copy's: bytes), RESET (what it used), LAUNCH, VERIFY. */
   int (*limit)(int step, int which, void *buffer, uint64_t seed, uint64_t *ops);
@@ -198,7 +204,7 @@ void bench_host_open(bench_backend *b);
 typedef enum { D_LIMITS, D_WARPDRIVE, D_CUCKOO, D_SORTED, D_SLAB, D_DYCUCKOO, D_HASHGRAPH, D_COUNT } bench_design;
 typedef enum {
   OP_INSERT, OP_BUILD, OP_FIND, OP_FIND_ABSENT, OP_ERASE, OP_FIND_ALL, OP_BATCHES, OP_MIXED,
-  OP_ALLOC, OP_DYNAMIC, OP_UPSIZE, OP_DOWNSIZE, OP_REINSERT, OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD, OP_COUNT
+  OP_ALLOC, OP_DYNAMIC, OP_UPSIZE, OP_DOWNSIZE, OP_REINSERT, OP_JOIN, OP_JOIN_INTERSECT, OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD, OP_COUNT
 } bench_op;
 enum { DIST_UNIQUE, DIST_ZIPF, DIST_CYCLIC };
 /* Every parameter of a state is an axis; consecutive states alike up to AX_ABSENT share a table. */

@@ -366,11 +366,71 @@ static int bcu_sorted_find_all(const bench_sorted *s, const void *queries, uint6
   return BCU_LAUNCHED("sorted_copy_kernel");
 }
 
+/* The sort-merge join's own scratch (the left side sorted, the counts): kept between calls, so
+ * that only the warm-up run allocates it. */
+static struct { void *block; size_t bytes; } g_join;
+static __global__ void rows_kernel(uint64_t *rows, uint64_t n) {
+  const uint64_t i = bcu_global_index();
+  if (i < n) rows[i] = i;
+}
+/* Sorted left key i's pairs: its row, once per right value the copy kernel writes there. */
+static __global__ void join_rows_kernel(const uint64_t *rows, const uint64_t *offsets, uint64_t n,
+                                        uint64_t *left_out) {
+  const uint64_t i = bcu_global_index();
+  if (i < n)
+    for (uint64_t k = offsets[i]; k < offsets[i + 1]; ++k) left_out[k] = rows[i];
+}
+template <typename K>
+static cudaError_t bcu_sort_rows(void *temp, size_t *bytes, const void *keys_in, void *keys_out,
+                                 const uint64_t *rows_in, uint64_t *rows_out, uint64_t n) {
+  return cub::DeviceRadixSort::SortPairs(temp, *bytes, (const K *)keys_in, (K *)keys_out, rows_in,
+                                         rows_out, (int64_t)n, 0, (int)sizeof(K) * 8, g_bcu.stream);
+}
+static int bcu_sorted_join(const bench_sorted *s, const void *left_keys, uint64_t n, uint64_t *left_out,
+                           void *right_out, uint64_t capacity, uint64_t *pairs) {
+  cudaError_t (*sort)(void *, size_t *, const void *, void *, const uint64_t *, uint64_t *, uint64_t) =
+      s->key_bytes == 4 ? bcu_sort_rows<uint32_t> : bcu_sort_rows<uint64_t>;
+  size_t sort_bytes = 0, scan_bytes = 0;
+  if (BCU_CALL(sort(NULL, &sort_bytes, NULL, NULL, NULL, NULL, n))) return -1;
+  if (BCU_CALL(bcu_exclusive_sum(NULL, &scan_bytes, NULL, NULL, n + 1))) return -1;
+  const size_t words = (n + 7) / 8 * 8, temp = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+  const size_t need = words * 8 * 4 + 8 + words * s->key_bytes + temp;
+  if (g_join.bytes < need) {
+    if (g_join.block != NULL && BCU_CALL(cudaFree(g_join.block))) return -1;
+    g_join.block = NULL, g_join.bytes = 0;
+    if (BCU_CALL(cudaMalloc(&g_join.block, need))) return -1;
+    g_join.bytes = need;
+  }
+  uint64_t *rows_in = (uint64_t *)g_join.block, *rows = rows_in + words, *positions = rows + words;
+  uint64_t *offsets = positions + words; /* n + 1 */
+  char *keys = (char *)(offsets + words + 1), *scratch = keys + words * s->key_bytes;
+  unsigned long long total = 0;
+  rows_kernel<<<bcu_blocks_for(n), BCU_BLOCK_THREADS, 0, g_bcu.stream>>>(rows_in, n);
+  if (BCU_LAUNCHED("rows_kernel")) return -1;
+  size_t bytes = temp;
+  if (BCU_CALL(sort(scratch, &bytes, left_keys, keys, rows_in, rows, n))) return -1;
+  sorted_count_kernel<<<bcu_blocks_for(n + 1), BCU_BLOCK_THREADS, 0, g_bcu.stream>>>(*s, keys, n, offsets,
+                                                                                   positions);
+  if (BCU_LAUNCHED("sorted_count_kernel")) return -1;
+  bytes = temp;
+  if (BCU_CALL(bcu_exclusive_sum(scratch, &bytes, offsets, offsets, n + 1))) return -1;
+  if (bcu_read_word(&offsets[n], &total)) return -1;
+  if ((*pairs = total) > capacity) return bcu_fail_msg("sorted join: more pairs than capacity");
+  if (n == 0) return 0;
+  sorted_copy_kernel<<<bcu_blocks_for(n), BCU_BLOCK_THREADS, 0, g_bcu.stream>>>(s->values, s->value_bytes,
+                                                                              positions, offsets, n, right_out);
+  if (BCU_LAUNCHED("sorted_copy_kernel")) return -1;
+  join_rows_kernel<<<bcu_blocks_for(n), BCU_BLOCK_THREADS, 0, g_bcu.stream>>>(rows, offsets, n, left_out);
+  return BCU_LAUNCHED("join_rows_kernel");
+}
+
 /* ---- Start and stop ----------------------------------------------------------------------- */
 /* Frees what bcu_start() made (ignoring errors: it also runs after one). */
 extern "C" void bench_cuda_close(void) {
   if (g_bcu.stream != NULL) cudaStreamSynchronize(g_bcu.stream);
   if (g_bcu.scratch != NULL) cudaFree(g_bcu.scratch);
+  if (g_join.block != NULL) cudaFree(g_join.block);
+  g_join.block = NULL, g_join.bytes = 0;
   if (g_bcu.start != NULL) cudaEventDestroy(g_bcu.start);
   if (g_bcu.stop != NULL) cudaEventDestroy(g_bcu.stop);
   for (unsigned k = 0; k < 2 * BENCH_LAPS; ++k)
@@ -404,6 +464,7 @@ extern "C" int bench_cuda_open(int device, bench_backend *b, char *about, size_t
   b->lap_start = bcu_lap_start, b->lap_stop = bcu_lap_stop, b->lap_ms = bcu_lap_ms;
   b->sorted_temp_bytes = bcu_sorted_temp_bytes, b->sorted_build = bcu_sorted_build;
   b->sorted_find = bcu_sorted_find, b->sorted_find_all = bcu_sorted_find_all;
+  b->sorted_join = bcu_sorted_join;
   bench_cuda_close();
   if (bcu_start(device, b) != 0) {
     snprintf(about, about_size, "starting CUDA on device %d: %s", device, g_bcu_error);

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#define TARGET_COUNT 15 /* the issues' targets the summary reports (TARGETS below) */
+#define TARGET_COUNT 18 /* the issues' targets the summary reports (TARGETS below) */
 
 #ifndef GH_GIT_COMMIT
 #define GH_GIT_COMMIT "unknown"
@@ -380,7 +380,10 @@ static const struct target {
     {"dycuckoo-c", "dynamic vs wd", D_DYCUCKOO, OP_DYNAMIC, -1, AX_DELETES, AX_DESIGN, 40,
      D_WARPDRIVE, 3.0, 0},
     {"hashgraph-a", "hashgraph build vs sort", D_HASHGRAPH, OP_BUILD, -1, AX_LOAD, AX_DESIGN, 1, D_SORTED, 1.0, 0x1p27},
-    {"hashgraph-a", "hashgraph probe", D_HASHGRAPH, OP_FIND_ALL, -1, AX_LOAD, -1, 1, 0, 15.0, 0x1p27}};
+    {"hashgraph-a", "hashgraph probe", D_HASHGRAPH, OP_FIND_ALL, -1, AX_LOAD, -1, 1, 0, 15.0, 0x1p27},
+    {"hashgraph-e", "join 1% vs merge", D_HASHGRAPH, OP_JOIN, -1, AX_ABSENT, AX_DESIGN, 99, D_SORTED, 1.0, 0x1p26},
+    {"hashgraph-e", "join 50% vs merge", D_HASHGRAPH, OP_JOIN, -1, AX_ABSENT, AX_DESIGN, 50, D_SORTED, 1.0, 0x1p26},
+    {"hashgraph-e", "join 100% vs merge", D_HASHGRAPH, OP_JOIN, -1, AX_ABSENT, AX_DESIGN, 0, D_SORTED, 1.0, 0x1p26}};
 static void track(bench_run *run, const bench_result *r) {
   for (int i = 0; i < TARGET_COUNT; ++i) {
     const struct target *t = &TARGETS[i];
@@ -421,10 +424,12 @@ static void summary(const bench_run *run) {
       printf(" = %.3f x %s (%.3f Gops/s)", b->rate / base,
              t->ceiling >= 0 ? limit_name(t->ceiling) : base_text, base);
     if (isnan(base) || !t->least || (t->at_n && (double)b->n != t->at_n))
-      printf(", %s\n", isnan(base) ? t->ceiling < 0 ? "no baseline at this n: no verdict"
-                                                    : "no ceiling (it needs a GPU): no verdict"
-                       : !t->least ? "no target"
-                       : "no verdict (the target is at n = 2^27)");
+      printf(", %s%s%s\n", isnan(base) ? t->ceiling < 0 ? "no baseline at this n: no verdict"
+                                                        : "no ceiling (it needs a GPU): no verdict"
+                           : !t->least ? "no target"
+                           : "no verdict (the target is at n = ",
+             isnan(base) || !t->least ? "" : axis_text(AX_N, t->at_n, n_text, sizeof n_text),
+             isnan(base) || !t->least ? "" : ")");
     else
       printf(", target >= %.2f%s: %s\n", t->least, absolute ? " Gops/s" : "",
              b->rate / base >= t->least ? "PASS" : "MISS");
@@ -531,8 +536,8 @@ static int inputs(bench_ctx *c, const bench_scenario *sc) {
            100.0 * (double)c->distinct / (double)c->n);
   if (result == BENCH_OK && c->vb) result = make(c, 2, c->values, GEN_VALUES, 0, &made);
   if (op == OP_FIND_ALL) c->nq = c->distinct; /* each distinct key once: the first ones */
-  if (result != BENCH_OK || (op != OP_FIND_ABSENT && (op != OP_FIND || c->ax[AX_ABSENT] < 0)))
-    return result;
+  const int lookup = op == OP_FIND || op == OP_JOIN || op == OP_JOIN_INTERSECT;
+  if (result != BENCH_OK || (op != OP_FIND_ABSENT && (!lookup || c->ax[AX_ABSENT] < 0))) return result;
   /* Absent keys are key(i) of the disjoint index range [n, 2n). */
   c->q = c->queries;
   c->absent = op == OP_FIND_ABSENT ? c->n : c->n * (uint64_t)c->ax[AX_ABSENT] / 100;

@@ -103,6 +103,29 @@ static int host_sorted_find_all(const bench_sorted *s, const void *queries, uint
            (offsets_out[i + 1] - offsets_out[i]) * vb);
   return 0;
 }
+static int host_sorted_join(const bench_sorted *s, const void *left_keys, uint64_t n, uint64_t *left_out,
+                            void *right_out, uint64_t capacity, uint64_t *pairs) {
+  host_pair *left = malloc((n + 1) * sizeof *left); /* (key, row) */
+  uint64_t *counts = malloc((n + 1) * sizeof *counts), *positions = malloc((n + 1) * sizeof *positions);
+  void *keys = malloc((n + 1) * s->key_bytes);
+  int failed = left == NULL || counts == NULL || positions == NULL || keys == NULL;
+  for (uint64_t i = 0; !failed && i < n; ++i) left[i] = (host_pair){bench_load(left_keys, i, s->key_bytes), i};
+  if (!failed) qsort(left, n, sizeof *left, compare_pairs);
+  for (uint64_t i = 0; !failed && i < n; ++i) bench_store(keys, i, s->key_bytes, left[i].key);
+  *pairs = 0;
+  for (uint64_t i = 0; !failed && i < n; ++i) {
+    bench_sorted_count_one(s, keys, i, counts, positions);
+    *pairs += counts[i];
+  }
+  failed |= *pairs > capacity;
+  for (uint64_t i = 0, at = 0; !failed && i < n; ++i)
+    for (uint64_t k = 0; k < counts[i]; ++k, ++at) {
+      left_out[at] = left[i].value;
+      bench_store(right_out, at, s->value_bytes, bench_load(s->values, positions[i] + k, s->value_bytes));
+    }
+  free(left), free(counts), free(positions), free(keys);
+  return failed ? -1 : 0;
+}
 void bench_host_open(bench_backend *b) {
   *b = (bench_backend){
       .name = "host", .kind = GH_BACKEND_HOST, .device = "host", .error = host_error,
@@ -111,5 +134,6 @@ void bench_host_open(bench_backend *b) {
       .timer_start = host_timer_start, .timer_stop = host_timer_stop,
       .lap_start = host_lap_start, .lap_stop = host_lap_stop, .lap_ms = host_lap_ms,
       .sorted_temp_bytes = host_sorted_temp_bytes, .sorted_build = host_sorted_build,
-      .sorted_find = host_sorted_find, .sorted_find_all = host_sorted_find_all};
+      .sorted_find = host_sorted_find, .sorted_find_all = host_sorted_find_all,
+      .sorted_join = host_sorted_join};
 }

@@ -7,7 +7,7 @@ static const char *const VARIANTS[] = {"map", "compacting", "multivalue", NULL};
 static const char *const DISTS[] = {"unique", "zipf", "cyclic", NULL};
 static const char *const OPS[] = {"insert", "build", "find", "find_absent", "erase", "find_all",
                                   "batches", "mixed", "slab_alloc", "dynamic", "upsize", "downsize",
-                                  "rehash_by_insert", "limit_copy",
+                                  "rehash_by_insert", "join", "join_intersect", "limit_copy",
                                   "limit_sector_read", "limit_cas64", "limit_atomic_add32", NULL};
 const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_DESIGN] = {"design", DESIGNS, 's', 0, 0}, [AX_VARIANT] = {"variant", VARIANTS, 's', 0, 0},
@@ -41,18 +41,19 @@ const bench_design_def bench_designs[D_COUNT] = {
                                                           DYNAMIC | BIT(AX_FILL_MIN)},
     [D_CUCKOO] = {GH_CUCKOO, GH_KEEP_FIRST, 1, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) |
                                                       BIT(AX_D) | BIT(AX_FACTOR) | BIT(AX_ABSENT)},
-    [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT)},
+    [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_ABSENT)},
     [D_SLAB] = {GH_SLAB, GH_OVERWRITE, 0, 0,
                 COMMON | BIT(AX_SLABS) | BIT(AX_START) | DYNAMIC | BIT(AX_UPDATES)},
     [D_DYCUCKOO] = {GH_DYCUCKOO, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_D) | DYNAMIC | BIT(AX_FILL_MIN)},
-    [D_HASHGRAPH] = {GH_HASHGRAPH, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_LOAD)}};
+    [D_HASHGRAPH] = {GH_HASHGRAPH, GH_OVERWRITE, 0, 0,
+                     COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_LOAD) | BIT(AX_ABSENT)}};
 /* An insert claims a slot by CAS (also shown against atomicAdd), an erase writes a tombstone by
  * CAS, a lookup reads sectors: ceilings 1 sector reads, 2 CAS, 3 atomicAdd (0: the copy). */
 const bench_op_def bench_ops[OP_COUNT] = {
     [OP_INSERT] = {2, 3}, [OP_BUILD] = {2, 3}, [OP_FIND] = {1, -1}, [OP_FIND_ABSENT] = {1, -1},
     [OP_ERASE] = {2, -1}, [OP_FIND_ALL] = {1, -1}, [OP_BATCHES] = {2, 3}, [OP_MIXED] = {2, 1},
     [OP_ALLOC] = {-1, -1}, [OP_DYNAMIC] = {-1, -1}, [OP_UPSIZE] = {-1, -1},
-    [OP_DOWNSIZE] = {-1, -1}, [OP_REINSERT] = {2, 3}};
+    [OP_DOWNSIZE] = {-1, -1}, [OP_REINSERT] = {2, 3}, [OP_JOIN] = {1, -1}, [OP_JOIN_INTERSECT] = {1, -1}};
 const bench_scenario bench_scenarios[] = {
     {"limits", "ceilings: coalesced copy, random sector reads, random CAS and atomicAdd", 0, 0, 0},
     {"warpdrive", "warpdrive (paper V-B): insert, find, find of absent keys, erase", 0, 1, NULL},
@@ -76,7 +77,11 @@ const bench_scenario bench_scenarios[] = {
     {"dycuckoo-d", "dycuckoo-d (paper 6.4): the dynamic workload vs fill_min (alpha) and batch size",
      3, 0, 0},
     {"hashgraph-a", "hashgraph-a (paper 5.1, 5.3): build (GPU: V2) and the standard probe vs load factor; vs CUB's "
-     "radix sort of the pairs", 0, 0, 0}};
+     "radix sort of the pairs", 0, 0, 0},
+    {"hashgraph-d", "hashgraph-d (paper 5.3): inner join of n left and n right rows, build + count + pairs, by "
+     "the standard probe and by the intersection probe vs load factor", 0, 0, 0},
+    {"hashgraph-e", "hashgraph-e: inner join of n left and n right rows (build + count + pairs) vs match rate; vs a "
+     "sort-merge join on CUB (both sides sorted, runs found by binary search, count, fill)", 0, 0, 0}};
 const size_t bench_scenario_count = sizeof bench_scenarios / sizeof bench_scenarios[0];
 
 #define P2(k) ((double)(1ull << (k)))
@@ -196,7 +201,22 @@ const bench_row bench_rows[] = {
     {"hashgraph-a", AX_VARIANT, ALL, 1, {GH_VARIANT_MULTIVALUE}},
     {"hashgraph-a", AX_LOAD, QUICK, 2, {1, 4}},
     {"hashgraph-a", AX_LOAD, ALL, 5, {0.25, 0.5, 1, 2, 4}},
-    {"hashgraph-a", AX_OP, ALL, 2, {OP_BUILD, OP_FIND}}};
+    {"hashgraph-a", AX_OP, ALL, 2, {OP_BUILD, OP_FIND}},
+    /* d, e: the issue's 2^26 rows a side, unique keys; the left rows of a match rate of p % are the
+     * right keys but 100 - p % of them (absent_percent), in the right rows' order. */
+    {"hashgraph-d", AX_DESIGN, ALL, 1, {D_HASHGRAPH}},
+    {"hashgraph-d", AX_N, ALL, PER_MODE, {P2(26), P2(26), P2(18), P2(14)}},
+    {"hashgraph-d", AX_VARIANT, ALL, 1, {GH_VARIANT_MULTIVALUE}},
+    {"hashgraph-d", AX_LOAD, QUICK, 2, {1, 4}},
+    {"hashgraph-d", AX_LOAD, ALL, 5, {0.25, 0.5, 1, 2, 4}},
+    {"hashgraph-d", AX_ABSENT, ALL, 1, {0}},
+    {"hashgraph-d", AX_OP, ALL, 2, {OP_JOIN, OP_JOIN_INTERSECT}},
+    {"hashgraph-e", AX_DESIGN, ALL, 2, {D_HASHGRAPH, D_SORTED}},
+    {"hashgraph-e", AX_N, ALL, PER_MODE, {P2(26), P2(26), P2(18), P2(14)}},
+    {"hashgraph-e", AX_VARIANT, ALL, 1, {GH_VARIANT_MULTIVALUE}},
+    {"hashgraph-e", AX_LOAD, ALL, 1, {1}},
+    {"hashgraph-e", AX_ABSENT, ALL, 3, {99, 50, 0}},
+    {"hashgraph-e", AX_OP, ALL, 1, {OP_JOIN}}};
 const size_t bench_row_count = sizeof bench_rows / sizeof bench_rows[0];
 
 /* ---- gpuhash tables ----------------------------------------------------------------------- */
@@ -324,6 +344,23 @@ static int table_find_all(bench_ctx *c) {
   return GH_CALL(
       c, gh_find_all(c->table, c->q, c->nq, c->offsets, c->values_out, c->total, c->be->stream));
 }
+/* A join as a user runs it: the right rows built (the inputs, with their values), the pairs
+ * counted, then filled into buffers of that size (left rows: offsets; right values: values_out). */
+static int table_join(bench_ctx *c) {
+  const gh_join_method method = c->ax[AX_OP] == OP_JOIN_INTERSECT ? GH_JOIN_INTERSECT : GH_JOIN_PROBE;
+  int result = insert(c, NULL, 0, c->n);
+  if (result == BENCH_OK) result = GH_CALL(c, gh_join_count(c->table, c->q, c->nq, method, &c->total, c->be->stream));
+  if (result != BENCH_OK) return result;
+  return GH_CALL(c, gh_join(c->table, c->q, c->nq, method, c->offsets, c->values_out, c->total, &c->total,
+                            c->be->stream));
+}
+/* Unique keys: a pair for every left row that is not absent. */
+static int join_check(bench_ctx *c) {
+  c->filled = 0;
+  if (c->total == c->nq - c->absent) return BENCH_OK;
+  return bench_wrong(c, "the join has %llu pairs, expected %llu", (unsigned long long)c->total,
+                     (unsigned long long)(c->nq - c->absent));
+}
 /* No erased_out / erased_count: counting could add work; gh_size == 0 proves every key went. */
 static int table_erase(bench_ctx *c) {
   c->filled = 0;
@@ -365,6 +402,14 @@ static int sorted_find_all(bench_ctx *c) {
   const int failed = c->be->sorted_find_all(&c->sorted, c->q, c->nq, c->offsets, c->counts,
                                             c->values_out, c->n, &c->total);
   return bench_backend_failed(c, failed, "binary search");
+}
+
+/* The sort-merge join: the right side sorted and encoded, then joined with the left keys. */
+static int sorted_join(bench_ctx *c) {
+  int result = sorted_build(c);
+  if (result != BENCH_OK) return result;
+  const int failed = c->be->sorted_join(&c->sorted, c->q, c->nq, c->offsets, c->values_out, c->n, &c->total);
+  return bench_backend_failed(c, failed, "the sort-merge join");
 }
 
 /* ---- Both structures ---------------------------------------------------------------------- */
@@ -707,6 +752,8 @@ const bench_steps *bench_steps_for(int design, int op) {
       [OP_FIND_ABSENT] = {NULL, ready, table_find, find_check},
       [OP_ERASE] = {NULL, ready, table_erase, table_erase_check},
       [OP_FIND_ALL] = {NULL, ready, table_find_all, find_all_check},
+      [OP_JOIN] = {NULL, table_reset, table_join, join_check},
+      [OP_JOIN_INTERSECT] = {NULL, table_reset, table_join, join_check},
       [OP_BATCHES] = {NULL, table_reset, table_batches, table_insert_check},
       [OP_MIXED] = {mixed_prepare, mixed_setup, table_mixed, mixed_check},
       [OP_ALLOC] = {NULL, alloc_reset, table_insert, alloc_check},
@@ -717,6 +764,7 @@ const bench_steps *bench_steps_for(int design, int op) {
   static const bench_steps SORTED[OP_COUNT] = {
       [OP_BUILD] = {NULL, NULL, sorted_build, sorted_build_check},
       [OP_FIND] = {NULL, ready, sorted_find, find_check},
-      [OP_FIND_ALL] = {NULL, ready, sorted_find_all, find_all_check}};
+      [OP_FIND_ALL] = {NULL, ready, sorted_find_all, find_all_check},
+      [OP_JOIN] = {NULL, NULL, sorted_join, join_check}};
   return design == D_LIMITS ? &LIMIT : design == D_SORTED ? &SORTED[op] : &TABLE[op];
 }
