@@ -138,6 +138,14 @@ const char *gh__policy_list(char *out, size_t size, unsigned bits) {
   return list_names(out, size, bits, policy_names, GH_COUNT_OF(policy_names));
 }
 
+gh_status gh__estimate_split(const gh_config *config, size_t state_bytes, size_t table_bytes, size_t *host_bytes,
+                             size_t *device_bytes) {
+  const int on_device = config->backend == GH_BACKEND_CUDA;
+  if (host_bytes) *host_bytes = sizeof(gh_table) + state_bytes + (on_device ? 0 : table_bytes);
+  if (device_bytes) *device_bytes = on_device ? table_bytes : 0;
+  return GH_OK;
+}
+
 const char *gh__design_list(char *out, size_t size) {
   size_t used = 0;
   out[0] = '\0';

@@ -34,6 +34,20 @@ typedef struct gh_design_descriptor {
   const char *did_not_fit;
 } gh_design_descriptor;
 
+/* What a design's estimate returns for a table whose arrays take table_bytes and whose state (the
+ * design's struct) state_bytes: the arrays on the backend's side (device memory for CUDA), the
+ * table object and the state on the host. */
+gh_status gh__estimate_split(const gh_config *config, size_t state_bytes, size_t table_bytes, size_t *host_bytes,
+                             size_t *device_bytes);
+
+/* A descriptor's cuda_ops: the design's CUDA ops table where the CUDA backend is built, else NULL
+ * (the table is then not even declared). */
+#if defined(GH_HAVE_CUDA)
+#define GH_CUDA_OPS(ops) (&(ops))
+#else
+#define GH_CUDA_OPS(ops) NULL
+#endif
+
 /* map_policies of a design whose map / set variant takes every single-value policy. */
 #define GH_MAP_POLICIES_ALL \
   ((1u << GH_KEEP_FIRST) | (1u << GH_OVERWRITE) | (1u << GH_ADD) | (1u << GH_MIN) | (1u << GH_MAX))

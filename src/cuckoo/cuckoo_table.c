@@ -78,10 +78,7 @@ gh_status gh__cuckoo_estimate(const gh_config *c, size_t *host_bytes, size_t *de
   const gh_slot_format f = map_format(c);
   size_t table = (size_t)(slots_for(c->capacity, c->table_factor) + 1) * f.slot_bytes + sizeof(gh_ck_counters);
   if (c->variant == GH_VARIANT_COMPACTING) table += (size_t)c->capacity * (c->key_bits / 8u);
-  const int on_device = c->backend == GH_BACKEND_CUDA;
-  if (host_bytes) *host_bytes = sizeof(gh_table) + sizeof(gh_ck_table) + (on_device ? 0 : table);
-  if (device_bytes) *device_bytes = on_device ? table : 0;
-  return GH_OK;
+  return gh__estimate_split(c, sizeof(gh_ck_table), table, host_bytes, device_bytes);
 }
 
 void gh__cuckoo_force_failures(gh_table *t, unsigned attempts) {
@@ -1033,11 +1030,7 @@ const gh_design_descriptor gh__design_cuckoo = {
     .id = GH_CUCKOO,
     .name = "cuckoo",
     .host_ops = &host_ops,
-#if defined(GH_HAVE_CUDA)
-    .cuda_ops = &cuda_ops,
-#else
-    .cuda_ops = NULL,
-#endif
+    .cuda_ops = GH_CUDA_OPS(cuda_ops),
     .check_config = gh__cuckoo_check_config,
     .estimate = gh__cuckoo_estimate,
     .variants = (1u << GH_VARIANT_MAP) | (1u << GH_VARIANT_COMPACTING) | (1u << GH_VARIANT_MULTIVALUE),

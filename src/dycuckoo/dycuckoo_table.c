@@ -98,10 +98,7 @@ static gh_status estimate(const gh_config *c, size_t *host_bytes, size_t *device
   size_t table = sizeof(gh_dy_counters) + 16u;
   for (unsigned i = 0; i < g.tables; ++i)
     table += subtable_bytes(&g, g.buckets[i]);
-  const int on_device = c->backend == GH_BACKEND_CUDA;
-  if (host_bytes) *host_bytes = sizeof(gh_table) + sizeof(gh_dy_table) + (on_device ? 0 : table);
-  if (device_bytes) *device_bytes = on_device ? table : 0;
-  return GH_OK;
+  return gh__estimate_split(c, sizeof(gh_dy_table), table, host_bytes, device_bytes);
 }
 
 /* The registry's entry for dycuckoo (src/registry.h). */
@@ -109,11 +106,7 @@ const gh_design_descriptor gh__design_dycuckoo = {
     .id = GH_DYCUCKOO,
     .name = "dycuckoo",
     .host_ops = &gh__dycuckoo_host_ops,
-#if defined(GH_HAVE_CUDA)
-    .cuda_ops = &gh__dycuckoo_cuda_ops,
-#else
-    .cuda_ops = NULL,
-#endif
+    .cuda_ops = GH_CUDA_OPS(gh__dycuckoo_cuda_ops),
     .check_config = check_config,
     .estimate = estimate,
     .variants = 1u << GH_VARIANT_MAP,

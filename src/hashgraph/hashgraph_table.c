@@ -35,21 +35,14 @@ static gh_status check_config(const gh_config *c, char *message, size_t size) {
 static gh_status estimate(const gh_config *c, size_t *host_bytes, size_t *device_bytes) {
   const size_t table = (size_t)(vertices_for(c, c->capacity) + 1u) * sizeof(uint64_t) +
                        (size_t)c->capacity * ((c->key_bits + c->value_bits) / 8u);
-  const int on_device = c->backend == GH_BACKEND_CUDA;
-  if (host_bytes) *host_bytes = sizeof(gh_table) + sizeof(gh_hg_table) + (on_device ? 0 : table);
-  if (device_bytes) *device_bytes = on_device ? table : 0;
-  return GH_OK;
+  return gh__estimate_split(c, sizeof(gh_hg_table), table, host_bytes, device_bytes);
 }
 
 const gh_design_descriptor gh__design_hashgraph = {
     .id = GH_HASHGRAPH,
     .name = "hashgraph",
     .host_ops = &gh__hashgraph_host_ops,
-#if defined(GH_HAVE_CUDA)
-    .cuda_ops = &gh__hashgraph_cuda_ops,
-#else
-    .cuda_ops = NULL,
-#endif
+    .cuda_ops = GH_CUDA_OPS(gh__hashgraph_cuda_ops),
     .check_config = check_config,
     .estimate = estimate,
     .variants = (1u << GH_VARIANT_MAP) | (1u << GH_VARIANT_MULTIVALUE),

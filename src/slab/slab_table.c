@@ -64,10 +64,7 @@ static gh_status estimate(const gh_config *c, size_t *host_bytes, size_t *device
   const gh_slab_geometry g = gh__slab_geometry(c);
   /* SlabAlloc starts empty: its first memory comes with the first insert that needs a slab. */
   const size_t table = base_bytes(&g) + sizeof(gh_slab_counters);
-  const int on_device = c->backend == GH_BACKEND_CUDA;
-  if (host_bytes) *host_bytes = sizeof(gh_table) + sizeof(gh_slab_table) + (on_device ? 0 : table);
-  if (device_bytes) *device_bytes = on_device ? table : 0;
-  return GH_OK;
+  return gh__estimate_split(c, sizeof(gh_slab_table), table, host_bytes, device_bytes);
 }
 
 /* The registry's entry for the slab hash (src/registry.h). */
@@ -75,11 +72,7 @@ const gh_design_descriptor gh__design_slab = {
     .id = GH_SLAB,
     .name = "slab",
     .host_ops = &gh__slab_host_ops,
-#if defined(GH_HAVE_CUDA)
-    .cuda_ops = &gh__slab_cuda_ops,
-#else
-    .cuda_ops = NULL,
-#endif
+    .cuda_ops = GH_CUDA_OPS(gh__slab_cuda_ops),
     .check_config = check_config,
     .estimate = estimate,
     .variants = (1u << GH_VARIANT_MAP) | (1u << GH_VARIANT_MULTIVALUE),

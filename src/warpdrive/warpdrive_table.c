@@ -33,10 +33,7 @@ static size_t slots_bytes(const gh_wd_geometry *g) {
 static gh_status estimate(const gh_config *c, size_t *host_bytes, size_t *device_bytes) {
   const gh_wd_geometry g = gh__wd_geometry(c);
   const size_t table = slots_bytes(&g) + sizeof(gh_wd_counters);
-  const int on_device = c->backend == GH_BACKEND_CUDA;
-  if (host_bytes) *host_bytes = sizeof(gh_table) + sizeof(gh_wd_table) + (on_device ? 0 : table);
-  if (device_bytes) *device_bytes = on_device ? table : 0;
-  return GH_OK;
+  return gh__estimate_split(c, sizeof(gh_wd_table), table, host_bytes, device_bytes);
 }
 
 /* The registry's entry for warpdrive (src/registry.h). */
@@ -44,11 +41,7 @@ const gh_design_descriptor gh__design_warpdrive = {
     .id = GH_WARPDRIVE,
     .name = "warpdrive",
     .host_ops = &gh__warpdrive_host_ops,
-#if defined(GH_HAVE_CUDA)
-    .cuda_ops = &gh__warpdrive_cuda_ops,
-#else
-    .cuda_ops = NULL,
-#endif
+    .cuda_ops = GH_CUDA_OPS(gh__warpdrive_cuda_ops),
     .check_config = NULL, /* every field it reads (group_size, max_probe_windows) is common */
     .estimate = estimate,
     .variants = 1u << GH_VARIANT_MAP,
