@@ -2,7 +2,6 @@
  * per element (the counts and cursors with global atomics: Green's build V1), and Green's build V2:
  * the entries binned by vertex range (a bin = kVerticesPerBin consecutive vertices), then a block
  * per bin builds its part of the CSR with the bin's vertex counters in shared memory. */
-#include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
 
 #include "core/kernels.cuh"
@@ -26,77 +25,167 @@ static gh_status cuda_bulk(gh_table *t, const gh_hg_bulk *a, uint64_t n, void *s
 
 /* ---- Build V2 ------------------------------------------------------------------------------------ */
 
-/* Vertices per bin: their 32-bit counters fill 128 KB of a block's shared memory. */
-static const uint64_t kVerticesPerBin = 32768;
-/* Bins counted in shared memory by the binning kernels (64 KB): up to 2^29 vertices. */
-static const uint64_t kMaxBins = 16384;
-static const int kBinBlockThreads = 1024;
-
-static __device__ __forceinline__ uint64_t entry_vertex(const gh_hg_bulk &a, uint64_t i) {
-  return gh_hg_vertex(a.key_bits, a.seed, a.vertices, gh_hg_entry_key(&a, i));
-}
+/* Vertices per bin: their 32-bit counters fill 64 KB of shared memory, so that two blocks of a bin
+ * each run on an SM (bins of 32768 vertices, one block an SM: the bin build 13 % slower on an H100). */
+static const uint64_t kVerticesPerBin = 16384;
+/* Bins counted in shared memory by the binning kernels (128 KB): up to 2^29 vertices, and so (at
+ * most 4 entries a vertex) fewer than 2^32 entries, whose places the relabelling keeps in 32 bits. */
+static const uint64_t kMaxBins = 32768;
+static const int kBinBlockThreads = 1024, kBinningThreads = 256;
+/* Entries a thread loads before it works on them: loads in flight together hide their latency. */
+static const int kUnroll = 4;
 
 /* Phase 1: entries per bin, counted per block in shared memory, added to bin_counts once a block. */
 __global__ void hg_bin_count_kernel(gh_hg_bulk a, uint64_t n, uint64_t bins, unsigned long long *bin_counts) {
   extern __shared__ unsigned local[];
   for (uint64_t j = threadIdx.x; j < bins; j += blockDim.x) local[j] = 0;
   __syncthreads();
-  for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads())
-    if (gh_hg_entry_kept(&a, i)) atomicAdd(&local[entry_vertex(a, i) / kVerticesPerBin], 1u);
+  for (uint64_t base = gh_thread_index(); base < n; base += gh_grid_threads() * kUnroll) {
+    uint64_t key[kUnroll];
+    bool kept[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const uint64_t i = base + (uint64_t)u * gh_grid_threads();
+      kept[u] = i < n && gh_hg_entry_kept(&a, i);
+      key[u] = kept[u] ? gh_hg_entry_key(&a, i) : 0;
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (kept[u]) atomicAdd(&local[gh_hg_vertex(a.key_bits, a.seed, a.vertices, key[u]) / kVerticesPerBin], 1u);
+  }
   __syncthreads();
   for (uint64_t j = threadIdx.x; j < bins; j += blockDim.x)
     if (local[j]) atomicAdd(&bin_counts[j], (unsigned long long)local[j]);
 }
 
-/* Phase 2: each entry to the next place of its bin (bin_cursor starts at the bins' offsets). */
-__global__ void hg_relabel_kernel(gh_hg_bulk a, uint64_t n, unsigned long long *bin_cursor, void *keys_out,
-                                  void *values_out) {
-  for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) {
-    if (!gh_hg_entry_kept(&a, i)) continue;
-    const uint64_t key = gh_hg_entry_key(&a, i);
-    const uint64_t at = atomicAdd(&bin_cursor[gh_hg_vertex(a.key_bits, a.seed, a.vertices, key) / kVerticesPerBin], 1ull);
-    gh__write_word(keys_out, at, a.key_bits, key);
-    if (a.value_bits) gh__write_word(values_out, at, a.value_bits, gh_hg_entry_value(&a, i));
+/* A relabelling tile: 8192 entries, each one's place among its bin's in the tile in kRankBits
+ * (with the bin's 15 bits: 28 of 32). Tiles of 32768 (1024 threads of 32) halve the global atomics
+ * but leave one block an SM: the relabelling 30 % slower on an H100. */
+static const int kRelabelThreads = 512, kRelabelPerThread = 16;
+static const unsigned kRankBits = 13;
+
+/* Phase 2, by tiles: a block counts its tile's entries per bin in shared memory (each entry's rank
+ * among its bin's in the tile from the same atomic), reserves each bin's run with one global
+ * atomic, then writes every entry at its bin's run plus its rank. One global atomic per entry would
+ * bound the relabelling at the device's atomic rate; per-block places reserved ahead (an exclusive
+ * sum of per-block counts) leave each block a write front in every bin, more partly written
+ * sectors than L2 holds (measured: twice the time). */
+__global__ void __launch_bounds__(kRelabelThreads) hg_relabel_kernel(gh_hg_bulk a, uint64_t n, uint64_t bins,
+                                                                     unsigned long long *bin_cursor,
+                                                                     const unsigned long long *bin_offsets,
+                                                                     void *binned) {
+  extern __shared__ unsigned tile_runs[];
+  const gh_slot_format f = gh_hg_format(&a);
+  const uint64_t tile = (uint64_t)kRelabelThreads * kRelabelPerThread;
+  for (uint64_t j = threadIdx.x; j < bins; j += blockDim.x) tile_runs[j] = 0;
+  __syncthreads();
+  for (uint64_t start = blockIdx.x * tile; start < n; start += gridDim.x * tile) {
+    unsigned placed[kRelabelPerThread]; /* bin << kRankBits | rank; ~0u: none */
+#pragma unroll
+    for (int k = 0; k < kRelabelPerThread; ++k) {
+      const uint64_t i = start + (uint64_t)k * kRelabelThreads + threadIdx.x;
+      placed[k] = ~0u;
+      if (i < n && gh_hg_entry_kept(&a, i)) {
+        const unsigned bin = (unsigned)(gh_hg_vertex(a.key_bits, a.seed, a.vertices, gh_hg_entry_key(&a, i)) / kVerticesPerBin);
+        placed[k] = bin << kRankBits | atomicAdd(&tile_runs[bin], 1u);
+      }
+    }
+    __syncthreads();
+    for (uint64_t j = threadIdx.x; j < bins; j += blockDim.x)
+      if (tile_runs[j]) tile_runs[j] = (unsigned)(atomicAdd(&bin_cursor[j], (unsigned long long)tile_runs[j]) - bin_offsets[j]);
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kRelabelPerThread; ++k) {
+      if (placed[k] == ~0u) continue;
+      const uint64_t i = start + (uint64_t)k * kRelabelThreads + threadIdx.x;
+      const unsigned bin = placed[k] >> kRankBits;
+      const uint64_t at = bin_offsets[bin] + tile_runs[bin] + (placed[k] & ((1u << kRankBits) - 1u));
+      gh_hg_put_edge(f, binned, at, gh_hg_entry_key(&a, i), gh_hg_entry_value(&a, i));
+    }
+    __syncthreads();
+    for (uint64_t j = threadIdx.x; j < bins; j += blockDim.x) tile_runs[j] = 0;
+    __syncthreads();
   }
 }
 
-/* Phase 3: a block per bin: its vertices' counts in shared memory, summed there into offsets (the
- * bin's edges start at its offset among the bins, since bins are vertex ranges), written out, then
- * each entry placed at its vertex's offset plus a shared cursor. */
-__global__ void __launch_bounds__(kBinBlockThreads) hg_bin_build_kernel(gh_hg_bulk a, const void *keys_in,
-                                                                         const void *values_in,
+/* The exclusive sum of a bin's vertex counters in place, by the block's 32 warps: warp w owns the
+ * w-th run of consecutive counters and reads them 32 at a time, lane i the i-th (a lane per bank;
+ * a thread per run of counters would have the 32 lanes of a warp wait on one bank). */
+static __device__ void bin_exclusive_sum(unsigned *counts, unsigned vertices) {
+  __shared__ unsigned warp_base[kBinBlockThreads / 32];
+  const unsigned lane = threadIdx.x % 32u, warp = threadIdx.x / 32u, warps = kBinBlockThreads / 32;
+  const unsigned run = (vertices + warps - 1u) / warps, from = warp * run, to = min(from + run, vertices);
+  unsigned total = 0;
+  for (unsigned j = from + lane; j < to; j += 32u) total += counts[j];
+  for (unsigned lanes = 16; lanes > 0; lanes /= 2) total += __shfl_xor_sync(0xFFFFFFFFu, total, lanes);
+  if (lane == 0) warp_base[warp] = total;
+  __syncthreads();
+  if (warp == 0) {
+    const unsigned mine = warp_base[lane];
+    unsigned inclusive = mine;
+    for (unsigned lanes = 1; lanes < 32u; lanes *= 2) {
+      const unsigned below = __shfl_up_sync(0xFFFFFFFFu, inclusive, lanes);
+      if (lane >= lanes) inclusive += below;
+    }
+    warp_base[lane] = inclusive - mine;
+  }
+  __syncthreads();
+  unsigned carried = warp_base[warp];
+  for (unsigned base = from; base < to; base += 32u) {
+    const unsigned j = base + lane, count = j < to ? counts[j] : 0u;
+    unsigned inclusive = count;
+    for (unsigned lanes = 1; lanes < 32u; lanes *= 2) {
+      const unsigned below = __shfl_up_sync(0xFFFFFFFFu, inclusive, lanes);
+      if (lane >= lanes) inclusive += below;
+    }
+    if (j < to) counts[j] = carried + inclusive - count;
+    carried += __shfl_sync(0xFFFFFFFFu, inclusive, 31);
+  }
+  __syncthreads();
+}
+
+/* Phase 3: a block per bin: its vertices' counts in shared memory, summed there into offsets (the bin's edges start
+ * where its entries do, since bins are vertex ranges), written out, then each entry placed at its
+ * vertex's offset plus a shared cursor. */
+__global__ void __launch_bounds__(kBinBlockThreads) hg_bin_build_kernel(gh_hg_bulk a, const void *binned,
                                                                          const unsigned long long *bin_offsets) {
-  typedef cub::BlockScan<unsigned, kBinBlockThreads> scan_t;
-  __shared__ typename scan_t::TempStorage scan_storage;
   extern __shared__ unsigned counts[];
+  const gh_slot_format f = gh_hg_format(&a);
   const uint64_t bin = blockIdx.x, first = bin * kVerticesPerBin;
   const unsigned vertices = (unsigned)min(kVerticesPerBin, a.vertices - first);
   const uint64_t begin = bin_offsets[bin], end = bin_offsets[bin + 1u];
   for (unsigned j = threadIdx.x; j < vertices; j += blockDim.x) counts[j] = 0;
   __syncthreads();
-  for (uint64_t e = begin + threadIdx.x; e < end; e += blockDim.x)
-    atomicAdd(&counts[gh_hg_vertex(a.key_bits, a.seed, a.vertices, gh__read_word(keys_in, e, a.key_bits)) - first], 1u);
-  __syncthreads();
-  /* Exclusive sum in place: each thread a run of consecutive counters. */
-  const unsigned per = (vertices + kBinBlockThreads - 1u) / kBinBlockThreads, from = threadIdx.x * per;
-  unsigned sum = 0;
-  for (unsigned j = from; j < from + per && j < vertices; ++j) sum += counts[j];
-  unsigned prefix;
-  scan_t(scan_storage).ExclusiveSum(sum, prefix);
-  for (unsigned j = from; j < from + per && j < vertices; ++j) {
-    const unsigned count = counts[j];
-    counts[j] = prefix;
-    prefix += count;
+  for (uint64_t base = begin + threadIdx.x; base < end; base += (uint64_t)blockDim.x * kUnroll) {
+    uint64_t key[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const uint64_t e = base + (uint64_t)u * blockDim.x;
+      key[u] = e < end ? gh_hg_edge_key(f, binned, e) : 0;
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (base + (uint64_t)u * blockDim.x < end)
+        atomicAdd(&counts[gh_hg_vertex(a.key_bits, a.seed, a.vertices, key[u]) - first], 1u);
   }
   __syncthreads();
+  bin_exclusive_sum(counts, vertices);
   for (unsigned j = threadIdx.x; j < vertices; j += blockDim.x) a.offsets[first + j] = begin + counts[j];
   if (bin + 1u == gridDim.x && threadIdx.x == 0) a.offsets[a.vertices] = end;
   __syncthreads();
-  for (uint64_t e = begin + threadIdx.x; e < end; e += blockDim.x) {
-    const uint64_t key = gh__read_word(keys_in, e, a.key_bits);
-    const uint64_t at = begin + atomicAdd(&counts[gh_hg_vertex(a.key_bits, a.seed, a.vertices, key) - first], 1u);
-    gh__write_word(a.edge_keys, at, a.key_bits, key);
-    if (a.value_bits) gh__write_word(a.edge_values, at, a.value_bits, gh__read_word(values_in, e, a.value_bits));
+  for (uint64_t base = begin + threadIdx.x; base < end; base += (uint64_t)blockDim.x * kUnroll) {
+    gh_slot_bits edge[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const uint64_t e = base + (uint64_t)u * blockDim.x;
+      if (e < end) edge[u] = gh_hg_edge(f, binned, e);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (base + (uint64_t)u * blockDim.x >= end) continue;
+      const uint64_t v = gh_hg_vertex(a.key_bits, a.seed, a.vertices, gh_slot_bits_key(f, edge[u]));
+      gh_slot_write(f, (char *)a.edges + (begin + atomicAdd(&counts[v - first], 1u)) * f.slot_bytes, edge[u]);
+    }
   }
 }
 
@@ -109,34 +198,39 @@ static gh_status launch_status(gh_table *t, cudaError_t err, const char *what) {
 static gh_status cuda_build_binned(gh_table *t, const gh_hg_bulk *a, uint64_t n_entries, uint64_t kept, void *stream) {
   const uint64_t bins = (a->vertices + kVerticesPerBin - 1u) / kVerticesPerBin;
   if (bins > kMaxBins) return GH_ERR_UNSUPPORTED; /* (one relabelling pass only, for now) */
-  const size_t kb = (kept * (a->key_bits / 8u) + 7u) / 8u * 8u, vb = kept * (a->value_bits / 8u);
   const size_t bin_bytes = (bins + 1u) * sizeof(unsigned long long);
   gh_scratch block = {NULL, 0, GH_MEMORY_DEVICE};
-  gh_status status = gh__scratch_alloc(t, &block, 2u * bin_bytes + kb + vb);
+  gh_status status = gh__scratch_alloc(t, &block, 2u * bin_bytes + kept * gh_hg_format(a).slot_bytes);
   if (status != GH_OK) return status;
   unsigned long long *bin_offsets = (unsigned long long *)block.ptr, *bin_cursor = bin_offsets + bins + 1u;
-  char *keys = (char *)(bin_cursor + bins + 1u), *values = keys + kb;
+  void *binned = bin_cursor + bins + 1u;
   const cudaStream_t s = (cudaStream_t)stream;
-  const int binning_grid = gh_cuda_resident_grid(n_entries, (const void *)hg_relabel_kernel, kBlockThreads);
   const size_t count_bytes = bins * sizeof(unsigned), build_bytes = kVerticesPerBin * sizeof(unsigned);
+  const uint64_t tiles = (n_entries + kRelabelThreads * kRelabelPerThread - 1u) / (kRelabelThreads * kRelabelPerThread);
+  const unsigned count_grid = (unsigned)gh_cuda_resident_grid(n_entries, (const void *)hg_bin_count_kernel, kBinningThreads);
+  const unsigned relabel_grid =
+      (unsigned)gh_cuda_resident_grid(tiles * kRelabelThreads, (const void *)hg_relabel_kernel, kRelabelThreads);
   status = launch_status(t, cudaFuncSetAttribute(hg_bin_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                  (int)count_bytes), "cudaFuncSetAttribute");
+  if (status == GH_OK)
+    status = launch_status(t, cudaFuncSetAttribute(hg_relabel_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   (int)count_bytes), "cudaFuncSetAttribute");
   if (status == GH_OK)
     status = launch_status(t, cudaFuncSetAttribute(hg_bin_build_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                    (int)build_bytes), "cudaFuncSetAttribute");
   if (status == GH_OK) status = gh__fill(t, bin_offsets, 0, bin_bytes, stream);
   if (status == GH_OK) {
-    hg_bin_count_kernel<<<binning_grid, kBlockThreads, count_bytes, s>>>(*a, n_entries, bins, bin_offsets);
+    hg_bin_count_kernel<<<count_grid, kBinningThreads, count_bytes, s>>>(*a, n_entries, bins, bin_offsets);
     status = launch_status(t, cudaGetLastError(), "the bin count kernel");
   }
   if (status == GH_OK) status = gh__exclusive_sum_u64(t, (uint64_t *)bin_offsets, (uint64_t *)bin_offsets, bins + 1u, stream);
   if (status == GH_OK) status = gh__copy(t, bin_cursor, bin_offsets, bin_bytes, stream);
   if (status == GH_OK) {
-    hg_relabel_kernel<<<binning_grid, kBlockThreads, 0, s>>>(*a, n_entries, bin_cursor, keys, values);
+    hg_relabel_kernel<<<relabel_grid, kRelabelThreads, count_bytes, s>>>(*a, n_entries, bins, bin_cursor, bin_offsets, binned);
     status = launch_status(t, cudaGetLastError(), "the relabel kernel");
   }
   if (status == GH_OK) {
-    hg_bin_build_kernel<<<(unsigned)bins, kBinBlockThreads, build_bytes, s>>>(*a, keys, values, bin_offsets);
+    hg_bin_build_kernel<<<(unsigned)bins, kBinBlockThreads, build_bytes, s>>>(*a, binned, bin_offsets);
     status = launch_status(t, cudaGetLastError(), "the bin build kernel");
   }
   gh__scratch_free(t, &block, stream);

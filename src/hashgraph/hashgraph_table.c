@@ -13,6 +13,7 @@ static gh_hg_table *state(gh_table *t) { return (gh_hg_table *)t->impl; }
 
 static size_t key_bytes(const gh_table *t) { return t->config.key_bits / 8u; }
 static size_t value_bytes(const gh_table *t) { return t->config.value_bits / 8u; }
+static gh_slot_format edge_format(const gh_table *t) { return gh_slot_format_make(t->config.key_bits, t->config.value_bits); }
 
 /* Vertices for `entries` entries at the config's load factor (keys per vertex); at least one. */
 static uint64_t vertices_for(const gh_config *c, uint64_t entries) {
@@ -34,7 +35,7 @@ static gh_status check_config(const gh_config *c, char *message, size_t size) {
 /* A table holding `capacity` entries. */
 static gh_status estimate(const gh_config *c, size_t *host_bytes, size_t *device_bytes) {
   const size_t table = (size_t)(vertices_for(c, c->capacity) + 1u) * sizeof(uint64_t) +
-                       (size_t)c->capacity * ((c->key_bits + c->value_bits) / 8u);
+                       (size_t)c->capacity * gh_slot_bytes(c->key_bits, c->value_bits);
   return gh__estimate_split(c, sizeof(gh_hg_table), table, host_bytes, device_bytes);
 }
 
@@ -58,14 +59,13 @@ const gh_design_descriptor gh__design_hashgraph = {
 typedef struct csr_arrays {
   uint64_t vertices, vertex_room, edges, edge_room;
   uint64_t *offsets;
-  void *keys, *values;
+  void *edge_slots; /* edge_room slots */
 } csr_arrays;
 
 static void free_arrays(gh_table *t, csr_arrays *a, void *stream) {
   const gh_memory_kind kind = state(t)->kind;
   gh__free_after(t, a->offsets, (a->vertex_room + 1u) * sizeof(uint64_t), kind, stream);
-  gh__free_after(t, a->keys, a->edge_room * key_bytes(t), kind, stream);
-  gh__free_after(t, a->values, a->edge_room * value_bytes(t), kind, stream);
+  gh__free_after(t, a->edge_slots, a->edge_room * edge_format(t).slot_bytes, kind, stream);
   memset(a, 0, sizeof *a);
 }
 
@@ -78,9 +78,8 @@ static gh_status alloc_arrays(gh_table *t, csr_arrays *a, uint64_t edges, void *
   const uint64_t floor = state(t)->capacity_floor;
   a->edge_room = edges > floor ? edges : floor;
   a->offsets = (uint64_t *)gh__alloc(t, (a->vertex_room + 1u) * sizeof(uint64_t), kind);
-  if (a->offsets) a->keys = gh__alloc(t, a->edge_room * key_bytes(t), kind);
-  if (a->keys && value_bytes(t)) a->values = gh__alloc(t, a->edge_room * value_bytes(t), kind);
-  if (a->keys == NULL || (value_bytes(t) && a->values == NULL)) {
+  if (a->offsets) a->edge_slots = gh__alloc(t, a->edge_room * edge_format(t).slot_bytes, kind);
+  if (a->edge_slots == NULL) {
     const uint64_t room = a->edge_room;
     free_arrays(t, a, stream);
     return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no %s memory for a table of %llu edges; nothing was changed",
@@ -90,7 +89,7 @@ static gh_status alloc_arrays(gh_table *t, csr_arrays *a, uint64_t edges, void *
 }
 
 static csr_arrays current(const gh_hg_table *s) {
-  const csr_arrays a = {s->vertices, s->vertex_room, s->edges, s->edge_room, s->offsets, s->keys, s->values};
+  const csr_arrays a = {s->vertices, s->vertex_room, s->edges, s->edge_room, s->offsets, s->edge_slots};
   return a;
 }
 
@@ -104,8 +103,7 @@ static void adopt(gh_table *t, const csr_arrays *a, void *stream) {
   s->edges = a->edges;
   s->edge_room = a->edge_room;
   s->offsets = a->offsets;
-  s->keys = a->keys;
-  s->values = a->values;
+  s->edge_slots = a->edge_slots;
   t->config.capacity = a->edge_room; /* gh_capacity: the entries it holds before it is built larger */
 }
 
@@ -162,8 +160,7 @@ static gh_hg_bulk bulk_args(const gh_table *t, int kind) {
   a.seed = t->config.seed;
   a.vertices = s->vertices;
   a.offsets = s->offsets;
-  a.edge_keys = s->keys;
-  a.edge_values = s->values;
+  a.edges = s->edge_slots;
   return a;
 }
 
@@ -180,8 +177,7 @@ static gh_status run(gh_table *t, const gh_hg_bulk *a, uint64_t n, void *stream)
 static gh_hg_bulk stored_entries(const gh_table *t) {
   const gh_hg_table *s = state((gh_table *)t);
   gh_hg_bulk a = bulk_args(t, GH_HG_COUNT);
-  a.old_keys = s->keys;
-  a.old_values = s->values;
+  a.old_edges = s->edge_slots;
   a.n_old = s->edges;
   return a;
 }
@@ -197,8 +193,7 @@ static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_e
   a.kind = GH_HG_COUNT;
   a.vertices = built->vertices;
   a.offsets = built->offsets;
-  a.edge_keys = built->keys;
-  a.edge_values = built->values;
+  a.edges = built->edge_slots;
   const gh_hg_backend *be = s->backend;
   if (be->build_binned && built->edges >= GH_HG_BINNED_MIN) {
     /* (Without memory for its bins V2 steps aside too: V1 needs none beyond the table.) */
@@ -321,8 +316,7 @@ static gh_status insert_map(gh_table *t, const void *keys, const void *values, u
   if (grows) {
     a.vertices = built.vertices;
     a.offsets = built.offsets;
-    a.edge_keys = built.keys;
-    a.edge_values = built.values;
+    a.edges = built.edge_slots;
   }
   if (status == GH_OK && merged && value_bytes(t)) status = run(t, &a, runs, stream);
   gh__scratch_free(t, &m.block, stream);
@@ -404,20 +398,20 @@ gh_status gh__hg_find(gh_table *t, const void *keys, uint64_t n, void *values_ou
 
 gh_status gh__hg_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out,
                        uint64_t *total, void *stream) {
-  /* The counts and one more element, whose exclusive sum is the total. */
-  gh_scratch sums = {NULL, 0, state(t)->kind};
-  gh_status status = gh__scratch_alloc(t, &sums, (n + 1u) * sizeof(uint64_t));
+  /* Counted straight into counts_out when it is wanted (into scratch when only the total is), then
+   * summed into one scratch word: allocated first, so that counts_out is written only by a call
+   * that succeeds. */
+  gh_scratch scratch = {NULL, 0, state(t)->kind};
+  const uint64_t own_counts = counts_out ? 0u : n;
+  gh_status status = gh__scratch_alloc(t, &scratch, (own_counts + 1u) * sizeof(uint64_t));
+  uint64_t *sum = (uint64_t *)scratch.ptr;
   gh_hg_bulk a = bulk_args(t, GH_HG_PROBE_COUNT);
   a.keys = keys;
-  a.out_counts = (uint64_t *)sums.ptr;
-  if (status == GH_OK) status = gh__fill(t, a.out_counts + n, 0, sizeof(uint64_t), stream);
+  a.out_counts = counts_out ? counts_out : sum + 1;
   if (status == GH_OK) status = run(t, &a, n, stream);
-  if (status == GH_OK && counts_out) status = gh__copy(t, counts_out, sums.ptr, n * sizeof(uint64_t), stream);
-  if (status == GH_OK && total) {
-    status = gh__exclusive_sum_u64(t, a.out_counts, a.out_counts, n + 1u, stream);
-    if (status == GH_OK) status = gh__to_host(t, total, a.out_counts + n, sizeof *total, stream);
-  }
-  gh__scratch_free(t, &sums, stream);
+  if (status == GH_OK && total) status = gh__sum_u64(t, a.out_counts, n, sum, stream);
+  if (status == GH_OK && total) status = gh__to_host(t, total, sum, sizeof *total, stream);
+  gh__scratch_free(t, &scratch, stream);
   return status;
 }
 
@@ -443,12 +437,12 @@ gh_status gh__hg_join(gh_table *t, const void *keys, uint64_t n, const gh_join_r
   const int semi = request->kind == GH_JOIN_KIND_SEMI;
   const unsigned row_bits = request->kind == GH_JOIN_KIND_COUNT ? 0u : n > (1ull << 32) ? 64u : 32u;
   const size_t offsets_bytes = (s->vertices + 1u) * sizeof(uint64_t);
-  const size_t kb = align8(n * key_bytes(t)), rb = align8(n * (row_bits / 8u));
+  const size_t left_bytes = align8(n * gh_slot_bytes(t->config.key_bits, row_bits));
   gh_scratch block = {NULL, 0, s->kind};
-  gh_status status = gh__scratch_alloc(t, &block, 2u * offsets_bytes + kb + rb);
+  gh_status status = gh__scratch_alloc(t, &block, 2u * offsets_bytes + left_bytes);
   char *at = (char *)block.ptr;
-  csr_arrays left = {s->vertices, s->vertices, n, n, (uint64_t *)at, at + offsets_bytes, at + offsets_bytes + kb};
-  uint64_t *pair_offsets = (uint64_t *)(at + offsets_bytes + kb + rb);
+  csr_arrays left = {s->vertices, s->vertices, n, n, (uint64_t *)at, at + offsets_bytes};
+  uint64_t *pair_offsets = (uint64_t *)(at + offsets_bytes + left_bytes);
   if (status == GH_OK) status = gh__fill(t, left.offsets, 0, offsets_bytes, stream);
   gh_hg_bulk entries = bulk_args(t, GH_HG_COUNT);
   entries.keys = keys;
@@ -456,8 +450,7 @@ gh_status gh__hg_join(gh_table *t, const void *keys, uint64_t n, const gh_join_r
   if (status == GH_OK) status = build_into(t, &entries, n, &left, stream);
   gh_hg_bulk a = bulk_args(t, semi ? GH_HG_MEET_SEMI : GH_HG_MEET_COUNT);
   a.left_offsets = left.offsets;
-  a.left_keys = left.keys;
-  a.left_rows = left.values;
+  a.left_edges = left.edge_slots;
   a.row_bits = row_bits;
   a.out_found = request->match_out;
   a.out_counts = pair_offsets;
@@ -489,15 +482,16 @@ gh_status gh__hg_join(gh_table *t, const void *keys, uint64_t n, const gh_join_r
 /* ---- Export, validate --------------------------------------------------------------------------- */
 
 gh_status gh__hg_export(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream) {
-  gh_hg_table *s = state(t);
-  gh_status status = gh__copy(t, keys_out, s->keys, s->edges * key_bytes(t), stream);
-  if (status == GH_OK && values_out) status = gh__copy(t, values_out, s->values, s->edges * value_bytes(t), stream);
-  if (status == GH_OK) *count = s->edges;
+  gh_hg_bulk a = bulk_args(t, GH_HG_UNPACK);
+  a.out_keys = keys_out;
+  a.out_values = value_bytes(t) ? values_out : NULL;
+  const gh_status status = run(t, &a, state(t)->edges, stream);
+  if (status == GH_OK) *count = state(t)->edges;
   return status;
 }
 
 /* Offsets from 0 to the edge count, never decreasing; every edge under the vertex its key hashes to. */
-static int check_csr(const gh_table *t, const uint64_t *offsets, const void *keys, char *message, size_t size) {
+static int check_csr(const gh_table *t, const uint64_t *offsets, const void *edge_slots, char *message, size_t size) {
   const gh_hg_table *s = state((gh_table *)t);
   if (offsets[0] != 0 || offsets[s->vertices] != s->edges) {
     snprintf(message, size, "offsets run from %llu to %llu, not from 0 to the %llu edges", (unsigned long long)offsets[0],
@@ -511,7 +505,7 @@ static int check_csr(const gh_table *t, const uint64_t *offsets, const void *key
       return 1;
     }
     for (uint64_t e = offsets[v]; e < offsets[v + 1u]; ++e) {
-      const uint64_t key = gh__read_word(keys, e, t->config.key_bits);
+      const uint64_t key = gh_hg_edge_key(edge_format(t), edge_slots, e);
       const uint64_t home = gh_hg_vertex(t->config.key_bits, t->config.seed, s->vertices, key);
       if (home != v) {
         snprintf(message, size, "edge %llu (key %llu) is under vertex %llu, its key hashes to %llu", (unsigned long long)e,
@@ -525,11 +519,11 @@ static int check_csr(const gh_table *t, const uint64_t *offsets, const void *key
 
 gh_status gh__hg_validate(gh_table *t) {
   gh_hg_table *s = state(t);
-  const size_t offsets_bytes = (s->vertices + 1u) * sizeof(uint64_t), keys_bytes = s->edges * key_bytes(t);
-  char *copy = (char *)malloc(offsets_bytes + keys_bytes + 1u);
+  const size_t offsets_bytes = (s->vertices + 1u) * sizeof(uint64_t), edges_bytes = s->edges * edge_format(t).slot_bytes;
+  char *copy = (char *)malloc(offsets_bytes + edges_bytes + 1u);
   if (copy == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: no host memory for a copy of the table");
   gh_status status = gh__to_host(t, copy, s->offsets, offsets_bytes, NULL);
-  if (status == GH_OK) status = gh__to_host(t, copy + offsets_bytes, s->keys, keys_bytes, NULL);
+  if (status == GH_OK) status = gh__to_host(t, copy + offsets_bytes, s->edge_slots, edges_bytes, NULL);
   char message[GH_ERROR_CAPACITY - 64];
   if (status == GH_OK && check_csr(t, (const uint64_t *)copy, copy + offsets_bytes, message, sizeof message))
     status = gh__fail(t, GH_ERR_CORRUPT, "validate: %s", message);
@@ -537,7 +531,8 @@ gh_status gh__hg_validate(gh_table *t) {
   return status;
 }
 
-/* Distinct keys of a multi-value table: its keys sorted, runs of equal keys counted. */
+/* Distinct keys of a multi-value table: its keys taken out of the edges (into `unique`, free until
+ * the runs are counted) and sorted, runs of equal keys counted. */
 static gh_status count_distinct(gh_table *t, uint64_t *distinct) {
   gh_hg_table *s = state(t);
   const size_t kb = align8(s->edges * key_bytes(t));
@@ -545,8 +540,11 @@ static gh_status count_distinct(gh_table *t, uint64_t *distinct) {
   gh_status status = gh__scratch_alloc(t, &block, 2u * kb + (s->edges + 1u) * sizeof(uint64_t));
   char *sorted = (char *)block.ptr, *unique = sorted + kb;
   uint64_t *runs = (uint64_t *)(unique + kb);
+  gh_hg_bulk a = bulk_args(t, GH_HG_UNPACK);
+  a.out_keys = unique;
+  if (status == GH_OK) status = run(t, &a, s->edges, NULL);
   if (status == GH_OK)
-    status = gh__sort_pairs(t, s->keys, sorted, NULL, NULL, s->edges, t->config.key_bits, 0u, NULL);
+    status = gh__sort_pairs(t, unique, sorted, NULL, NULL, s->edges, t->config.key_bits, 0u, NULL);
   if (status == GH_OK) status = gh__run_length_encode(t, sorted, s->edges, t->config.key_bits, unique, runs + 1, runs, NULL);
   if (status == GH_OK) status = gh__to_host(t, distinct, runs, sizeof *distinct, NULL);
   gh__scratch_free(t, &block, NULL);

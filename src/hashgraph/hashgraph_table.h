@@ -16,7 +16,7 @@ typedef struct gh_hg_table {
   uint64_t vertices, vertex_room; /* in use; allocated */
   uint64_t edges, edge_room;       /* entries stored; room for them */
   uint64_t *offsets;               /* vertices + 1 */
-  void *keys, *values;             /* edge_room entries each (values NULL for a set) */
+  void *edge_slots;                /* edge_room slots (slot.h): each edge's key and value */
   uint64_t capacity_floor;         /* the config's capacity: room for at least that many edges */
   uint64_t builds;                 /* inserts and erases that built the table, ever */
   uint64_t grows;                  /* builds that needed more room than the table had */
