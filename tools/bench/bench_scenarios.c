@@ -43,7 +43,7 @@ const bench_design_def bench_designs[D_COUNT] = {
                                                       BIT(AX_D) | BIT(AX_FACTOR) | BIT(AX_ABSENT)},
     [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_ABSENT)},
     [D_SLAB] = {GH_SLAB, GH_OVERWRITE, 0, 0,
-                COMMON | BIT(AX_SLABS) | BIT(AX_START) | DYNAMIC | BIT(AX_UPDATES)},
+                COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_SLABS) | BIT(AX_START) | DYNAMIC | BIT(AX_UPDATES)},
     [D_DYCUCKOO] = {GH_DYCUCKOO, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_D) | DYNAMIC | BIT(AX_FILL_MIN)},
     [D_HASHGRAPH] = {GH_HASHGRAPH, GH_OVERWRITE, 0, 0,
                      COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_LOAD) | BIT(AX_ABSENT)}};
@@ -79,10 +79,14 @@ const bench_scenario bench_scenarios[] = {
      3, 0, 0},
     {"hashgraph-a", "hashgraph-a (paper 5.1, 5.3): build (GPU: V2) and the standard probe vs load factor; vs CUB's "
      "radix sort of the pairs", 0, 0, 0},
+    {"hashgraph-b", "hashgraph-b (paper 5.1): build (GPU: V2) and the standard probe vs the keys' multiplicity; vs "
+     "CUB's radix sort of the pairs", 0, 1, 0},
     {"hashgraph-d", "hashgraph-d (paper 5.3): inner join of n left and n right rows, build + count + pairs, by "
      "the standard probe and by the intersection probe vs load factor", 0, 0, 0},
     {"hashgraph-e", "hashgraph-e: inner join of n left and n right rows (build + count + pairs) vs match rate; vs a "
-     "sort-merge join on CUB (both sides sorted, runs found by binary search, count, fill)", 0, 0, 0}};
+     "sort-merge join on CUB (both sides sorted, runs found by binary search, count, fill)", 0, 0, 0},
+    {"hashgraph-f", "hashgraph-f: the multi-value designs on one input (build, gh_count + gh_find_all) vs the keys' "
+     "multiplicity: hashgraph, cuckoo, slab, sorted pairs", 0, 1, 0}};
 const size_t bench_scenario_count = sizeof bench_scenarios / sizeof bench_scenarios[0];
 
 #define P2(k) ((double)(1ull << (k)))
@@ -204,6 +208,25 @@ const bench_row bench_rows[] = {
     {"hashgraph-a", AX_LOAD, ALL, 5, {0.25, 0.5, 1, 2, 4}},
     /* find_first: gh_find, each key's first value; find (multivalue: find_all): gh_count + gh_find_all */
     {"hashgraph-a", AX_OP, ALL, 3, {OP_BUILD, OP_FIND_FIRST, OP_FIND}},
+    /* b: key(i mod u), u = n / multiplicity, as cuckoo-d; the probe looks up each distinct key once */
+    {"hashgraph-b", AX_DESIGN, ALL, 2, {D_HASHGRAPH, D_SORTED}},
+    {"hashgraph-b", AX_N, ALL, PER_MODE, {P2(27), P2(24), P2(20), P2(16)}},
+    {"hashgraph-b", AX_DIST, ALL, 1, {DIST_CYCLIC}},
+    {"hashgraph-b", AX_MULT, QUICK, 3, {1, 16, 1024}},
+    {"hashgraph-b", AX_MULT, ALL, 6, {1, 4, 16, 64, 256, 1024}},
+    {"hashgraph-b", AX_VARIANT, ALL, 1, {GH_VARIANT_MULTIVALUE}},
+    {"hashgraph-b", AX_LOAD, ALL, 1, {1}},
+    {"hashgraph-b", AX_OP, ALL, 2, {OP_BUILD, OP_FIND}},
+    /* f: the same inputs into each multi-value design (cuckoo d = 4, table 1.25 x the distinct keys;
+     * slab sized for the n entries at 0.7 slabs a bucket; hashgraph load 1) */
+    {"hashgraph-f", AX_DESIGN, ALL, 4, {D_HASHGRAPH, D_CUCKOO, D_SLAB, D_SORTED}},
+    {"hashgraph-f", AX_N, ALL, PER_MODE, {P2(26), P2(24), P2(20), P2(16)}},
+    {"hashgraph-f", AX_DIST, ALL, 1, {DIST_CYCLIC}},
+    {"hashgraph-f", AX_MULT, QUICK, 3, {1, 16, 256}},
+    {"hashgraph-f", AX_MULT, ALL, 5, {1, 4, 16, 64, 256}},
+    {"hashgraph-f", AX_VARIANT, ALL, 1, {GH_VARIANT_MULTIVALUE}},
+    {"hashgraph-f", AX_LOAD, ALL, 1, {1}},
+    {"hashgraph-f", AX_OP, ALL, 2, {OP_BUILD, OP_FIND}},
     /* d, e: the issue's 2^26 rows a side, unique keys; the left rows of a match rate of p % are the
      * right keys but 100 - p % of them (absent_percent), in the right rows' order. */
     {"hashgraph-d", AX_DESIGN, ALL, 1, {D_HASHGRAPH}},
@@ -243,9 +266,10 @@ gh_config bench_table_config(const bench_ctx *c) {
     config.group_size = (unsigned)c->ax[AX_G];
     config.capacity = (uint64_t)ceil((double)c->distinct / c->ax[AX_LOAD]);
   } else if (config.design == GH_SLAB) { /* initial_buckets: the capacity of that many */
+    config.variant = (gh_variant)variant(c);
     config.slab_load = c->ax[AX_SLABS];
-    config.capacity = c->ax[AX_START] > 0 ? (uint64_t)(c->ax[AX_START] * per_slab(c) *
-                                                       config.slab_load) : c->distinct;
+    config.capacity = c->ax[AX_START] > 0 ? (uint64_t)(c->ax[AX_START] * per_slab(c) * config.slab_load)
+                      : config.variant == GH_VARIANT_MULTIVALUE ? c->n : c->distinct; /* the entries */
   } else if (config.design == GH_HASHGRAPH) { /* room for the entries; keys per vertex */
     config.variant = (gh_variant)variant(c);
     config.capacity = c->n;
