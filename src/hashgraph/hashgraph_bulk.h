@@ -137,6 +137,47 @@ GH_HD void gh_hg_meet(const gh_hg_bulk *a, uint64_t v) {
   if (a->kind == GH_HG_MEET_COUNT) a->out_counts[v] = pairs;
 }
 
+/* Query i (key, its vertex's edges begin .. end) of the probing steps: PROBE_*, MERGE_STORED, ERASE. */
+GH_HD void gh_hg_lookup(const gh_hg_bulk *a, uint64_t i, uint64_t key, uint64_t begin, uint64_t end) {
+  const gh_slot_format f = gh_hg_format(a);
+  gh_slot_bits edge = {0, 0};
+  uint64_t e = gh_hg_next_edge(f, a->edges, begin, end, key, &edge);
+  const int found = e < end;
+  if (a->kind == GH_HG_PROBE_FIRST) {
+    if (a->out_values)
+      gh__write_word(a->out_values, i, a->value_bits, found ? gh_slot_bits_value(f, edge) : a->default_value);
+    if (a->out_found) a->out_found[i] = (uint8_t)found;
+  } else if (a->kind == GH_HG_MERGE_STORED) {
+    /* A map holds a key once: its one edge takes the run's merged value. */
+    if (found && a->value_bits && a->merge_values)
+      gh_hg_put_edge(f, a->edges, e, key,
+                     gh_policy_combine(a->policy, a->value_bits, gh_slot_bits_value(f, edge),
+                                       gh__read_word(a->values, i, a->value_bits)));
+    if (a->out_found) a->out_found[i] = (uint8_t)found;
+    if (found && a->counters) gh_add_u64(&a->counters[0], 1u);
+  } else if (a->kind == GH_HG_ERASE) {
+    /* Copies of the key in the batch race for its first edge's mark: one wins. Each edge is
+     * counted by whoever marks it first. */
+    const uint64_t first = e;
+    int won = 0;
+    for (; e < end; e = gh_hg_next_edge(f, a->edges, e + 1u, end, key, &edge)) {
+      const int marked_now = gh_exchange_u32(&a->dead[e], 1u) == 0u;
+      if (e == first) won = marked_now;
+      if (marked_now) gh_add_u64(&a->counters[1], 1u);
+    }
+    if (a->out_found) a->out_found[i] = (uint8_t)won;
+    if (won) gh_add_u64(&a->counters[0], 1u);
+  } else {
+    uint64_t matches = 0;
+    for (; e < end; e = gh_hg_next_edge(f, a->edges, e + 1u, end, key, &edge)) {
+      if (a->kind == GH_HG_PROBE_FILL && a->out_values)
+        gh__write_word(a->out_values, a->out_offsets[i] + matches, a->value_bits, gh_slot_bits_value(f, edge));
+      matches += 1;
+    }
+    if (a->kind == GH_HG_PROBE_COUNT) a->out_counts[i] = matches;
+  }
+}
+
 GH_HD void gh_hg_bulk_one(const gh_hg_bulk *a, uint64_t i) {
   switch (a->kind) {
     case GH_HG_MEET_COUNT:
@@ -172,46 +213,9 @@ GH_HD void gh_hg_bulk_one(const gh_hg_bulk *a, uint64_t i) {
     }
     default: {
       if (a->only && !a->only[i]) break;
-      const gh_slot_format f = gh_hg_format(a);
       const uint64_t key = gh__read_word(a->keys, i, a->key_bits);
       const uint64_t v = gh_hg_vertex(a->key_bits, a->seed, a->vertices, key);
-      const uint64_t end = a->offsets[v + 1u];
-      gh_slot_bits edge = {0, 0};
-      uint64_t e = gh_hg_next_edge(f, a->edges, a->offsets[v], end, key, &edge);
-      const int found = e < end;
-      if (a->kind == GH_HG_PROBE_FIRST) {
-        if (a->out_values)
-          gh__write_word(a->out_values, i, a->value_bits, found ? gh_slot_bits_value(f, edge) : a->default_value);
-        if (a->out_found) a->out_found[i] = (uint8_t)found;
-      } else if (a->kind == GH_HG_MERGE_STORED) {
-        /* A map holds a key once: its one edge takes the run's merged value. */
-        if (found && a->value_bits && a->merge_values)
-          gh_hg_put_edge(f, a->edges, e, key,
-                         gh_policy_combine(a->policy, a->value_bits, gh_slot_bits_value(f, edge),
-                                           gh__read_word(a->values, i, a->value_bits)));
-        if (a->out_found) a->out_found[i] = (uint8_t)found;
-        if (found && a->counters) gh_add_u64(&a->counters[0], 1u);
-      } else if (a->kind == GH_HG_ERASE) {
-        /* Copies of the key in the batch race for its first edge's mark: one wins. Each edge is
-         * counted by whoever marks it first. */
-        const uint64_t first = e;
-        int won = 0;
-        for (; e < end; e = gh_hg_next_edge(f, a->edges, e + 1u, end, key, &edge)) {
-          const int marked_now = gh_exchange_u32(&a->dead[e], 1u) == 0u;
-          if (e == first) won = marked_now;
-          if (marked_now) gh_add_u64(&a->counters[1], 1u);
-        }
-        if (a->out_found) a->out_found[i] = (uint8_t)won;
-        if (won) gh_add_u64(&a->counters[0], 1u);
-      } else {
-        uint64_t matches = 0;
-        for (; e < end; e = gh_hg_next_edge(f, a->edges, e + 1u, end, key, &edge)) {
-          if (a->kind == GH_HG_PROBE_FILL && a->out_values)
-            gh__write_word(a->out_values, a->out_offsets[i] + matches, a->value_bits, gh_slot_bits_value(f, edge));
-          matches += 1;
-        }
-        if (a->kind == GH_HG_PROBE_COUNT) a->out_counts[i] = matches;
-      }
+      gh_hg_lookup(a, i, key, a->offsets[v], a->offsets[v + 1u]);
       break;
     }
   }

@@ -1,5 +1,6 @@
 /* hashgraph_cuda.cu - the HashGraph design on the GPU: the steps of hashgraph_bulk.h, one thread
- * per element (the counts and cursors with global atomics: Green's build V1), and Green's build V2:
+ * per element (the counts and cursors with global atomics: Green's build V1; the multi-value
+ * probes hand long vertices to the warp), and Green's build V2:
  * the entries binned by vertex range (a bin = kVerticesPerBin consecutive vertices), then a block
  * per bin builds its part of the CSR with the bin's vertex counters in shared memory. */
 #include <cuda_runtime.h>
@@ -17,10 +18,58 @@ __global__ void hg_bulk_kernel(gh_hg_bulk a, uint64_t n) {
   for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) gh_hg_bulk_one(&a, i);
 }
 
+/* Vertices of more edges than this are scanned by the whole warp (gh_count, gh_find_all): a thread
+ * alone would take one dependent step an edge, a key of 1024 values 1024 of them, with its warp's
+ * reads and writes 32 lines apart. At load factors up to 4, unique keys' vertices rarely reach it. */
+static const uint64_t kWarpScanEdges = 8;
+
+/* PROBE_COUNT / PROBE_FILL of one query by the warp, 32 edges a read; a fill writes each read's
+ * matches together, in edge order (as a thread alone would). */
+static __device__ void warp_scan(const gh_hg_bulk &a, uint64_t query, uint64_t key, uint64_t begin, uint64_t end) {
+  const gh_slot_format f = gh_hg_format(&a);
+  const unsigned lane = threadIdx.x % 32u, lanes_below = (1u << lane) - 1u;
+  const uint64_t out = a.kind == GH_HG_PROBE_FILL ? a.out_offsets[query] : 0;
+  uint64_t matches = 0;
+  for (uint64_t from = begin; from < end; from += 32u) {
+    const uint64_t e = from + lane;
+    const gh_slot_bits edge = e < end ? gh_hg_edge(f, a.edges, e) : gh_slot_bits{0, 0};
+    const bool hit = e < end && gh_slot_bits_key(f, edge) == key;
+    const unsigned hits = __ballot_sync(0xFFFFFFFFu, hit);
+    if (hit && a.kind == GH_HG_PROBE_FILL && a.out_values)
+      gh__write_word(a.out_values, out + matches + __popc(hits & lanes_below), a.value_bits, gh_slot_bits_value(f, edge));
+    matches += __popc(hits);
+  }
+  if (a.kind == GH_HG_PROBE_COUNT && lane == 0) a.out_counts[query] = matches;
+}
+
+/* PROBE_COUNT / PROBE_FILL: a thread per query, but queries of long vertices handed to the warp. */
+__global__ void hg_probe_kernel(gh_hg_bulk a, uint64_t n) {
+  const unsigned lane = threadIdx.x % 32u;
+  for (uint64_t warp_first = gh_thread_index() - lane; warp_first < n; warp_first += gh_grid_threads()) {
+    const uint64_t i = warp_first + lane;
+    uint64_t key = 0, begin = 0, end = 0;
+    if (i < n) {
+      key = gh__read_word(a.keys, i, a.key_bits);
+      const uint64_t v = gh_hg_vertex(a.key_bits, a.seed, a.vertices, key);
+      begin = a.offsets[v];
+      end = a.offsets[v + 1u];
+      if (end - begin <= kWarpScanEdges) gh_hg_lookup(&a, i, key, begin, end);
+    }
+    for (unsigned long_ones = __ballot_sync(0xFFFFFFFFu, end - begin > kWarpScanEdges); long_ones;
+         long_ones &= long_ones - 1u) {
+      const int owner = __ffs(long_ones) - 1;
+      warp_scan(a, warp_first + owner, __shfl_sync(0xFFFFFFFFu, key, owner), __shfl_sync(0xFFFFFFFFu, begin, owner),
+                __shfl_sync(0xFFFFFFFFu, end, owner));
+    }
+  }
+}
+
 static gh_status cuda_bulk(gh_table *t, const gh_hg_bulk *a, uint64_t n, void *stream) {
   gh_hg_bulk copy = *a;
   void *args[] = {&copy, &n};
-  return gh__cuda_launch(t, (const void *)hg_bulk_kernel, n, kBlockThreads, args, stream);
+  const int probe = a->kind == GH_HG_PROBE_COUNT || a->kind == GH_HG_PROBE_FILL;
+  return gh__cuda_launch(t, probe ? (const void *)hg_probe_kernel : (const void *)hg_bulk_kernel, n, kBlockThreads,
+                         args, stream);
 }
 
 /* ---- Build V2 ------------------------------------------------------------------------------------ */
