@@ -234,6 +234,14 @@ typedef struct gh_config {
    * entries uses ceil(E / load_factor) vertices. Larger values mean fewer vertices and longer
    * lists; the table's size in edges is always the number of entries. */
   double load_factor;
+  /* ---- appended after 0.5 ---- */
+  /* hashgraph: vertices per bin of the CUDA backend's build V2, a power of two from 1024 to 32768;
+   * 0 (default) = 16384. A block builds a bin's part of the table with a 32-bit counter per vertex
+   * in shared memory, so larger bins take more of it (32768: 128 KB, one block an SM) and smaller
+   * ones make more bins: V2 takes up to 32768 bins (at the default, 2^29 vertices); beyond, the
+   * slower build V1 runs. Tables are the same whatever the value (up to the order of a vertex's
+   * edges). The host backend builds with V1 and ignores it. */
+  unsigned bin_vertices;
 } gh_config;
 
 /** Fills the first struct_size bytes of *config with the defaults for the design (struct_size

@@ -15,16 +15,19 @@
  *                 against the model; a map refuses values NULL
  *   builds        build V2 (the CUDA backend's, from 2^16 entries) gives the table build V1 (the host
  *                 backend's) gives: the same entries built on both backends, 2^20 and 2^12 of them
- *                 (V1 on both), load factors 0.25, 1 and 4, 32- and 64-bit keys; both validate
+ *                 (V1 on both), load factors 0.25, 1 and 4, 32- and 64-bit keys, V2's bins of the
+ *                 default size, the smallest (1024 vertices) and the largest (32768); both validate
  *                 (every edge under its key's vertex, offsets from 0 to the edge count) and export
  *                 the same multiset of (key, value), so their offsets agree and the tables differ
  *                 at most in the order inside a vertex. On the host backend: nothing to compare
- *   config        load_factor out of [0.25, 4] refused naming the field, nothing created; its
- *                 bounds accepted and given back by gh_get_config
+ *   config        load_factor out of [0.25, 4] and bin_vertices not 0 or a power of two in
+ *                 [1024, 32768] refused naming the field, nothing created; the bounds accepted and
+ *                 given back by gh_get_config
  *
  * Every failure prints the case, the phase and the seed.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,25 +239,30 @@ static void part_builds(void) {
     return;
   }
   static const double loads[] = {0.25, 1.0, 4.0};
-  static const uint64_t sizes[] = {1u << 20, 1u << 12};
-  for (size_t z = 0; z < 2; ++z)
+  /* Entries and V2's bin size (0: the default); 2^12 entries build with V1 on both backends. */
+  static const struct {
+    uint64_t n;
+    unsigned bin_vertices;
+  } cases[] = {{1u << 20, 0}, {1u << 20, 1024}, {1u << 20, 32768}, {1u << 12, 0}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
     for (unsigned kb = 32; kb <= 64; kb += 32)
       for (size_t l = 0; l < sizeof loads / sizeof loads[0]; ++l) {
-        const uint64_t n = sizes[z], n_distinct = n / 4;
-        tu_rng rng = tu_rng_make(tu_mix_seed(hg_seed, kb, l, n));
+        const uint64_t n = cases[c].n, n_distinct = n / 4;
+        tu_rng rng = tu_rng_make(tu_mix_seed(hg_seed, kb, l, n + cases[c].bin_vertices));
         uint64_t *distinct = (uint64_t *)tu_xmalloc(n_distinct * 8), *keys = (uint64_t *)tu_xmalloc(n * 8),
                  *values = (uint64_t *)tu_xmalloc(n * 8);
         tu_gen_unique_keys(&rng, kb, n_distinct, NULL, distinct);
         tu_gen_from_pool(&rng, distinct, n_distinct, n, keys);
         tu_multi_values(&rng, 32, n, values);
-        tu_set_context("hashgraph builds %llu entries k%u load %g seed 0x%016llx", (unsigned long long)n, kb, loads[l],
-                       (unsigned long long)hg_seed);
+        tu_set_context("hashgraph builds %llu entries k%u load %g bin_vertices %u seed 0x%016llx", (unsigned long long)n,
+                       kb, loads[l], cases[c].bin_vertices, (unsigned long long)hg_seed);
         void *packed_keys = tu_pack(keys, n, kb), *packed_values = tu_pack(values, n, 32);
         gh_table *tables[2] = {NULL, NULL};
         tu_kv *exports[2] = {NULL, NULL};
         for (int b = 0; b < 2; ++b) {
           gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, kb, 32, loads[l]);
           cfg.backend = b == 0 ? GH_BACKEND_CUDA : GH_BACKEND_HOST;
+          cfg.bin_vertices = cases[c].bin_vertices;
           tu_set_phase("the build on the %s backend", tu_backend_name(cfg.backend));
           if (!CHECK_OK(NULL, gh_create(&cfg, &tables[b]))) continue;
           if (CHECK_OK(tables[b], gh_insert(tables[b], packed_keys, packed_values, n, GH_APPEND, NULL, NULL)) &&
@@ -283,33 +291,62 @@ static void part_builds(void) {
   printf("  builds: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 
-static void expect_refused(double load_factor) {
+static void expect_refused(double load_factor, unsigned bin_vertices) {
   gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, 32, 32, load_factor);
+  cfg.bin_vertices = bin_vertices;
+  const char *field = bin_vertices ? "bin_vertices" : "load_factor";
   char message[256] = "";
   gh_table *t = (gh_table *)1;
   CHECK_STATUS(NULL, gh_config_validate(&cfg, message, sizeof message), GH_ERR_INVALID_ARGUMENT);
-  CHECK(strstr(message, "load_factor") != NULL, "load_factor %g: the message does not name the field: \"%s\"",
-        load_factor, message);
+  CHECK(strstr(message, field) != NULL, "load_factor %g, bin_vertices %u: the message does not name %s: \"%s\"",
+        load_factor, bin_vertices, field, message);
   CHECK_STATUS(NULL, gh_create(&cfg, &t), GH_ERR_INVALID_ARGUMENT);
-  CHECK(t == NULL, "load_factor %g: gh_create left a table behind a refusal", load_factor);
+  CHECK(t == NULL, "load_factor %g, bin_vertices %u: gh_create left a table behind a refusal", load_factor,
+        bin_vertices);
 }
 
 static void part_config(void) {
   tu_set_context("hashgraph config %s", tu_backend_name(hg_backend));
   tu_set_phase("load factors out of [0.25, 4]");
-  expect_refused(0.2);
-  expect_refused(4.5);
-  expect_refused(0.0);
-  expect_refused(NAN);
+  expect_refused(0.2, 0);
+  expect_refused(4.5, 0);
+  expect_refused(0.0, 0);
+  expect_refused(NAN, 0);
+  tu_set_phase("bin_vertices not a power of two in [1024, 32768]");
+  expect_refused(1.0, 512);
+  expect_refused(1.0, 3000);
+  expect_refused(1.0, 65536);
+  expect_refused(1.0, 0xFFFFFFFFu);
   tu_set_phase("the bounds themselves");
-  for (double load = 0.25; load <= 4.0; load *= 16.0) {
+  for (int k = 0; k < 2; ++k) {
+    const double load = k ? 4.0 : 0.25;
+    const unsigned bins = k ? 32768u : 1024u;
     gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, 32, 32, load);
+    cfg.bin_vertices = bins;
     gh_table *t = NULL;
     if (!CHECK_OK(NULL, gh_create(&cfg, &t))) continue;
     gh_config got;
     if (CHECK_OK(t, gh_get_config(t, &got)))
-      CHECK(got.load_factor == load, "gh_get_config gives load_factor %g for %g", got.load_factor, load);
+      CHECK(got.load_factor == load && got.bin_vertices == bins,
+            "gh_get_config gives load_factor %g, bin_vertices %u for %g, %u", got.load_factor, got.bin_vertices, load,
+            bins);
     gh_destroy(t);
+  }
+  /* A program built against the header before bin_vertices: its struct ends there, and whatever
+   * lies beyond it is not read (the default bins). */
+  tu_set_phase("a config of the size before bin_vertices");
+  gh_config old;
+  memset(&old, 0x5A, sizeof old);
+  if (CHECK_OK(NULL, gh_config_init(&old, offsetof(gh_config, bin_vertices), GH_VERSION_NUMBER, GH_HASHGRAPH))) {
+    old.backend = hg_backend;
+    gh_table *t = NULL;
+    if (CHECK_OK(NULL, gh_create(&old, &t))) {
+      gh_config got;
+      if (CHECK_OK(t, gh_get_config(t, &got)))
+        CHECK(got.bin_vertices == 0 && got.load_factor == 1.0, "bin_vertices %u, load_factor %g", got.bin_vertices,
+              got.load_factor);
+      gh_destroy(t);
+    }
   }
   printf("  config: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }

@@ -1,7 +1,7 @@
 /* hashgraph_cuda.cu - the HashGraph design on the GPU: the steps of hashgraph_bulk.h, one thread
  * per element (the counts and cursors with global atomics: Green's build V1; the multi-value
  * probes hand long vertices to the warp), and Green's build V2:
- * the entries binned by vertex range (a bin = kVerticesPerBin consecutive vertices), then a block
+ * the entries binned by vertex range (a bin = gh_config.bin_vertices consecutive vertices), then a block
  * per bin builds its part of the CSR with the bin's vertex counters in shared memory. */
 #include <cuda_runtime.h>
 
@@ -74,18 +74,19 @@ static gh_status cuda_bulk(gh_table *t, const gh_hg_bulk *a, uint64_t n, void *s
 
 /* ---- Build V2 ------------------------------------------------------------------------------------ */
 
-/* Vertices per bin: their 32-bit counters fill 64 KB of shared memory, so that two blocks of a bin
- * each run on an SM (bins of 32768 vertices, one block an SM: the bin build 13 % slower on an H100). */
-static const uint64_t kVerticesPerBin = 16384;
-/* Bins counted in shared memory by the binning kernels (128 KB): up to 2^29 vertices, and so (at
- * most 4 entries a vertex) fewer than 2^32 entries, whose places the relabelling keeps in 32 bits. */
+/* A bin is 1 << bin_shift vertices (gh_config.bin_vertices; by default 16384, whose 32-bit counters
+ * fill 64 KB of shared memory, so that two bin blocks run on an SM: bins of 32768 vertices, one
+ * block an SM, made the bin build 13 % slower on an H100). Bins counted in shared memory by the
+ * binning kernels (128 KB): with the largest bins up to 2^30 vertices, and so (at most 4 entries a
+ * vertex) at most 2^32 entries, whose places within a bin the relabelling keeps in 32 bits. */
 static const uint64_t kMaxBins = 32768;
 static const int kBinBlockThreads = 1024, kBinningThreads = 256;
 /* Entries a thread loads before it works on them: loads in flight together hide their latency. */
 static const int kUnroll = 4;
 
 /* Phase 1: entries per bin, counted per block in shared memory, added to bin_counts once a block. */
-__global__ void hg_bin_count_kernel(gh_hg_bulk a, uint64_t n, uint64_t bins, unsigned long long *bin_counts) {
+__global__ void hg_bin_count_kernel(gh_hg_bulk a, uint64_t n, unsigned bin_shift, uint64_t bins,
+                                    unsigned long long *bin_counts) {
   extern __shared__ unsigned local[];
   for (uint64_t j = threadIdx.x; j < bins; j += blockDim.x) local[j] = 0;
   __syncthreads();
@@ -100,7 +101,7 @@ __global__ void hg_bin_count_kernel(gh_hg_bulk a, uint64_t n, uint64_t bins, uns
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-      if (kept[u]) atomicAdd(&local[gh_hg_vertex(a.key_bits, a.seed, a.vertices, key[u]) / kVerticesPerBin], 1u);
+      if (kept[u]) atomicAdd(&local[gh_hg_vertex(a.key_bits, a.seed, a.vertices, key[u]) >> bin_shift], 1u);
   }
   __syncthreads();
   for (uint64_t j = threadIdx.x; j < bins; j += blockDim.x)
@@ -108,8 +109,8 @@ __global__ void hg_bin_count_kernel(gh_hg_bulk a, uint64_t n, uint64_t bins, uns
 }
 
 /* A relabelling tile: 8192 entries, each one's place among its bin's in the tile in kRankBits
- * (with the bin's 15 bits: 28 of 32). Tiles of 32768 (1024 threads of 32) halve the global atomics
- * but leave one block an SM: the relabelling 30 % slower on an H100. */
+ * (with the bin's 15 bits: 28 of 32). Tiles of 32768 (1024 threads of 32) make a third of the
+ * global atomics but leave one block an SM: the relabelling 30 % slower on an H100. */
 static const int kRelabelThreads = 512, kRelabelPerThread = 16;
 static const unsigned kRankBits = 13;
 
@@ -119,7 +120,8 @@ static const unsigned kRankBits = 13;
  * bound the relabelling at the device's atomic rate; per-block places reserved ahead (an exclusive
  * sum of per-block counts) leave each block a write front in every bin, more partly written
  * sectors than L2 holds (measured: twice the time). */
-__global__ void __launch_bounds__(kRelabelThreads) hg_relabel_kernel(gh_hg_bulk a, uint64_t n, uint64_t bins,
+__global__ void __launch_bounds__(kRelabelThreads) hg_relabel_kernel(gh_hg_bulk a, uint64_t n, unsigned bin_shift,
+                                                                     uint64_t bins,
                                                                      unsigned long long *bin_cursor,
                                                                      const unsigned long long *bin_offsets,
                                                                      void *binned) {
@@ -135,7 +137,7 @@ __global__ void __launch_bounds__(kRelabelThreads) hg_relabel_kernel(gh_hg_bulk 
       const uint64_t i = start + (uint64_t)k * kRelabelThreads + threadIdx.x;
       placed[k] = ~0u;
       if (i < n && gh_hg_entry_kept(&a, i)) {
-        const unsigned bin = (unsigned)(gh_hg_vertex(a.key_bits, a.seed, a.vertices, gh_hg_entry_key(&a, i)) / kVerticesPerBin);
+        const unsigned bin = (unsigned)(gh_hg_vertex(a.key_bits, a.seed, a.vertices, gh_hg_entry_key(&a, i)) >> bin_shift);
         placed[k] = bin << kRankBits | atomicAdd(&tile_runs[bin], 1u);
       }
     }
@@ -193,15 +195,16 @@ static __device__ void bin_exclusive_sum(unsigned *counts, unsigned vertices) {
   __syncthreads();
 }
 
-/* Phase 3: a block per bin: its vertices' counts in shared memory, summed there into offsets (the bin's edges start
- * where its entries do, since bins are vertex ranges), written out, then each entry placed at its
- * vertex's offset plus a shared cursor. */
-__global__ void __launch_bounds__(kBinBlockThreads) hg_bin_build_kernel(gh_hg_bulk a, const void *binned,
+/* Phase 3: a block per bin: its vertices' counts in shared memory, summed there into offsets (the
+ * bin's edges start where its entries do, since bins are vertex ranges), written out, then each
+ * entry placed at its vertex's offset plus a shared cursor. */
+__global__ void __launch_bounds__(kBinBlockThreads) hg_bin_build_kernel(gh_hg_bulk a, unsigned bin_shift,
+                                                                         const void *binned,
                                                                          const unsigned long long *bin_offsets) {
   extern __shared__ unsigned counts[];
   const gh_slot_format f = gh_hg_format(&a);
-  const uint64_t bin = blockIdx.x, first = bin * kVerticesPerBin;
-  const unsigned vertices = (unsigned)min(kVerticesPerBin, a.vertices - first);
+  const uint64_t bin = blockIdx.x, first = bin << bin_shift;
+  const unsigned vertices = (unsigned)min((uint64_t)1 << bin_shift, a.vertices - first);
   const uint64_t begin = bin_offsets[bin], end = bin_offsets[bin + 1u];
   for (unsigned j = threadIdx.x; j < vertices; j += blockDim.x) counts[j] = 0;
   __syncthreads();
@@ -245,7 +248,9 @@ static gh_status launch_status(gh_table *t, cudaError_t err, const char *what) {
 }
 
 static gh_status cuda_build_binned(gh_table *t, const gh_hg_bulk *a, uint64_t n_entries, uint64_t kept, void *stream) {
-  const uint64_t bins = (a->vertices + kVerticesPerBin - 1u) / kVerticesPerBin;
+  const unsigned bin_vertices = t->config.bin_vertices ? t->config.bin_vertices : GH_HG_DEFAULT_BIN_VERTICES;
+  const unsigned bin_shift = 31u - (unsigned)__builtin_clz(bin_vertices);
+  const uint64_t bins = (a->vertices + bin_vertices - 1u) / bin_vertices;
   if (bins > kMaxBins) return GH_ERR_UNSUPPORTED; /* (one relabelling pass only, for now) */
   const size_t bin_bytes = (bins + 1u) * sizeof(unsigned long long);
   gh_scratch block = {NULL, 0, GH_MEMORY_DEVICE};
@@ -254,7 +259,7 @@ static gh_status cuda_build_binned(gh_table *t, const gh_hg_bulk *a, uint64_t n_
   unsigned long long *bin_offsets = (unsigned long long *)block.ptr, *bin_cursor = bin_offsets + bins + 1u;
   void *binned = bin_cursor + bins + 1u;
   const cudaStream_t s = (cudaStream_t)stream;
-  const size_t count_bytes = bins * sizeof(unsigned), build_bytes = kVerticesPerBin * sizeof(unsigned);
+  const size_t count_bytes = bins * sizeof(unsigned), build_bytes = bin_vertices * sizeof(unsigned);
   const uint64_t tiles = (n_entries + kRelabelThreads * kRelabelPerThread - 1u) / (kRelabelThreads * kRelabelPerThread);
   const unsigned count_grid = (unsigned)gh_cuda_resident_grid(n_entries, (const void *)hg_bin_count_kernel, kBinningThreads);
   const unsigned relabel_grid =
@@ -269,17 +274,18 @@ static gh_status cuda_build_binned(gh_table *t, const gh_hg_bulk *a, uint64_t n_
                                                    (int)build_bytes), "cudaFuncSetAttribute");
   if (status == GH_OK) status = gh__fill(t, bin_offsets, 0, bin_bytes, stream);
   if (status == GH_OK) {
-    hg_bin_count_kernel<<<count_grid, kBinningThreads, count_bytes, s>>>(*a, n_entries, bins, bin_offsets);
+    hg_bin_count_kernel<<<count_grid, kBinningThreads, count_bytes, s>>>(*a, n_entries, bin_shift, bins, bin_offsets);
     status = launch_status(t, cudaGetLastError(), "the bin count kernel");
   }
   if (status == GH_OK) status = gh__exclusive_sum_u64(t, (uint64_t *)bin_offsets, (uint64_t *)bin_offsets, bins + 1u, stream);
   if (status == GH_OK) status = gh__copy(t, bin_cursor, bin_offsets, bin_bytes, stream);
   if (status == GH_OK) {
-    hg_relabel_kernel<<<relabel_grid, kRelabelThreads, count_bytes, s>>>(*a, n_entries, bins, bin_cursor, bin_offsets, binned);
+    hg_relabel_kernel<<<relabel_grid, kRelabelThreads, count_bytes, s>>>(*a, n_entries, bin_shift, bins, bin_cursor,
+                                                                          bin_offsets, binned);
     status = launch_status(t, cudaGetLastError(), "the relabel kernel");
   }
   if (status == GH_OK) {
-    hg_bin_build_kernel<<<(unsigned)bins, kBinBlockThreads, build_bytes, s>>>(*a, binned, bin_offsets);
+    hg_bin_build_kernel<<<(unsigned)bins, kBinBlockThreads, build_bytes, s>>>(*a, bin_shift, binned, bin_offsets);
     status = launch_status(t, cudaGetLastError(), "the bin build kernel");
   }
   gh__scratch_free(t, &block, stream);

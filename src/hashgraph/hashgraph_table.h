@@ -10,6 +10,11 @@
 
 struct gh_hg_backend;
 
+/* gh_config.bin_vertices: its range, and what 0 means. */
+#define GH_HG_MIN_BIN_VERTICES 1024u
+#define GH_HG_MAX_BIN_VERTICES 32768u
+#define GH_HG_DEFAULT_BIN_VERTICES 16384u
+
 typedef struct gh_hg_table {
   const struct gh_hg_backend *backend;
   gh_memory_kind kind;

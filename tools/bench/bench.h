@@ -210,7 +210,7 @@ enum { DIST_UNIQUE, DIST_ZIPF, DIST_CYCLIC };
 /* Every parameter of a state is an axis; consecutive states alike up to AX_ABSENT share a table. */
 typedef enum {
   AX_DESIGN, AX_VARIANT, AX_N, AX_DIST, AX_MULT, AX_G, AX_LOAD, AX_D, AX_FACTOR, AX_SLABS,
-  AX_START, AX_BATCH, AX_UPDATES, AX_DELETES, AX_FILL_MIN, AX_ABSENT, AX_OP, AX_COUNT
+  AX_START, AX_BATCH, AX_UPDATES, AX_DELETES, AX_FILL_MIN, AX_BINS, AX_ABSENT, AX_OP, AX_COUNT
 } bench_axis_id;
 typedef struct bench_axis_def {
   const char *name, *const *names; /* names: a string axis's values index this list */

@@ -22,6 +22,7 @@ const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_UPDATES] = {"update_percent", NULL, 'i', 0, 100, "updates %.0f%%; "},
     [AX_DELETES] = {"delete_percent", NULL, 'i', 0, 50, "deletes %.0f%% of a batch; "},
     [AX_FILL_MIN] = {"fill_min", NULL, 'f', 0.01, 0.9, "fill_min %.2f; "},
+    [AX_BINS] = {"bin_vertices", NULL, 'i', 1024, 32768, "bins of %.0f; "},
     [AX_ABSENT] = {"absent_percent", NULL, 'i', 0, 100, "absent %.0f%%; "},
     [AX_OP] = {"op", OPS, 's', 0, 0}};
 /* Where a design uses an axis its scenario lacks: unique keys, a map, the chapter's d = 4 and
@@ -29,7 +30,7 @@ const bench_axis_def bench_axes[AX_COUNT] = {
 const double bench_defaults[AX_COUNT] = {
     [AX_DESIGN] = NAN, [AX_VARIANT] = 0, [AX_N] = NAN, [AX_DIST] = 0, [AX_MULT] = NAN, [AX_G] = 4,
     [AX_LOAD] = NAN, [AX_D] = 4, [AX_FACTOR] = 1.25, [AX_SLABS] = 0.7, [AX_START] = NAN,
-    [AX_BATCH] = NAN, [AX_UPDATES] = NAN, [AX_DELETES] = NAN, [AX_FILL_MIN] = NAN,
+    [AX_BATCH] = NAN, [AX_UPDATES] = NAN, [AX_DELETES] = NAN, [AX_FILL_MIN] = NAN, [AX_BINS] = NAN,
     [AX_ABSENT] = NAN, [AX_OP] = NAN};
 #define BIT(axis) (1u << (axis))
 #define COMMON (BIT(AX_DESIGN) | BIT(AX_N) | BIT(AX_DIST) | BIT(AX_OP))
@@ -46,7 +47,7 @@ const bench_design_def bench_designs[D_COUNT] = {
                 COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_SLABS) | BIT(AX_START) | DYNAMIC | BIT(AX_UPDATES)},
     [D_DYCUCKOO] = {GH_DYCUCKOO, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_D) | DYNAMIC | BIT(AX_FILL_MIN)},
     [D_HASHGRAPH] = {GH_HASHGRAPH, GH_OVERWRITE, 0, 0,
-                     COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_LOAD) | BIT(AX_ABSENT)}};
+                     COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_LOAD) | BIT(AX_BINS) | BIT(AX_ABSENT)}};
 /* An insert claims a slot by CAS (also shown against atomicAdd), an erase writes a tombstone by
  * CAS, a lookup reads sectors: ceilings 1 sector reads, 2 CAS, 3 atomicAdd (0: the copy). */
 const bench_op_def bench_ops[OP_COUNT] = {
@@ -81,6 +82,8 @@ const bench_scenario bench_scenarios[] = {
      "radix sort of the pairs", 0, 0, 0},
     {"hashgraph-b", "hashgraph-b (paper 5.1): build (GPU: V2) and the standard probe vs the keys' multiplicity; vs "
      "CUB's radix sort of the pairs", 0, 1, 0},
+    {"hashgraph-c", "hashgraph-c (paper 5.1): build V2 vs its bin size (gh_config.bin_vertices) and load factor", 0,
+     0, 0},
     {"hashgraph-d", "hashgraph-d (paper 5.3): inner join of n left and n right rows, build + count + pairs, by "
      "the standard probe and by the intersection probe vs load factor", 0, 0, 0},
     {"hashgraph-e", "hashgraph-e: inner join of n left and n right rows (build + count + pairs) vs match rate; vs a "
@@ -217,6 +220,17 @@ const bench_row bench_rows[] = {
     {"hashgraph-b", AX_VARIANT, ALL, 1, {GH_VARIANT_MULTIVALUE}},
     {"hashgraph-b", AX_LOAD, ALL, 1, {1}},
     {"hashgraph-b", AX_OP, ALL, 2, {OP_BUILD, OP_FIND}},
+    /* c: V2's bins of 1024 .. 32768 vertices (the host's V1 has no bins: the axis changes nothing there) */
+    {"hashgraph-c", AX_DESIGN, ALL, 1, {D_HASHGRAPH}},
+    {"hashgraph-c", AX_N, ALL, PER_MODE, {P2(27), P2(24), P2(20), P2(16)}},
+    {"hashgraph-c", AX_DIST, ALL, 1, {DIST_CYCLIC}},
+    {"hashgraph-c", AX_MULT, ALL, 1, {1}},
+    {"hashgraph-c", AX_VARIANT, ALL, 1, {GH_VARIANT_MULTIVALUE}},
+    {"hashgraph-c", AX_LOAD, QUICK, 2, {1, 4}},
+    {"hashgraph-c", AX_LOAD, ALL, 3, {0.25, 1, 4}},
+    {"hashgraph-c", AX_BINS, QUICK, 3, {1024, 4096, 16384}},
+    {"hashgraph-c", AX_BINS, ALL, 6, {1024, 2048, 4096, 8192, 16384, 32768}},
+    {"hashgraph-c", AX_OP, ALL, 1, {OP_BUILD}},
     /* f: the same inputs into each multi-value design (cuckoo d = 4, table 1.25 x the distinct keys;
      * slab sized for the n entries at 0.7 slabs a bucket; hashgraph load 1) */
     {"hashgraph-f", AX_DESIGN, ALL, 4, {D_HASHGRAPH, D_CUCKOO, D_SLAB, D_SORTED}},
@@ -274,6 +288,7 @@ gh_config bench_table_config(const bench_ctx *c) {
     config.variant = (gh_variant)variant(c);
     config.capacity = c->n;
     config.load_factor = c->ax[AX_LOAD];
+    config.bin_vertices = c->ax[AX_BINS] > 0 ? (unsigned)c->ax[AX_BINS] : 0; /* 0: the default */
   } else if (config.design == GH_DYCUCKOO) { /* subtables sized for the keys at fill_max */
     config.capacity = c->distinct;
     config.hash_functions = (unsigned)c->ax[AX_D];
