@@ -235,12 +235,13 @@ typedef struct gh_config {
    * lists; the table's size in edges is always the number of entries. */
   double load_factor;
   /* ---- appended after 0.5 ---- */
-  /* hashgraph: vertices per bin of the CUDA backend's build V2, a power of two from 1024 to 32768;
-   * 0 (default) = 16384. A block builds a bin's part of the table with a 32-bit counter per vertex
-   * in shared memory, so larger bins take more of it (32768: 128 KB, one block an SM) and smaller
-   * ones make more bins: V2 takes up to 32768 bins (at the default, 2^29 vertices); beyond, the
-   * slower build V1 runs. Tables are the same whatever the value (up to the order of a vertex's
-   * edges). The host backend builds with V1 and ignores it. */
+  /* hashgraph: vertices per bin of the CUDA backend's build V2, a power of two from 1024 to 32768,
+   * or 0 (default): chosen per build, bins of about 8192 entries (1024 .. 32768 vertices at load
+   * factors 4 .. 0.25), larger when there would be more than 32768 bins. A block builds a bin's
+   * part of the table with a 32-bit counter per vertex in shared memory (32768 vertices: 128 KB,
+   * one block an SM). V2 takes up to 32768 bins (2^30 vertices with the largest); beyond, or with
+   * a fixed size that makes more bins, the slower build V1 runs. Tables are the same whatever the
+   * value (up to the order of a vertex's edges). The host backend builds with V1 and ignores it. */
   unsigned bin_vertices;
 } gh_config;
 

@@ -74,9 +74,8 @@ static gh_status cuda_bulk(gh_table *t, const gh_hg_bulk *a, uint64_t n, void *s
 
 /* ---- Build V2 ------------------------------------------------------------------------------------ */
 
-/* A bin is 1 << bin_shift vertices (gh_config.bin_vertices; by default 16384, whose 32-bit counters
- * fill 64 KB of shared memory, so that two bin blocks run on an SM: bins of 32768 vertices, one
- * block an SM, made the bin build 13 % slower on an H100). Bins counted in shared memory by the
+/* A bin is 1 << bin_shift vertices (gh_config.bin_vertices, or default_bin_vertices below; a bin
+ * block keeps a 32-bit counter per vertex in shared memory). Bins counted in shared memory by the
  * binning kernels (128 KB): with the largest bins up to 2^30 vertices, and so (at most 4 entries a
  * vertex) at most 2^32 entries, whose places within a bin the relabelling keeps in 32 bits. */
 static const uint64_t kMaxBins = 32768;
@@ -247,8 +246,23 @@ static gh_status launch_status(gh_table *t, cudaError_t err, const char *what) {
   return gh__fail(t, GH_ERR_CUDA, "%s failed: %s (%s)", what, cudaGetErrorName(err), cudaGetErrorString(err));
 }
 
+/* Entries a bin of the default size holds: the best of bins of 1024 .. 32768 vertices at load
+ * factors 0.25, 1 and 4 held 4096 .. 8192 of them (an H100 at 2^27 entries; the fixed 16384
+ * vertices were 1.6x slower at load 4). */
+static const uint64_t kBinEntries = 8192;
+
+/* gh_config.bin_vertices = 0: the smallest bins of at least kBinEntries entries (at the build's
+ * entries per vertex), larger while there would be more bins than the binning kernels count. */
+static unsigned default_bin_vertices(uint64_t vertices, uint64_t kept) {
+  uint64_t bin_vertices = GH_HG_MIN_BIN_VERTICES;
+  while (bin_vertices < GH_HG_MAX_BIN_VERTICES && bin_vertices * kept < kBinEntries * vertices) bin_vertices *= 2u;
+  while (bin_vertices < GH_HG_MAX_BIN_VERTICES && (vertices + bin_vertices - 1u) / bin_vertices > kMaxBins)
+    bin_vertices *= 2u;
+  return (unsigned)bin_vertices;
+}
+
 static gh_status cuda_build_binned(gh_table *t, const gh_hg_bulk *a, uint64_t n_entries, uint64_t kept, void *stream) {
-  const unsigned bin_vertices = t->config.bin_vertices ? t->config.bin_vertices : GH_HG_DEFAULT_BIN_VERTICES;
+  const unsigned bin_vertices = t->config.bin_vertices ? t->config.bin_vertices : default_bin_vertices(a->vertices, kept);
   const unsigned bin_shift = 31u - (unsigned)__builtin_clz(bin_vertices);
   const uint64_t bins = (a->vertices + bin_vertices - 1u) / bin_vertices;
   if (bins > kMaxBins) return GH_ERR_UNSUPPORTED; /* (one relabelling pass only, for now) */

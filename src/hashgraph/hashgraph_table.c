@@ -32,8 +32,8 @@ static gh_status check_config(const gh_config *c, char *message, size_t size) {
   const unsigned bins = c->bin_vertices;
   if (bins != 0 && (bins < GH_HG_MIN_BIN_VERTICES || bins > GH_HG_MAX_BIN_VERTICES || (bins & (bins - 1u)))) {
     if (size)
-      snprintf(message, size, "bin_vertices = %u must be 0 (the default, %u) or a power of two from %u to %u", bins,
-               GH_HG_DEFAULT_BIN_VERTICES, GH_HG_MIN_BIN_VERTICES, GH_HG_MAX_BIN_VERTICES);
+      snprintf(message, size, "bin_vertices = %u must be 0 (chosen per build) or a power of two from %u to %u", bins,
+               GH_HG_MIN_BIN_VERTICES, GH_HG_MAX_BIN_VERTICES);
     return GH_ERR_INVALID_ARGUMENT;
   }
   return GH_OK;

@@ -10,10 +10,9 @@
 
 struct gh_hg_backend;
 
-/* gh_config.bin_vertices: its range, and what 0 means. */
+/* gh_config.bin_vertices: its range (0: chosen per build). */
 #define GH_HG_MIN_BIN_VERTICES 1024u
 #define GH_HG_MAX_BIN_VERTICES 32768u
-#define GH_HG_DEFAULT_BIN_VERTICES 16384u
 
 typedef struct gh_hg_table {
   const struct gh_hg_backend *backend;
