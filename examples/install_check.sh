@@ -8,7 +8,7 @@ build_dir=$1 source_dir=$2 libdir=$3 cuda_compiler=${4:-} cuda_arch=${5:-90}
 prefix=$(mktemp -d) work=$(mktemp -d)
 trap 'rm -rf "$prefix" "$work"' EXIT
 cmake --install "$build_dir" --prefix "$prefix" >/dev/null
-test -f "$prefix/include/gpuhash.h" && test -f "$prefix/include/gpuhash_device.cuh"
+test -f "$prefix/include/gpuhash.h" && test -f "$prefix/include/gpuhash_dist.h" && test -f "$prefix/include/gpuhash_device.cuh"
 test -f "$prefix/include/gpuhash/warpdrive.cuh" && test -f "$prefix/include/gpuhash/detail/warpdrive.h"
 # The installed headers are exactly those of include/: nothing of src/ is public.
 if ! diff <(cd "$source_dir/include" && find . -type f | sort) <(cd "$prefix/include" && find . -type f | sort); then
