@@ -20,11 +20,14 @@
  * CI tests). Not yet: the CUDA backend over NCCL, one process for all GPUs of a node or one
  * process per GPU; gh_dist_create refuses it with GH_ERR_UNSUPPORTED saying so.
  *
- * Failures. Each partition's operation is all-or-nothing, as in gpuhash.h; partitions are
- * separate tables, so a call that fails in one partition (out of memory, a full table) may have
- * changed others. What went in is then flagged per key: gh_dist_insert's failed_out marks exactly
- * the keys that are not in the table (all of a partition that failed), *failed counts them, and
- * the status is the first failure's. No acknowledged key is lost.
+ * Failures. Bad arguments are refused before anything is split: nothing changes, no output is
+ * written. Past that, each partition's operation is all-or-nothing, as in gpuhash.h; partitions
+ * are separate tables, so a call that fails in one partition (out of memory, a full table) may
+ * have changed others. Every partition runs all the same, and the per-key outputs say what
+ * happened: gh_dist_insert's failed_out marks exactly the keys that are not in the table and
+ * *failed counts them; gh_dist_erase's erased_out marks exactly the keys it removed and *erased
+ * counts them; the status is the first failure's, the message names its partition. No
+ * acknowledged key is lost. The layer's own host memory comes from table.allocator too.
  */
 #ifndef GPUHASH_DIST_H
 #define GPUHASH_DIST_H
@@ -84,19 +87,21 @@ unsigned gh_dist_partition_of(const gh_dist *table, uint64_t key);
  * have NULL pointers. The calls wait for their work to finish. */
 
 /** Inserts the slices' (key, value) pairs; a key in several slices (or twice in one) is merged
- * by policy in its partition as gh_insert does. failed_out (optional; per slice) is written on
- * GH_OK (all 0) and on a failure inside a partition (1 for the keys not in the table); *failed
- * (optional) counts them. */
+ * by policy in its partition as gh_insert does, its copies taken in slice order. failed_out
+ * (optional; per slice) is written by every call that gets past the argument checks: 1 for the
+ * keys not in the table (none on GH_OK); *failed (optional) counts them. */
 gh_status gh_dist_insert(gh_dist *table, const void *const *keys, const void *const *values, const uint64_t *n,
                          gh_dup_policy policy, uint8_t *const *failed_out, uint64_t *failed);
 
 /** Looks the slices' keys up: values_out[i] (optional) and found_out[i] (optional) per key, in
- * the slice's order; absent keys get *default_value (NULL: 0). */
+ * the slice's order; absent keys get *default_value (NULL: 0). On failure: writes nothing. */
 gh_status gh_dist_find(gh_dist *table, const void *const *keys, const uint64_t *n, void *const *values_out,
                        uint8_t *const *found_out, const void *default_value);
 
 /** Erases the slices' keys; erased_out (optional) is 1 where this call removed the key (one
- * position of a key repeated across or within slices); *erased (optional) counts them. */
+ * position of a key repeated across or within slices), written by every call that gets past the
+ * argument checks; *erased (optional) counts them. On failure the keys of the partitions that
+ * failed stay (see Failures). */
 gh_status gh_dist_erase(gh_dist *table, const void *const *keys, const uint64_t *n, uint8_t *const *erased_out,
                         uint64_t *erased);
 

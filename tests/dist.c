@@ -14,6 +14,10 @@
  *   add         a key in every slice, policy GH_ADD: its value is the sum of its copies
  *   full        warpdrive partitions of 2048 slots given 3x that many keys: GH_ERR_TABLE_FULL,
  *               failed_out flags exactly the keys that are not found, *failed counts them
+ *   alloc       an allocator (the tables' and the layer's) that fails the k-th allocation of an
+ *               insert, a find, an erase, for every k until the call gets through: insert's
+ *               failed flags and erase's erased flags against a find of every key, the size,
+ *               validate; a find changes nothing; no leak, no bad free
  *   refusals    NULL keys / n, a NULL slice with keys, a map without values: refused, nothing
  *               changed; configs with 0 or too many partitions, a multi-value variant or the
  *               CUDA backend (not built yet) refused with a message
@@ -26,6 +30,7 @@
 
 #include "gpuhash_dist.h"
 #include "test_util.h"
+#include "tracking_alloc.h"
 
 #define DIST_BASE_SEED 0x71D157ull
 #define DIST_MAX_M 7
@@ -289,6 +294,101 @@ static void case_full(unsigned m) {
   gh_dist_destroy(d);
 }
 
+/* Finds keys[0, n) in one slice: found[i] per key. */
+static int find_all(gh_dist *d, const uint32_t *keys, uint64_t n, uint8_t *found) {
+  const void *key_slices[DIST_MAX_M] = {keys};
+  const uint64_t counts[DIST_MAX_M] = {n};
+  uint8_t *flags[DIST_MAX_M] = {found};
+  return CHECK_OK(NULL, gh_dist_find(d, key_slices, counts, NULL, flags, NULL));
+}
+
+typedef enum { ALLOC_INSERT, ALLOC_ERASE, ALLOC_FIND } alloc_op;
+
+/* One table per k: base keys in, the k-th allocation of op armed to fail, then the promises. */
+static void case_alloc(gh_design design, unsigned m, alloc_op op) {
+  static const char *const names[] = {"insert", "erase", "find"};
+  tu_rng rng = tu_rng_make(tu_mix_seed(dist_seed, design, m, 4 + op));
+  const uint64_t n = 1500, base = n / 2;
+  uint64_t *keys = (uint64_t *)tu_xmalloc(n * 8), *values = (uint64_t *)tu_xmalloc(n * 8);
+  tu_gen_unique_keys(&rng, 32, n, NULL, keys);
+  tu_gen_values(&rng, 32, n, values);
+  slices first, batch;
+  cut(&first, m, keys, values, base);                    /* in before the armed call */
+  if (op == ALLOC_INSERT) cut(&batch, m, keys + base, values + base, n - base);
+  else cut(&batch, m, keys, values, base / 3);           /* erase / find: keys of the first part */
+  uint32_t *all = (uint32_t *)tu_xmalloc(n * 4);
+  for (uint64_t i = 0; i < n; ++i) all[i] = (uint32_t)keys[i];
+  uint8_t *found = (uint8_t *)tu_xmalloc(n), *flags[DIST_MAX_M];
+  for (unsigned s = 0; s < m; ++s) flags[s] = (uint8_t *)tu_xmalloc(batch.n[s] + 1);
+  tu_tracker *tracker = tu_tracker_new();
+  int reached_end = 0;
+  for (uint64_t k = 1; k < 400 && !reached_end && tu_failure_count() == 0; ++k) {
+    tu_set_phase("%s with allocation %llu failing", names[op], (unsigned long long)k);
+    gh_dist_config c = dist_config(design, m);
+    tu_tracker_attach(tracker, &c.table);
+    gh_dist *d = NULL;
+    if (!CHECK_OK(NULL, gh_dist_create(&c, &d))) break;
+    if (!CHECK_OK(NULL, gh_dist_insert(d, (const void *const *)first.keys, (const void *const *)first.values, first.n,
+                                       GH_OVERWRITE, NULL, NULL))) {
+      gh_dist_destroy(d);
+      break;
+    }
+    uint64_t count = 0, flagged = 0, size = 0;
+    for (unsigned s = 0; s < m; ++s) memset(flags[s], 7, batch.n[s]);
+    tu_tracker_fail_nth(tracker, k);
+    gh_status got;
+    if (op == ALLOC_INSERT)
+      got = gh_dist_insert(d, (const void *const *)batch.keys, (const void *const *)batch.values, batch.n, GH_OVERWRITE,
+                           flags, &count);
+    else if (op == ALLOC_ERASE)
+      got = gh_dist_erase(d, (const void *const *)batch.keys, batch.n, flags, &count);
+    else
+      got = gh_dist_find(d, (const void *const *)batch.keys, batch.n, NULL, flags, NULL);
+    reached_end = !tu_tracker_injected(tracker);
+    tu_tracker_fail_nth(tracker, 0);
+    CHECK(got == GH_OK || got == GH_ERR_OUT_OF_MEMORY, "status %s: %s", gh_status_name(got), gh_dist_last_error(d));
+    CHECK(got == GH_OK || !reached_end, "%s failed with no allocation failing", names[op]);
+    if (op != ALLOC_FIND) {
+      for (unsigned s = 0; s < m; ++s)
+        for (uint64_t i = 0; i < batch.n[s]; ++i) {
+          CHECK(flags[s][i] <= 1, "slice %u key %llu: flag %d not written", s, (unsigned long long)i, flags[s][i]);
+          flagged += flags[s][i];
+        }
+      CHECK(flagged == count, "%llu flagged, the count says %llu", (unsigned long long)flagged, (unsigned long long)count);
+    }
+    /* Every key of the first part is in unless this erase flagged it; a new key is in unless
+     * this insert flagged it. */
+    if (find_all(d, all, n, found)) {
+      uint64_t expected = 0;
+      for (uint64_t i = 0; i < n; ++i) {
+        int in = i < base;
+        for (unsigned s = 0; s < m; ++s)
+          for (uint64_t j = 0; j < batch.n[s]; ++j)
+            if (batch.keys[s][j] == all[i]) {
+              if (op == ALLOC_INSERT) in = !flags[s][j];
+              if (op == ALLOC_ERASE && flags[s][j]) in = 0;
+            }
+        expected += (uint64_t)in;
+        if (!CHECK(found[i] == in, "key %u: found %d, expected %d after %s returned %s", all[i], found[i], in,
+                   names[op], gh_status_name(got)))
+          break;
+      }
+      if (CHECK_OK(NULL, gh_dist_size(d, &size)))
+        CHECK(size == expected, "size %llu, expected %llu", (unsigned long long)size, (unsigned long long)expected);
+    }
+    CHECK_OK(NULL, gh_dist_validate(d));
+    gh_dist_destroy(d);
+    tu_tracker_check_clean(tracker, "after gh_dist_destroy");
+    tu_tracker_reset(tracker);
+  }
+  CHECK(reached_end, "%s still hit the armed failure after 400 allocations", names[op]);
+  tu_tracker_delete(tracker);
+  for (unsigned s = 0; s < m; ++s) free(flags[s]);
+  free(found), free(all);
+  free_slices(&first), free_slices(&batch);
+  free(keys), free(values);
+}
+
 static void expect_create_refused(const gh_dist_config *c, gh_status want, const char *mention) {
   gh_dist *d = (gh_dist *)1;
   CHECK_STATUS(NULL, gh_dist_create(c, &d), want);
@@ -360,6 +460,7 @@ int main(int argc, char **argv) {
       case_one_partition(designs[k], parts[j]);
       case_add(designs[k], parts[j]);
       if (designs[k] == GH_WARPDRIVE) case_full(parts[j]);
+      for (int op = ALLOC_INSERT; op <= ALLOC_FIND && parts[j] <= 4; ++op) case_alloc(designs[k], parts[j], (alloc_op)op);
       printf("dist host %s m = %u: %s\n", name, parts[j], tu_failure_count() ? "FAILED" : "ok");
       fflush(stdout);
     }

@@ -43,6 +43,32 @@ static gh_status fail(gh_dist *d, gh_status status, const char *format, ...) {
   return status;
 }
 
+/* Host memory of the layer, through the tables' allocator (gh_config.allocator; aligned_alloc
+ * without one), so that an allocator that fails fails the layer's allocations as it fails the
+ * tables'. Each block carries its size ahead of it (frees pass the size allocated); blocks are
+ * zeroed. */
+#define GH_DIST_HEAD 64u /* keeps the allocator's 64-byte alignment */
+
+static void *layer_alloc(const gh_config *c, size_t bytes) {
+  const size_t total = bytes + GH_DIST_HEAD;
+  if (total < bytes) return NULL;
+  char *block = c->allocator.alloc ? (char *)c->allocator.alloc(c->allocator.ctx, total, GH_MEMORY_HOST)
+                                   : (char *)aligned_alloc(GH_DIST_HEAD, (total + GH_DIST_HEAD - 1u) / GH_DIST_HEAD * GH_DIST_HEAD);
+  if (block == NULL) return NULL;
+  memset(block, 0, total);
+  memcpy(block, &total, sizeof total);
+  return block + GH_DIST_HEAD;
+}
+
+static void layer_free(const gh_config *c, void *p) {
+  if (p == NULL) return;
+  char *block = (char *)p - GH_DIST_HEAD;
+  size_t total;
+  memcpy(&total, block, sizeof total);
+  if (c->allocator.free) c->allocator.free(c->allocator.ctx, block, total, GH_MEMORY_HOST);
+  else free(block);
+}
+
 /* ---- Config, create, destroy ----------------------------------------------------------------- */
 
 gh_status gh_dist_config_init(gh_dist_config *config, size_t struct_size, unsigned version, gh_design design) {
@@ -65,9 +91,10 @@ static gh_status refuse(const char *format, ...) {
 }
 
 static void free_tables(gh_dist *d) {
+  const gh_config c = d->config.table;
   for (unsigned p = 0; d->tables && p < d->m; ++p) gh_destroy(d->tables[p]);
-  free(d->tables);
-  free(d);
+  layer_free(&c, d->tables);
+  layer_free(&c, d);
 }
 
 gh_status gh_dist_create(const gh_dist_config *config, gh_dist **table) {
@@ -93,15 +120,18 @@ gh_status gh_dist_create(const gh_dist_config *config, gh_dist **table) {
   gh_config part = config->table;
   part.backend = GH_BACKEND_HOST;
   if (gh_config_validate(&part, message, sizeof message) != GH_OK) return refuse("gh_dist_create: table.%s", message);
-  gh_dist *d = (gh_dist *)calloc(1, sizeof *d);
-  if (d == NULL || (d->tables = (gh_table **)calloc(config->partitions, sizeof *d->tables)) == NULL) {
-    free(d);
+  gh_dist *d = (gh_dist *)layer_alloc(&part, sizeof *d);
+  if (d) {
+    d->config = *config;
+    d->config.table = part;
+    d->m = config->partitions;
+    d->tables = (gh_table **)layer_alloc(&part, config->partitions * sizeof *d->tables);
+  }
+  if (d == NULL || d->tables == NULL) {
+    layer_free(&part, d);
     snprintf(create_error, sizeof create_error, "gh_dist_create: out of host memory");
     return GH_ERR_OUT_OF_MEMORY;
   }
-  d->config = *config;
-  d->config.table = part;
-  d->m = config->partitions;
   for (unsigned p = 0; p < d->m; ++p) {
     const gh_status status = gh_create(&part, &d->tables[p]);
     if (status != GH_OK) {
@@ -133,6 +163,7 @@ unsigned gh_dist_partition_of(const gh_dist *d, uint64_t key) { return d ? parti
 /* ---- The split of one call ------------------------------------------------------------------- */
 
 typedef struct split {
+  const gh_config *memory; /* whose allocator */
   unsigned m;
   size_t kb, vb;           /* key and value bytes; vb 0 when the call moves no values */
   uint64_t *counts;        /* [s * m + p]: slice s's keys of partition p */
@@ -145,21 +176,23 @@ typedef struct split {
 } split;
 
 static void free_split(split *x) {
+  const gh_config *c = x->memory;
   for (unsigned i = 0; i < x->m; ++i) {
-    if (x->order) free(x->order[i]);
-    if (x->send_keys) free(x->send_keys[i]);
-    if (x->send_values) free(x->send_values[i]);
-    if (x->recv_keys) free(x->recv_keys[i]);
-    if (x->recv_values) free(x->recv_values[i]);
+    if (x->order) layer_free(c, x->order[i]);
+    if (x->send_keys) layer_free(c, x->send_keys[i]);
+    if (x->send_values) layer_free(c, x->send_values[i]);
+    if (x->recv_keys) layer_free(c, x->recv_keys[i]);
+    if (x->recv_values) layer_free(c, x->recv_values[i]);
   }
-  free(x->counts), free(x->send_start), free(x->recv_start), free(x->recv_n);
-  free(x->order), free(x->send_keys), free(x->send_values), free(x->recv_keys), free(x->recv_values);
+  layer_free(c, x->counts), layer_free(c, x->send_start), layer_free(c, x->recv_start), layer_free(c, x->recv_n);
+  layer_free(c, x->order), layer_free(c, x->send_keys), layer_free(c, x->send_values);
+  layer_free(c, x->recv_keys), layer_free(c, x->recv_values);
   memset(x, 0, sizeof *x);
 }
 
-/* malloc of at least one byte (a zero-key piece still gets a pointer). */
-static void *alloc_bytes(size_t bytes, int *failed) {
-  void *p = malloc(bytes ? bytes : 1u);
+/* A block of the layer, failed set when there is none. */
+static void *alloc_bytes(const gh_config *c, size_t bytes, int *failed) {
+  void *p = layer_alloc(c, bytes);
   if (p == NULL) *failed = 1;
   return p;
 }
@@ -170,21 +203,22 @@ static gh_status split_and_exchange(gh_dist *d, split *x, const void *const *key
                                     const uint64_t *n) {
   const unsigned m = d->m;
   int failed = 0;
+  const gh_config *c = &d->config.table;
   memset(x, 0, sizeof *x);
+  x->memory = c;
   x->m = m;
   x->kb = d->config.table.key_bits / 8u;
   x->vb = values ? d->config.table.value_bits / 8u : 0u;
-  x->counts = (uint64_t *)calloc((size_t)m * m, sizeof(uint64_t));
-  x->send_start = (uint64_t *)calloc((size_t)m * m, sizeof(uint64_t));
-  x->recv_start = (uint64_t *)calloc((size_t)m * m, sizeof(uint64_t));
-  x->recv_n = (uint64_t *)calloc(m, sizeof(uint64_t));
-  x->order = (uint64_t **)calloc(m, sizeof(uint64_t *));
-  x->send_keys = (char **)calloc(m, sizeof(char *));
-  x->send_values = (char **)calloc(m, sizeof(char *));
-  x->recv_keys = (char **)calloc(m, sizeof(char *));
-  x->recv_values = (char **)calloc(m, sizeof(char *));
-  if (!x->counts || !x->send_start || !x->recv_start || !x->recv_n || !x->order || !x->send_keys ||
-      !x->send_values || !x->recv_keys || !x->recv_values) {
+  x->counts = (uint64_t *)alloc_bytes(c, (size_t)m * m * sizeof(uint64_t), &failed);
+  x->send_start = (uint64_t *)alloc_bytes(c, (size_t)m * m * sizeof(uint64_t), &failed);
+  x->recv_start = (uint64_t *)alloc_bytes(c, (size_t)m * m * sizeof(uint64_t), &failed);
+  x->recv_n = (uint64_t *)alloc_bytes(c, m * sizeof(uint64_t), &failed);
+  x->order = (uint64_t **)alloc_bytes(c, m * sizeof(uint64_t *), &failed);
+  x->send_keys = (char **)alloc_bytes(c, m * sizeof(char *), &failed);
+  x->send_values = (char **)alloc_bytes(c, m * sizeof(char *), &failed);
+  x->recv_keys = (char **)alloc_bytes(c, m * sizeof(char *), &failed);
+  x->recv_values = (char **)alloc_bytes(c, m * sizeof(char *), &failed);
+  if (failed) {
     free_split(x);
     return fail(d, GH_ERR_OUT_OF_MEMORY, "out of host memory for the split of %u partitions; nothing was changed", m);
   }
@@ -194,13 +228,12 @@ static gh_status split_and_exchange(gh_dist *d, split *x, const void *const *key
     uint64_t *counts = x->counts + (size_t)s * m, *start = x->send_start + (size_t)s * m;
     for (uint64_t i = 0; i < n[s]; ++i) counts[partition_of(d, gh__read_word(keys[s], i, key_bits))] += 1u;
     for (unsigned p = 1; p < m; ++p) start[p] = start[p - 1] + counts[p - 1];
-    x->order[s] = (uint64_t *)alloc_bytes(n[s] * sizeof(uint64_t), &failed);
-    x->send_keys[s] = (char *)alloc_bytes(n[s] * x->kb, &failed);
-    if (x->vb) x->send_values[s] = (char *)alloc_bytes(n[s] * x->vb, &failed);
-    if (failed) break;
-    uint64_t *next = (uint64_t *)calloc(m, sizeof(uint64_t));
-    if (next == NULL) {
-      failed = 1;
+    x->order[s] = (uint64_t *)alloc_bytes(c, n[s] * sizeof(uint64_t), &failed);
+    x->send_keys[s] = (char *)alloc_bytes(c, n[s] * x->kb, &failed);
+    if (x->vb) x->send_values[s] = (char *)alloc_bytes(c, n[s] * x->vb, &failed);
+    uint64_t *next = (uint64_t *)alloc_bytes(c, m * sizeof(uint64_t), &failed);
+    if (failed) {
+      layer_free(c, next);
       break;
     }
     for (uint64_t i = 0; i < n[s]; ++i) {
@@ -210,7 +243,7 @@ static gh_status split_and_exchange(gh_dist *d, split *x, const void *const *key
       memcpy(x->send_keys[s] + at * x->kb, (const char *)keys[s] + i * x->kb, x->kb);
       if (x->vb) memcpy(x->send_values[s] + at * x->vb, (const char *)values[s] + i * x->vb, x->vb);
     }
-    free(next);
+    layer_free(c, next);
   }
   /* The exchange: column sums give each piece's place in its partition's batch. */
   for (unsigned p = 0; p < m && !failed; ++p) {
@@ -218,8 +251,8 @@ static gh_status split_and_exchange(gh_dist *d, split *x, const void *const *key
       x->recv_start[(size_t)p * m + s] = x->recv_n[p];
       x->recv_n[p] += x->counts[(size_t)s * m + p];
     }
-    x->recv_keys[p] = (char *)alloc_bytes(x->recv_n[p] * x->kb, &failed);
-    if (x->vb) x->recv_values[p] = (char *)alloc_bytes(x->recv_n[p] * x->vb, &failed);
+    x->recv_keys[p] = (char *)alloc_bytes(c, x->recv_n[p] * x->kb, &failed);
+    if (x->vb) x->recv_values[p] = (char *)alloc_bytes(c, x->recv_n[p] * x->vb, &failed);
     for (unsigned s = 0; s < m && !failed; ++s) {
       const uint64_t count = x->counts[(size_t)s * m + p], from = x->send_start[(size_t)s * m + p];
       const uint64_t to = x->recv_start[(size_t)p * m + s];
@@ -233,37 +266,52 @@ static gh_status split_and_exchange(gh_dist *d, split *x, const void *const *key
 }
 
 /* Per-key results of width bytes, partition p's in batch order in results[p], back to the
- * callers' slices in their order (out[s], NULL: not wanted). */
-static gh_status send_back(gh_dist *d, const split *x, char *const *results, size_t width, void *const *out) {
-  for (unsigned s = 0; s < x->m; ++s) {
+ * callers' slices in their order (out[s], NULL: not wanted). Key i of slice s went to partition
+ * p(k), at its regrouped place order[s][i]; nothing is allocated, so the results always arrive. */
+static void send_back(const gh_dist *d, const split *x, const void *const *keys, char *const *results, size_t width,
+                      void *const *out) {
+  const unsigned m = x->m, key_bits = d->config.table.key_bits;
+  for (unsigned s = 0; s < m; ++s) {
     if (out[s] == NULL) continue;
     uint64_t slice_n = 0;
-    for (unsigned p = 0; p < x->m; ++p) slice_n += x->counts[(size_t)s * x->m + p];
-    char *regrouped = (char *)malloc(slice_n ? slice_n * width : 1u);
-    if (regrouped == NULL) return fail(d, GH_ERR_OUT_OF_MEMORY, "out of host memory carrying results back");
-    for (unsigned p = 0; p < x->m; ++p)
-      memcpy(regrouped + x->send_start[(size_t)s * x->m + p] * width,
-             results[p] + x->recv_start[(size_t)p * x->m + s] * width, x->counts[(size_t)s * x->m + p] * width);
-    for (uint64_t i = 0; i < slice_n; ++i) memcpy((char *)out[s] + i * width, regrouped + x->order[s][i] * width, width);
-    free(regrouped);
+    for (unsigned p = 0; p < m; ++p) slice_n += x->counts[(size_t)s * m + p];
+    for (uint64_t i = 0; i < slice_n; ++i) {
+      const unsigned p = partition_of(d, gh__read_word(keys[s], i, key_bits));
+      const uint64_t at = x->recv_start[(size_t)p * m + s] + x->order[s][i] - x->send_start[(size_t)s * m + p];
+      memcpy((char *)out[s] + i * width, results[p] + at * width, width);
+    }
   }
-  return GH_OK;
 }
 
-/* Per-partition result arrays of width bytes for the batches of x (all or none). */
+/* The byte `byte` for each key of each slice into out[s] (NULL: not wanted). */
+static void fill_slices(const gh_dist *d, const uint64_t *n, uint8_t *const *out, int byte) {
+  for (unsigned s = 0; out && s < d->m; ++s)
+    if (out[s]) memset(out[s], byte, n[s]);
+}
+
+static void free_results(const split *x, char **results) {
+  for (unsigned p = 0; results && p < x->m; ++p) layer_free(x->memory, results[p]);
+  layer_free(x->memory, results);
+}
+
 static char **alloc_results(const split *x, size_t width) {
-  char **results = (char **)calloc(x->m, sizeof(char *));
-  int failed = results == NULL;
-  for (unsigned p = 0; !failed && p < x->m; ++p) results[p] = (char *)alloc_bytes(x->recv_n[p] * width, &failed);
+  int failed = 0;
+  char **results = (char **)alloc_bytes(x->memory, x->m * sizeof(char *), &failed);
+  for (unsigned p = 0; !failed && p < x->m; ++p) results[p] = (char *)alloc_bytes(x->memory, x->recv_n[p] * width, &failed);
   if (!failed) return results;
-  for (unsigned p = 0; results && p < x->m; ++p) free(results[p]);
-  free(results);
+  free_results(x, results);
   return NULL;
 }
 
-static void free_results(char **results, unsigned m) {
-  for (unsigned p = 0; results && p < m; ++p) free(results[p]);
-  free(results);
+/* The split of a call that returns a flag per key, and the partitions' flag arrays; on failure
+ * (out of memory: nothing changed) no split is left. */
+static gh_status split_with_flags(gh_dist *d, const char *fn, split *x, const void *const *keys,
+                                  const void *const *values, const uint64_t *n, char ***flags) {
+  const gh_status status = split_and_exchange(d, x, keys, values, n);
+  *flags = status == GH_OK ? alloc_results(x, 1) : NULL;
+  if (status != GH_OK || *flags != NULL) return status;
+  free_split(x);
+  return fail(d, GH_ERR_OUT_OF_MEMORY, "%s: out of host memory; nothing was changed", fn);
 }
 
 /* The checks every slice call starts with. */
@@ -290,13 +338,14 @@ gh_status gh_dist_insert(gh_dist *d, const void *const *keys, const void *const 
     if (n[s] && values[s] == NULL)
       return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_insert: values[%u] is NULL for %llu keys", s,
                   (unsigned long long)n[s]);
+  /* From here on failed_out and *failed always say which keys are not in the table. */
   split x;
-  status = split_and_exchange(d, &x, keys, has_values ? values : NULL, n);
-  if (status != GH_OK) return status;
-  char **flags = alloc_results(&x, 1);
-  if (flags == NULL) {
-    free_split(&x);
-    return fail(d, GH_ERR_OUT_OF_MEMORY, "gh_dist_insert: out of host memory; nothing was changed");
+  char **flags;
+  status = split_with_flags(d, "gh_dist_insert", &x, keys, has_values ? values : NULL, n, &flags);
+  if (status != GH_OK) {
+    fill_slices(d, n, failed_out, 1);
+    for (unsigned s = 0; failed && s < d->m; ++s) *failed += n[s];
+    return status;
   }
   /* Every partition runs, also after one failed: what went in is flagged either way. */
   gh_status first = GH_OK;
@@ -315,12 +364,9 @@ gh_status gh_dist_insert(gh_dist *d, const void *const *keys, const void *const 
            d->m, gh_last_error(d->tables[p]));
     }
   }
-  if (failed_out) {
-    const gh_status back = send_back(d, &x, flags, 1, (void *const *)failed_out);
-    if (first == GH_OK) first = back;
-  }
+  if (failed_out) send_back(d, &x, keys, flags, 1, (void *const *)failed_out);
   if (failed) *failed = not_in;
-  free_results(flags, d->m);
+  free_results(&x, flags);
   free_split(&x);
   return first;
 }
@@ -341,10 +387,10 @@ gh_status gh_dist_find(gh_dist *d, const void *const *keys, const uint64_t *n, v
                      found ? (uint8_t *)found[p] : NULL, default_value, NULL);
     if (status != GH_OK) fail(d, status, "gh_dist_find: partition %u: %s", p, gh_last_error(d->tables[p]));
   }
-  if (status == GH_OK && values) status = send_back(d, &x, values, vb, values_out);
-  if (status == GH_OK && found) status = send_back(d, &x, found, 1, (void *const *)found_out);
-  free_results(values, d->m);
-  free_results(found, d->m);
+  if (status == GH_OK && values) send_back(d, &x, keys, values, vb, values_out);
+  if (status == GH_OK && found) send_back(d, &x, keys, found, 1, (void *const *)found_out);
+  free_results(&x, values);
+  free_results(&x, found);
   free_split(&x);
   return status;
 }
@@ -354,21 +400,28 @@ gh_status gh_dist_erase(gh_dist *d, const void *const *keys, const uint64_t *n, 
   gh_status status = check_slices(d, "gh_dist_erase", keys, n);
   if (erased) *erased = 0;
   if (status != GH_OK) return status;
+  /* From here on erased_out and *erased always say which keys this call removed. */
   split x;
-  status = split_and_exchange(d, &x, keys, NULL, n);
-  if (status != GH_OK) return status;
-  char **flags = erased_out ? alloc_results(&x, 1) : NULL;
-  if (erased_out && flags == NULL) status = fail(d, GH_ERR_OUT_OF_MEMORY, "gh_dist_erase: out of host memory");
-  uint64_t total = 0;
-  for (unsigned p = 0; status == GH_OK && p < d->m; ++p) {
-    uint64_t count = 0;
-    status = gh_erase(d->tables[p], x.recv_keys[p], x.recv_n[p], flags ? (uint8_t *)flags[p] : NULL, &count, NULL);
-    if (status != GH_OK) fail(d, status, "gh_dist_erase: partition %u: %s", p, gh_last_error(d->tables[p]));
-    total += count;
+  char **flags;
+  status = split_with_flags(d, "gh_dist_erase", &x, keys, NULL, n, &flags);
+  if (status != GH_OK) {
+    fill_slices(d, n, erased_out, 0);
+    return status;
   }
-  if (status == GH_OK && flags) status = send_back(d, &x, flags, 1, (void *const *)erased_out);
+  /* Every partition runs, also after one failed (a failed gh_erase erases nothing). */
+  uint64_t total = 0;
+  for (unsigned p = 0; p < d->m; ++p) {
+    uint64_t count = 0;
+    const gh_status got = gh_erase(d->tables[p], x.recv_keys[p], x.recv_n[p], (uint8_t *)flags[p], &count, NULL);
+    if (got != GH_OK) memset(flags[p], 0, x.recv_n[p]);
+    total += count;
+    if (got != GH_OK && status == GH_OK)
+      status = fail(d, got, "gh_dist_erase: partition %u of %u: %s; the keys erased are flagged in erased_out", p,
+                    d->m, gh_last_error(d->tables[p]));
+  }
+  if (erased_out) send_back(d, &x, keys, flags, 1, (void *const *)erased_out);
   if (erased) *erased = total;
-  free_results(flags, d->m);
+  free_results(&x, flags);
   free_split(&x);
   return status;
 }
@@ -454,10 +507,10 @@ gh_status gh_dist_validate(gh_dist *d) {
     uint64_t size = 0, got = 0;
     status = gh_size(d->tables[p], &size);
     const size_t vb = d->config.table.value_bits / 8u;
-    void *keys = status == GH_OK ? malloc(size ? size * (key_bits / 8u) : 1u) : NULL;
-    void *values = status == GH_OK && vb ? malloc(size ? size * vb : 1u) : NULL;
+    void *keys = status == GH_OK ? layer_alloc(&d->config.table, size * (key_bits / 8u)) : NULL;
+    void *values = status == GH_OK && vb ? layer_alloc(&d->config.table, size * vb) : NULL;
     if (status == GH_OK && (keys == NULL || (vb && values == NULL))) {
-      free(keys), free(values);
+      layer_free(&d->config.table, keys), layer_free(&d->config.table, values);
       return fail(d, GH_ERR_OUT_OF_MEMORY, "gh_dist_validate: out of host memory");
     }
     if (status == GH_OK) status = gh_export(d->tables[p], keys, values, size, &got, NULL);
@@ -467,7 +520,7 @@ gh_status gh_dist_validate(gh_dist *d) {
         status = fail(d, GH_ERR_CORRUPT, "gh_dist_validate: key %llu is stored in partition %u, p(k) = %u",
                       (unsigned long long)key, p, partition_of(d, key));
     }
-    free(keys), free(values);
+    layer_free(&d->config.table, keys), layer_free(&d->config.table, values);
     if (status != GH_OK)
       return d->last_error[0] ? status : fail(d, status, "gh_dist_validate: partition %u: %s", p, gh_last_error(d->tables[p]));
   }
