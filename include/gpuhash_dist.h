@@ -112,6 +112,12 @@ gh_status gh_dist_size(gh_dist *table, uint64_t *size);
 gh_status gh_dist_capacity(gh_dist *table, uint64_t *capacity);
 /** Keys stored in partition p. */
 gh_status gh_dist_partition_size(gh_dist *table, unsigned p, uint64_t *size);
+/** Partition p's table statistics (gh_get_stats), and the whole table's: counts summed over the
+ * partitions (size, distinct keys, slots, restarts, grows, stash keys, resizes, evictions, insert
+ * failures, resize seconds, each subtable's buckets and keys), limits their largest (eviction
+ * limit, longest search), subtables as every partition has them. */
+gh_status gh_dist_partition_stats(gh_dist *table, unsigned p, gh_stats *stats);
+gh_status gh_dist_get_stats(gh_dist *table, gh_stats *stats);
 /** Every partition emptied. */
 gh_status gh_dist_clear(gh_dist *table);
 /** Every partition's table validated, and every key stored in the partition p(k) names. */

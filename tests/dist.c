@@ -3,10 +3,12 @@
  *
  *   dist host [--seed S]
  *
- * For each map design tried (warpdrive, open addressing with a fixed capacity; hashgraph, a
- * static table rebuilt per insert) and m = 1, 2, 3, 4, 7 partitions:
+ * For each map design tried (warpdrive, open addressing with a fixed capacity; dycuckoo, which
+ * resizes its subtables; hashgraph, a static table rebuilt per insert) and m = 1, 2, 3, 4, 7
+ * partitions:
  *   slices      random unique keys cut into m slices of uneven sizes (one empty when m > 1):
- *               insert; size, validate (each key in the partition p(k) names), find of every key
+ *               insert; size, statistics (the partitions' summed), validate (each key in the
+ *               partition p(k) names), find of every key
  *               (values in each slice's order), find of absent keys (the default value), export
  *               against the model; a third erased through other slices (erased flags: once per
  *               key, also for a key given in two slices), then all of it again
@@ -95,6 +97,23 @@ static void check_find(gh_dist *d, const slices *x, int present) {
   for (unsigned s = 0; s < x->m; ++s) free(values[s]), free(found[s]);
 }
 
+/* The whole table's statistics: the partitions' summed, the size and distinct keys the size (a
+ * map), a design with subtables (dycuckoo) holding the keys in them. */
+static void check_stats(gh_dist *d, uint64_t size) {
+  gh_stats whole, part;
+  uint64_t slots = 0, sizes = 0, in_subtables = 0;
+  if (!CHECK_OK(NULL, gh_dist_get_stats(d, &whole))) return;
+  for (unsigned p = 0; p < gh_dist_partitions(d); ++p)
+    if (CHECK_OK(NULL, gh_dist_partition_stats(d, p, &part))) slots += part.slots, sizes += part.size;
+  for (uint64_t i = 0; i < whole.subtables; ++i) in_subtables += whole.subtable_keys[i];
+  CHECK(whole.size == size && whole.distinct_keys == size && sizes == size && whole.slots == slots &&
+            (whole.subtables == 0 || in_subtables == size),
+        "stats: size %llu distinct %llu slots %llu (partitions: size %llu slots %llu; in subtables %llu), expected size %llu",
+        (unsigned long long)whole.size, (unsigned long long)whole.distinct_keys, (unsigned long long)whole.slots,
+        (unsigned long long)sizes, (unsigned long long)slots, (unsigned long long)in_subtables, (unsigned long long)size);
+  CHECK_STATUS(NULL, gh_dist_partition_stats(d, gh_dist_partitions(d), &part), GH_ERR_INVALID_ARGUMENT);
+}
+
 /* Size, validate and the export against the keys of x (all present, with their values). */
 static void check_whole(gh_dist *d, const slices *x) {
   uint64_t total = 0, size = 0, count = 0;
@@ -102,6 +121,7 @@ static void check_whole(gh_dist *d, const slices *x) {
   CHECK_OK(NULL, gh_dist_validate(d));
   if (CHECK_OK(NULL, gh_dist_size(d, &size))) CHECK(size == total, "size %llu, expected %llu",
                                                   (unsigned long long)size, (unsigned long long)total);
+  check_stats(d, total);
   uint32_t *keys = (uint32_t *)tu_xmalloc(total * 4 + 4), *values = (uint32_t *)tu_xmalloc(total * 4 + 4);
   if (CHECK_OK(NULL, gh_dist_export(d, keys, values, total, &count)) && CHECK(count == total, "exported %llu", (unsigned long long)count)) {
     /* Every exported pair is one of x's: found by key among the slices (n is small enough). */
@@ -450,7 +470,7 @@ int main(int argc, char **argv) {
     if (a + 1 < argc && strcmp(argv[a], "--seed") == 0 && tu_parse_u64(argv[a + 1], &dist_seed)) continue;
     goto usage;
   }
-  static const gh_design designs[] = {GH_WARPDRIVE, GH_HASHGRAPH};
+  static const gh_design designs[] = {GH_WARPDRIVE, GH_DYCUCKOO, GH_HASHGRAPH};
   static const unsigned parts[] = {1, 2, 3, 4, 7};
   for (size_t k = 0; k < sizeof designs / sizeof designs[0]; ++k)
     for (size_t j = 0; j < sizeof parts / sizeof parts[0]; ++j) {

@@ -455,6 +455,40 @@ gh_status gh_dist_partition_size(gh_dist *d, unsigned p, uint64_t *size) {
   return status == GH_OK ? GH_OK : fail(d, status, "partition %u: %s", p, gh_last_error(d->tables[p]));
 }
 
+gh_status gh_dist_partition_stats(gh_dist *d, unsigned p, gh_stats *stats) {
+  if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
+  d->last_error[0] = '\0';
+  if (stats == NULL) return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_partition_stats: stats is NULL");
+  if (p >= d->m) return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_partition_stats: partition %u of %u", p, d->m);
+  const gh_status status = gh_get_stats(d->tables[p], stats);
+  return status == GH_OK ? GH_OK : fail(d, status, "partition %u: %s", p, gh_last_error(d->tables[p]));
+}
+
+static uint64_t larger(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+gh_status gh_dist_get_stats(gh_dist *d, gh_stats *stats) {
+  if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
+  if (stats == NULL) return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_get_stats: stats is NULL");
+  gh_stats sum;
+  memset(&sum, 0, sizeof sum);
+  for (unsigned p = 0; p < d->m; ++p) {
+    gh_stats one;
+    const gh_status status = gh_dist_partition_stats(d, p, &one);
+    if (status != GH_OK) return status;
+    sum.size += one.size, sum.distinct_keys += one.distinct_keys, sum.slots += one.slots;
+    sum.restarts += one.restarts, sum.grows += one.grows, sum.stash_keys += one.stash_keys;
+    sum.eviction_limit = larger(sum.eviction_limit, one.eviction_limit);
+    sum.subtables = one.subtables;
+    for (size_t i = 0; i < sizeof sum.subtable_keys / sizeof sum.subtable_keys[0]; ++i)
+      sum.subtable_buckets[i] += one.subtable_buckets[i], sum.subtable_keys[i] += one.subtable_keys[i];
+    sum.upsizes += one.upsizes, sum.downsizes += one.downsizes, sum.evictions += one.evictions;
+    sum.longest_search = larger(sum.longest_search, one.longest_search);
+    sum.insert_failures += one.insert_failures, sum.resize_seconds += one.resize_seconds;
+  }
+  *stats = sum;
+  return GH_OK;
+}
+
 gh_status gh_dist_clear(gh_dist *d) {
   if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
   d->last_error[0] = '\0';
