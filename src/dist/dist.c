@@ -428,40 +428,47 @@ gh_status gh_dist_erase(gh_dist *d, const void *const *keys, const uint64_t *n, 
 
 /* ---- The whole table ------------------------------------------------------------------------- */
 
-/* The sum over partitions of a per-table count. */
-static gh_status sum_over(gh_dist *d, gh_status (*count)(gh_table *, uint64_t *), uint64_t *sum) {
-  if (d == NULL || sum == NULL) return d ? fail(d, GH_ERR_INVALID_ARGUMENT, "the output is NULL") : GH_ERR_INVALID_ARGUMENT;
+/* The checks of a call on partition p (sum_over's: partition 0, which every table has) with the
+ * output out. */
+static gh_status check_partition(gh_dist *d, const char *fn, unsigned p, const void *out) {
+  if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
   d->last_error[0] = '\0';
+  if (out == NULL) return fail(d, GH_ERR_INVALID_ARGUMENT, "%s: the output is NULL", fn);
+  if (p >= d->m) return fail(d, GH_ERR_INVALID_ARGUMENT, "%s: partition %u of %u", fn, p, d->m);
+  return GH_OK;
+}
+/* A call's status on partition p; a failure's message names the partition. */
+static gh_status partition_status(gh_dist *d, unsigned p, gh_status status) {
+  return status == GH_OK ? GH_OK : fail(d, status, "partition %u: %s", p, gh_last_error(d->tables[p]));
+}
+
+/* The sum over partitions of a per-table count. */
+static gh_status sum_over(gh_dist *d, const char *fn, gh_status (*count)(gh_table *, uint64_t *), uint64_t *sum) {
+  gh_status status = check_partition(d, fn, 0, sum);
   uint64_t total = 0;
-  for (unsigned p = 0; p < d->m; ++p) {
+  for (unsigned p = 0; status == GH_OK && p < d->m; ++p) {
     uint64_t one = 0;
-    const gh_status status = count(d->tables[p], &one);
-    if (status != GH_OK) return fail(d, status, "partition %u: %s", p, gh_last_error(d->tables[p]));
+    status = partition_status(d, p, count(d->tables[p], &one));
     total += one;
   }
+  if (status != GH_OK) return status;
   *sum = total;
   return GH_OK;
 }
 
-gh_status gh_dist_size(gh_dist *d, uint64_t *size) { return sum_over(d, gh_size, size); }
-gh_status gh_dist_capacity(gh_dist *d, uint64_t *capacity) { return sum_over(d, gh_capacity, capacity); }
+gh_status gh_dist_size(gh_dist *d, uint64_t *size) { return sum_over(d, "gh_dist_size", gh_size, size); }
+gh_status gh_dist_capacity(gh_dist *d, uint64_t *capacity) {
+  return sum_over(d, "gh_dist_capacity", gh_capacity, capacity);
+}
 
 gh_status gh_dist_partition_size(gh_dist *d, unsigned p, uint64_t *size) {
-  if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
-  d->last_error[0] = '\0';
-  if (size == NULL) return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_partition_size: size is NULL");
-  if (p >= d->m) return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_partition_size: partition %u of %u", p, d->m);
-  const gh_status status = gh_size(d->tables[p], size);
-  return status == GH_OK ? GH_OK : fail(d, status, "partition %u: %s", p, gh_last_error(d->tables[p]));
+  const gh_status status = check_partition(d, "gh_dist_partition_size", p, size);
+  return status == GH_OK ? partition_status(d, p, gh_size(d->tables[p], size)) : status;
 }
 
 gh_status gh_dist_partition_stats(gh_dist *d, unsigned p, gh_stats *stats) {
-  if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
-  d->last_error[0] = '\0';
-  if (stats == NULL) return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_partition_stats: stats is NULL");
-  if (p >= d->m) return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_partition_stats: partition %u of %u", p, d->m);
-  const gh_status status = gh_get_stats(d->tables[p], stats);
-  return status == GH_OK ? GH_OK : fail(d, status, "partition %u: %s", p, gh_last_error(d->tables[p]));
+  const gh_status status = check_partition(d, "gh_dist_partition_stats", p, stats);
+  return status == GH_OK ? partition_status(d, p, gh_get_stats(d->tables[p], stats)) : status;
 }
 
 static uint64_t larger(uint64_t a, uint64_t b) { return a > b ? a : b; }
