@@ -325,6 +325,22 @@ static gh_status check_slices(gh_dist *d, const char *fn, const void *const *key
   return GH_OK;
 }
 
+/* The checks of a call on partition p (sum_over's: partition 0, which every table has) with the
+ * output out. */
+static gh_status check_partition(gh_dist *d, const char *fn, unsigned p, const void *out) {
+  if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
+  d->last_error[0] = '\0';
+  if (out == NULL) return fail(d, GH_ERR_INVALID_ARGUMENT, "%s: the output is NULL", fn);
+  if (p >= d->m) return fail(d, GH_ERR_INVALID_ARGUMENT, "%s: partition %u of %u", fn, p, d->m);
+  return GH_OK;
+}
+/* The status of fn's call on partition p; a failure's message names the call and the partition
+ * and gives the table's own. */
+static gh_status partition_status(gh_dist *d, const char *fn, unsigned p, gh_status status) {
+  return status == GH_OK ? GH_OK
+                         : fail(d, status, "%s: partition %u of %u: %s", fn, p, d->m, gh_last_error(d->tables[p]));
+}
+
 /* ---- Operations ------------------------------------------------------------------------------ */
 
 gh_status gh_dist_insert(gh_dist *d, const void *const *keys, const void *const *values, const uint64_t *n,
@@ -358,11 +374,7 @@ gh_status gh_dist_insert(gh_dist *d, const void *const *keys, const void *const 
                                     policy, (uint8_t *)flags[p], NULL);
     if (got == GH_OK) memset(flags[p], 0, x.recv_n[p]);
     for (uint64_t i = 0; i < x.recv_n[p]; ++i) not_in += (uint8_t)flags[p][i];
-    if (got != GH_OK && first == GH_OK) {
-      first = got;
-      fail(d, got, "gh_dist_insert: partition %u of %u: %s; the keys not in the table are flagged in failed_out", p,
-           d->m, gh_last_error(d->tables[p]));
-    }
+    if (first == GH_OK) first = partition_status(d, "gh_dist_insert", p, got);
   }
   if (failed_out) send_back(d, &x, keys, flags, 1, (void *const *)failed_out);
   if (failed) *failed = not_in;
@@ -383,9 +395,9 @@ gh_status gh_dist_find(gh_dist *d, const void *const *keys, const uint64_t *n, v
   if ((values_out && vb && values == NULL) || (found_out && found == NULL))
     status = fail(d, GH_ERR_OUT_OF_MEMORY, "gh_dist_find: out of host memory");
   for (unsigned p = 0; status == GH_OK && p < d->m; ++p) {
-    status = gh_find(d->tables[p], x.recv_keys[p], x.recv_n[p], values ? values[p] : NULL,
-                     found ? (uint8_t *)found[p] : NULL, default_value, NULL);
-    if (status != GH_OK) fail(d, status, "gh_dist_find: partition %u: %s", p, gh_last_error(d->tables[p]));
+    status = partition_status(d, "gh_dist_find", p,
+                              gh_find(d->tables[p], x.recv_keys[p], x.recv_n[p], values ? values[p] : NULL,
+                                      found ? (uint8_t *)found[p] : NULL, default_value, NULL));
   }
   if (status == GH_OK && values) send_back(d, &x, keys, values, vb, values_out);
   if (status == GH_OK && found) send_back(d, &x, keys, found, 1, (void *const *)found_out);
@@ -415,9 +427,7 @@ gh_status gh_dist_erase(gh_dist *d, const void *const *keys, const uint64_t *n, 
     const gh_status got = gh_erase(d->tables[p], x.recv_keys[p], x.recv_n[p], (uint8_t *)flags[p], &count, NULL);
     if (got != GH_OK) memset(flags[p], 0, x.recv_n[p]);
     total += count;
-    if (got != GH_OK && status == GH_OK)
-      status = fail(d, got, "gh_dist_erase: partition %u of %u: %s; the keys erased are flagged in erased_out", p,
-                    d->m, gh_last_error(d->tables[p]));
+    if (status == GH_OK) status = partition_status(d, "gh_dist_erase", p, got);
   }
   if (erased_out) send_back(d, &x, keys, flags, 1, (void *const *)erased_out);
   if (erased) *erased = total;
@@ -428,27 +438,13 @@ gh_status gh_dist_erase(gh_dist *d, const void *const *keys, const uint64_t *n, 
 
 /* ---- The whole table ------------------------------------------------------------------------- */
 
-/* The checks of a call on partition p (sum_over's: partition 0, which every table has) with the
- * output out. */
-static gh_status check_partition(gh_dist *d, const char *fn, unsigned p, const void *out) {
-  if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
-  d->last_error[0] = '\0';
-  if (out == NULL) return fail(d, GH_ERR_INVALID_ARGUMENT, "%s: the output is NULL", fn);
-  if (p >= d->m) return fail(d, GH_ERR_INVALID_ARGUMENT, "%s: partition %u of %u", fn, p, d->m);
-  return GH_OK;
-}
-/* A call's status on partition p; a failure's message names the partition. */
-static gh_status partition_status(gh_dist *d, unsigned p, gh_status status) {
-  return status == GH_OK ? GH_OK : fail(d, status, "partition %u: %s", p, gh_last_error(d->tables[p]));
-}
-
 /* The sum over partitions of a per-table count. */
 static gh_status sum_over(gh_dist *d, const char *fn, gh_status (*count)(gh_table *, uint64_t *), uint64_t *sum) {
   gh_status status = check_partition(d, fn, 0, sum);
   uint64_t total = 0;
   for (unsigned p = 0; status == GH_OK && p < d->m; ++p) {
     uint64_t one = 0;
-    status = partition_status(d, p, count(d->tables[p], &one));
+    status = partition_status(d, fn, p, count(d->tables[p], &one));
     total += one;
   }
   if (status != GH_OK) return status;
@@ -463,12 +459,12 @@ gh_status gh_dist_capacity(gh_dist *d, uint64_t *capacity) {
 
 gh_status gh_dist_partition_size(gh_dist *d, unsigned p, uint64_t *size) {
   const gh_status status = check_partition(d, "gh_dist_partition_size", p, size);
-  return status == GH_OK ? partition_status(d, p, gh_size(d->tables[p], size)) : status;
+  return status == GH_OK ? partition_status(d, "gh_dist_partition_size", p, gh_size(d->tables[p], size)) : status;
 }
 
 gh_status gh_dist_partition_stats(gh_dist *d, unsigned p, gh_stats *stats) {
   const gh_status status = check_partition(d, "gh_dist_partition_stats", p, stats);
-  return status == GH_OK ? partition_status(d, p, gh_get_stats(d->tables[p], stats)) : status;
+  return status == GH_OK ? partition_status(d, "gh_dist_partition_stats", p, gh_get_stats(d->tables[p], stats)) : status;
 }
 
 static uint64_t larger(uint64_t a, uint64_t b) { return a > b ? a : b; }
@@ -499,11 +495,10 @@ gh_status gh_dist_get_stats(gh_dist *d, gh_stats *stats) {
 gh_status gh_dist_clear(gh_dist *d) {
   if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
   d->last_error[0] = '\0';
-  for (unsigned p = 0; p < d->m; ++p) {
-    const gh_status status = gh_clear(d->tables[p], NULL);
-    if (status != GH_OK) return fail(d, status, "gh_dist_clear: partition %u: %s", p, gh_last_error(d->tables[p]));
-  }
-  return GH_OK;
+  gh_status status = GH_OK;
+  for (unsigned p = 0; status == GH_OK && p < d->m; ++p)
+    status = partition_status(d, "gh_dist_clear", p, gh_clear(d->tables[p], NULL));
+  return status;
 }
 
 /* Partition by partition: its entries (up to out_capacity - at) exported at keys_out + at. */
@@ -529,9 +524,10 @@ gh_status gh_dist_export(gh_dist *d, void *keys_out, void *values_out, uint64_t 
   uint64_t at = 0;
   for (unsigned p = 0; p < d->m; ++p) {
     uint64_t got = 0;
-    status = gh_export(d->tables[p], (char *)keys_out + at * kb, values_out ? (char *)values_out + at * vb : NULL,
-                       out_capacity - at, &got, NULL);
-    if (status != GH_OK) return fail(d, status, "gh_dist_export: partition %u: %s", p, gh_last_error(d->tables[p]));
+    status = partition_status(d, "gh_dist_export", p,
+                              gh_export(d->tables[p], (char *)keys_out + at * kb,
+                                        values_out ? (char *)values_out + at * vb : NULL, out_capacity - at, &got, NULL));
+    if (status != GH_OK) return status;
     at += got;
   }
   *count = at;
@@ -541,29 +537,27 @@ gh_status gh_dist_export(gh_dist *d, void *keys_out, void *values_out, uint64_t 
 gh_status gh_dist_validate(gh_dist *d) {
   if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
   d->last_error[0] = '\0';
-  const unsigned key_bits = d->config.table.key_bits;
-  for (unsigned p = 0; p < d->m; ++p) {
-    gh_status status = gh_validate(d->tables[p]);
-    if (status != GH_OK) return fail(d, status, "gh_dist_validate: partition %u: %s", p, gh_last_error(d->tables[p]));
+  const gh_config *c = &d->config.table;
+  const size_t kb = c->key_bits / 8u, vb = c->value_bits / 8u;
+  gh_status status = GH_OK;
+  for (unsigned p = 0; status == GH_OK && p < d->m; ++p) {
     uint64_t size = 0, got = 0;
-    status = gh_size(d->tables[p], &size);
-    const size_t vb = d->config.table.value_bits / 8u;
-    void *keys = status == GH_OK ? layer_alloc(&d->config.table, size * (key_bits / 8u)) : NULL;
-    void *values = status == GH_OK && vb ? layer_alloc(&d->config.table, size * vb) : NULL;
-    if (status == GH_OK && (keys == NULL || (vb && values == NULL))) {
-      layer_free(&d->config.table, keys), layer_free(&d->config.table, values);
-      return fail(d, GH_ERR_OUT_OF_MEMORY, "gh_dist_validate: out of host memory");
-    }
-    if (status == GH_OK) status = gh_export(d->tables[p], keys, values, size, &got, NULL);
+    status = partition_status(d, "gh_dist_validate", p, gh_validate(d->tables[p]));
+    if (status == GH_OK) status = partition_status(d, "gh_dist_validate", p, gh_size(d->tables[p], &size));
+    if (status != GH_OK) break;
+    /* The partition's keys (with its values, which gh_export wants), each against p(k). */
+    void *keys = layer_alloc(c, size * kb), *values = vb ? layer_alloc(c, size * vb) : NULL;
+    if (keys == NULL || (vb && values == NULL))
+      status = fail(d, GH_ERR_OUT_OF_MEMORY, "gh_dist_validate: out of host memory");
+    else
+      status = partition_status(d, "gh_dist_validate", p, gh_export(d->tables[p], keys, values, size, &got, NULL));
     for (uint64_t i = 0; status == GH_OK && i < got; ++i) {
-      const uint64_t key = gh__read_word(keys, i, key_bits);
+      const uint64_t key = gh__read_word(keys, i, c->key_bits);
       if (partition_of(d, key) != p)
         status = fail(d, GH_ERR_CORRUPT, "gh_dist_validate: key %llu is stored in partition %u, p(k) = %u",
                       (unsigned long long)key, p, partition_of(d, key));
     }
-    layer_free(&d->config.table, keys), layer_free(&d->config.table, values);
-    if (status != GH_OK)
-      return d->last_error[0] ? status : fail(d, status, "gh_dist_validate: partition %u: %s", p, gh_last_error(d->tables[p]));
+    layer_free(c, keys), layer_free(c, values);
   }
-  return GH_OK;
+  return status;
 }

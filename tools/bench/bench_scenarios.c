@@ -276,16 +276,15 @@ gh_config bench_table_config(const bench_ctx *c) {
   config.backend = c->be->kind, config.device = (int)c->opts->device;
   config.key_bits = c->kb * 8;
   config.value_bits = variant(c) == GH_VARIANT_COMPACTING ? 32 : c->vb * 8; /* ids */
+  config.variant = (gh_variant)variant(c); /* a map where the design has no variant axis */
   if (config.design == GH_WARPDRIVE) {
     config.group_size = (unsigned)c->ax[AX_G];
     config.capacity = (uint64_t)ceil((double)c->distinct / c->ax[AX_LOAD]);
   } else if (config.design == GH_SLAB) { /* initial_buckets: the capacity of that many */
-    config.variant = (gh_variant)variant(c);
     config.slab_load = c->ax[AX_SLABS];
     config.capacity = c->ax[AX_START] > 0 ? (uint64_t)(c->ax[AX_START] * per_slab(c) * config.slab_load)
                       : config.variant == GH_VARIANT_MULTIVALUE ? c->n : c->distinct; /* the entries */
   } else if (config.design == GH_HASHGRAPH) { /* room for the entries; keys per vertex */
-    config.variant = (gh_variant)variant(c);
     config.capacity = c->n;
     config.load_factor = c->ax[AX_LOAD];
     config.bin_vertices = c->ax[AX_BINS] > 0 ? (unsigned)c->ax[AX_BINS] : 0; /* 0: the default */
@@ -293,7 +292,6 @@ gh_config bench_table_config(const bench_ctx *c) {
     config.capacity = c->distinct;
     config.hash_functions = (unsigned)c->ax[AX_D];
   } else { /* the keys; the table holds capacity x table_factor slots */
-    config.variant = (gh_variant)variant(c);
     config.capacity = c->distinct;
     config.hash_functions = (unsigned)c->ax[AX_D];
     config.table_factor = c->ax[AX_FACTOR];
