@@ -82,7 +82,8 @@ unsigned gh_version_number(void);
   X(GH_ERR_CUDA, 6, "a CUDA runtime call failed")                                            \
   X(GH_ERR_CORRUPT, 7, "validation found a broken invariant")                                \
   X(GH_ERR_BUFFER_TOO_SMALL, 8, "an output buffer is smaller than the result")               \
-  X(GH_ERR_INTERNAL, 9, "internal error (a bug: please report it)")
+  X(GH_ERR_INTERNAL, 9, "internal error (a bug: please report it)")                         \
+  X(GH_ERR_PEER, 10, "a peer failed: an NCCL error, a timeout, a rank that left")
 
 typedef enum gh_status {
 #define GH_STATUS_ENUM_ENTRY(name, value, text) name = value,

@@ -13,12 +13,23 @@
  * m x m piece sizes are exchanged, every piece goes to its partition (the all-to-all), each
  * partition runs the operation on what it received, and per-key results travel back the same way
  * into the caller's slices, in the caller's order (find's values and found flags, insert's
- * failed flags, erase's erased flags).
+ * failed flags, erase's erased flags). The CUDA backend runs the operation on a GPU's own piece
+ * while the other pieces travel, and on theirs after: a key given in several slices is merged
+ * as gh_insert merges a batch's copies (GH_KEEP_FIRST, GH_OVERWRITE: one of them wins).
  *
- * Backends. Landed: the host backend (table.backend = GH_BACKEND_HOST): the m partitions are host
- * tables in this process, the all-to-all is memcpy; it runs the whole layer's bookkeeping (what
- * CI tests). Not yet: the CUDA backend over NCCL, one process for all GPUs of a node or one
- * process per GPU; gh_dist_create refuses it with GH_ERR_UNSUPPORTED saying so.
+ * Backends. The host backend (table.backend = GH_BACKEND_HOST): the m partitions are host tables
+ * in this process and the all-to-all is memcpy; it runs the whole layer's bookkeeping (what CI
+ * tests). The CUDA backend (GH_BACKEND_CUDA; GH_BACKEND_AUTO when a device is usable): partition
+ * p is a CUDA table on its own GPU, and the pieces move with NCCL, which the library loads when
+ * the first CUDA distributed table is created (libnccl.so.2 on the loader's path, or the file
+ * named by the environment variable GH_NCCL_LIBRARY). Two ways to run it:
+ *   - one process drives every GPU of a node (id NULL): partition p on devices[p], the
+ *     communicators made by ncclCommInitAll; slices are arrays of m entries, slice p in the
+ *     memory of partition p's GPU; the GPUs' work runs on one host thread per GPU.
+ *   - one process per GPU (id set; the way that crosses nodes): every rank creates the table
+ *     with the same id, partitions and table config, and its own rank; slices are arrays of one
+ *     entry, in this rank's GPU memory. Every call on the table is then collective: every rank
+ *     makes it, in the same order (a rank that does not gets a GH_ERR_PEER after timeout_seconds).
  *
  * Failures. Bad arguments are refused before anything is split: nothing changes, no output is
  * written. Past that, each partition's operation is all-or-nothing, as in gpuhash.h; partitions
@@ -27,7 +38,18 @@
  * happened: gh_dist_insert's failed_out marks exactly the keys that are not in the table and
  * *failed counts them; gh_dist_erase's erased_out marks exactly the keys it removed and *erased
  * counts them; the status is the first failure's, the message names its partition. No
- * acknowledged key is lost. The layer's own host memory comes from table.allocator too.
+ * acknowledged key is lost. The layer's own host memory comes from table.allocator too, and so
+ * does the CUDA backend's device memory (exchange buffers, kept between calls and counted in the
+ * partition table's memory).
+ *
+ * Peers. With the CUDA backend, an NCCL error, a wait longer than timeout_seconds (a rank that
+ * left, a GPU that hangs) or a rank that failed before the exchange fails the call on every rank
+ * with the same status: GH_ERR_OUT_OF_MEMORY (and the rest, as above) when a rank could not
+ * allocate its part before anything moved (nothing changed anywhere), GH_ERR_PEER when the
+ * communicator failed. After GH_ERR_PEER the communicator is aborted and every later operation
+ * that needs it returns GH_ERR_PEER; the local tables stay valid: gh_dist_partition_size,
+ * gh_dist_validate, gh_dist_export of this process's partitions still work, and
+ * gh_dist_destroy frees everything.
  */
 #ifndef GPUHASH_DIST_H
 #define GPUHASH_DIST_H
@@ -53,7 +75,37 @@ typedef struct gh_dist_config {
   gh_config table;
   unsigned partitions;     /* m, 1 .. GH_DIST_MAX_PARTITIONS; default 1 */
   uint64_t partition_seed; /* p(k)'s seed; default a constant unlike gh_config's seed */
+  /* The CUDA backend (the host backend ignores these). */
+  const int *devices;       /* one process: partition p's device ordinal is devices[p] (partitions
+                             * entries, each different; NULL: 0 .. m - 1). One process per GPU:
+                             * devices[0] is this rank's (NULL: table.device) */
+  const struct gh_dist_id *id; /* NULL: one process drives all m partitions. Else one process per
+                                * GPU: this process is rank `rank` of `partitions` ranks */
+  unsigned rank;            /* this process's partition (0 .. partitions - 1) when id is set */
+  double timeout_seconds;   /* the longest wait for a peer (NCCL); default 300 */
+  uint64_t staging_bytes;   /* the host-sided calls' batch, per GPU and buffer (two each, pinned);
+                             * default 256 MiB; at least one key's pair */
+  int exchange_overlap;     /* 1 (default): a GPU's table works on the GPU's own piece while the
+                             * other pieces travel; 0: after they arrived (slower; the exchange's
+                             * own time then shows alone in gh_dist_last_times) */
 } gh_dist_config;
+
+/* ---- One process per GPU: the communicator's id --------------------------------------------
+ * Rank 0 makes an id, the caller hands it to every other rank by its own means (MPI, a file, a
+ * socket), and every rank passes it to gh_dist_create. The text form is 2 * GH_DIST_ID_BYTES hex
+ * digits and a NUL. */
+#define GH_DIST_ID_BYTES 128u
+#define GH_DIST_ID_TEXT_SIZE (2u * GH_DIST_ID_BYTES + 1u)
+typedef struct gh_dist_id {
+  unsigned char bytes[GH_DIST_ID_BYTES];
+} gh_dist_id;
+/** A fresh id (ncclGetUniqueId). GH_ERR_UNSUPPORTED when NCCL cannot be loaded, GH_ERR_NO_DEVICE
+ * without the CUDA backend; gh_dist_last_create_error() says why. */
+gh_status gh_dist_id_new(gh_dist_id *id);
+/** The id as text (text_size at least GH_DIST_ID_TEXT_SIZE), and back: GH_ERR_INVALID_ARGUMENT
+ * for text that is not exactly 2 * GH_DIST_ID_BYTES hex digits (nothing written then). */
+gh_status gh_dist_id_to_text(const gh_dist_id *id, char *text, size_t text_size);
+gh_status gh_dist_id_from_text(const char *text, gh_dist_id *id);
 
 /** Fills *config with the defaults (table = gh_config_default(design), one partition).
  * struct_size must be sizeof(gh_dist_config) (its first version); otherwise nothing is written
@@ -87,7 +139,7 @@ unsigned gh_dist_partition_of(const gh_dist *table, uint64_t key);
  * have NULL pointers. The calls wait for their work to finish. */
 
 /** Inserts the slices' (key, value) pairs; a key in several slices (or twice in one) is merged
- * by policy in its partition as gh_insert does, its copies taken in slice order. failed_out
+ * by policy in its partition as gh_insert merges copies in a batch (see Slices). failed_out
  * (optional; per slice) is written by every call that gets past the argument checks: 1 for the
  * keys not in the table (none on GH_OK); *failed (optional) counts them. */
 gh_status gh_dist_insert(gh_dist *table, const void *const *keys, const void *const *values, const uint64_t *n,
@@ -105,7 +157,47 @@ gh_status gh_dist_find(gh_dist *table, const void *const *keys, const uint64_t *
 gh_status gh_dist_erase(gh_dist *table, const void *const *keys, const uint64_t *n, uint8_t *const *erased_out,
                         uint64_t *erased);
 
-/* ---- The whole table ------------------------------------------------------------------------ */
+/* ---- Host-sided operations -------------------------------------------------------------------
+ * keys, values and the outputs are one array each in host memory (pageable or pinned), n keys,
+ * larger than the GPUs' memory if need be. They are cut into batches of staging_bytes per GPU,
+ * each batch split evenly over this process's GPUs and run as the slice calls above (a key
+ * repeated in the array is merged batch after batch, and within a batch as gh_insert merges
+ * one); with the CUDA backend
+ * the copy of the next batch to the GPUs overlaps the work on this one. One process per GPU:
+ * each rank passes its own array (n may differ, also 0). Outputs and failures as the slice
+ * calls; a call that fails in a batch runs the later batches all the same (insert, erase), and
+ * its flags say which keys are in. */
+gh_status gh_dist_insert_host(gh_dist *table, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
+                              uint8_t *failed_out, uint64_t *failed);
+gh_status gh_dist_find_host(gh_dist *table, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
+                            const void *default_value);
+
+/* ---- Timings and the exchange's ceiling (for benchmarks) ------------------------------------- */
+
+/** What the last slice call's phases took on this process's slowest GPU, measured with CUDA
+ * events (all 0 on the host backend): the multisplit and the placing of results back
+ * (multisplit_ms), the piece sizes' all-gather and the all-to-alls there and back (exchange_ms),
+ * the partition table's operation (table_ms: on the GPU's own piece, which overlaps the
+ * all-to-all, and on the pieces received); exchanged_bytes: the bytes this process's GPUs sent in
+ * the all-to-alls. */
+typedef struct gh_dist_times {
+  double multisplit_ms, exchange_ms, table_ms;
+  uint64_t exchanged_bytes;
+} gh_dist_times;
+gh_status gh_dist_last_times(const gh_dist *table, gh_dist_times *times);
+/** Measures the communicator's all-to-all as the slice calls use it: every GPU's bytes_per_gpu
+ * split evenly over the m partitions, the m - 1 pieces for the others sent as one grouped
+ * ncclSend / ncclRecv (a GPU's own piece does not move); *gb_per_s (median of `repeats` runs,
+ * each timed with CUDA events) is the bytes one GPU sent / the slowest GPU's time, comparable to
+ * gh_dist_times' exchanged_bytes / exchange_ms. Collective. GH_ERR_UNSUPPORTED on the host
+ * backend. */
+gh_status gh_dist_measure_exchange(gh_dist *table, uint64_t bytes_per_gpu, unsigned repeats, double *gb_per_s);
+
+/* ---- The whole table ------------------------------------------------------------------------
+ * One process per GPU: these calls are collective; size, capacity, partition_size,
+ * partition_stats and get_stats cover every rank's partition, clear and validate act on each
+ * rank's own partition (validate's status is the first failing partition's, on every rank), and
+ * export returns this rank's partition. */
 
 /** Keys stored, over all partitions; capacity likewise (the sum of the tables' gh_capacity). */
 gh_status gh_dist_size(gh_dist *table, uint64_t *size);

@@ -20,9 +20,23 @@
  *               insert, a find, an erase, for every k until the call gets through: insert's
  *               failed flags and erase's erased flags against a find of every key, the size,
  *               validate; a find changes nothing; no leak, no bad free
+ *   host-sided  gh_dist_insert_host / gh_dist_find_host with a staging size of a few keys (many
+ *               batches): keys repeated in the array keep their first value (GH_KEEP_FIRST) or
+ *               add up (GH_ADD) in array order, found values against the model
  *   refusals    NULL keys / n, a NULL slice with keys, a map without values: refused, nothing
- *               changed; configs with 0 or too many partitions, a multi-value variant or the
- *               CUDA backend (not built yet) refused with a message
+ *               changed; configs with 0 or too many partitions, a multi-value variant, no
+ *               timeout or staging, the CUDA backend where there is no GPU refused with a
+ *               message; the communicator id's text form, there and back, and bad texts
+ *
+ *   dist cuda [--seed S]
+ *
+ * The CUDA backend over NCCL (skipped without a GPU): on 1 GPU (m = 1) and, where the machine
+ * has two, 2 GPUs driven by this process, for warpdrive, dycuckoo and hashgraph: random keys in
+ * device slices (a key given in two slices too) inserted, found, erased and exported, every
+ * result identical to one plain CUDA table given the same keys; the host-sided calls with small
+ * batches against the same plain table; a full warpdrive: GH_ERR_TABLE_FULL with failed_out
+ * flagging exactly the keys not found; slices in host memory refused. (One process per GPU:
+ * examples/dist_ranks.c, run as the test dist_ranks_cuda.)
  *
  * Every failure prints the case, the phase and the seed.
  */
@@ -33,6 +47,9 @@
 #include "gpuhash_dist.h"
 #include "test_util.h"
 #include "tracking_alloc.h"
+#if defined(GH_TEST_HAVE_CUDART)
+#include <cuda_runtime_api.h>
+#endif
 
 #define DIST_BASE_SEED 0x71D157ull
 #define DIST_MAX_M 7
@@ -426,9 +443,19 @@ static void case_refusals(void) {
   c = dist_config(GH_HASHGRAPH, 2);
   c.table.variant = GH_VARIANT_MULTIVALUE;
   expect_create_refused(&c, GH_ERR_INVALID_ARGUMENT, "variant");
+  if (!gh_cuda_available()) {
+    c = dist_config(GH_WARPDRIVE, 2);
+    c.table.backend = GH_BACKEND_CUDA;
+    expect_create_refused(&c, GH_ERR_NO_DEVICE, "CUDA");
+    gh_dist_id id;
+    CHECK(gh_dist_id_new(&id) == GH_ERR_NO_DEVICE, "gh_dist_id_new without a GPU");
+  }
   c = dist_config(GH_WARPDRIVE, 2);
-  c.table.backend = GH_BACKEND_CUDA;
-  expect_create_refused(&c, GH_ERR_UNSUPPORTED, "NCCL");
+  c.timeout_seconds = 0;
+  expect_create_refused(&c, GH_ERR_INVALID_ARGUMENT, "timeout_seconds");
+  c = dist_config(GH_WARPDRIVE, 2);
+  c.staging_bytes = 0;
+  expect_create_refused(&c, GH_ERR_INVALID_ARGUMENT, "staging_bytes");
   c = dist_config(GH_WARPDRIVE, 2);
   c.struct_size -= 8;
   expect_create_refused(&c, GH_ERR_INVALID_ARGUMENT, "struct_size");
@@ -458,18 +485,373 @@ static void case_refusals(void) {
   CHECK_STATUS(NULL, gh_dist_export(d, out_keys, out_values, 2, &count), GH_ERR_BUFFER_TOO_SMALL);
   CHECK(count == 3, "a too small export gives count %llu", (unsigned long long)count);
   CHECK_STATUS(NULL, gh_dist_export(d, out_keys, NULL, 3, &count), GH_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(NULL, gh_dist_insert_host(d, NULL, values, 3, GH_OVERWRITE, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(NULL, gh_dist_insert_host(d, keys, NULL, 3, GH_OVERWRITE, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(NULL, gh_dist_find_host(d, NULL, 3, NULL, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
+  CHECK_OK(NULL, gh_dist_insert_host(d, NULL, NULL, 0, GH_OVERWRITE, NULL, NULL));
+  if (CHECK_OK(NULL, gh_dist_size(d, &size))) CHECK(size == 3, "size %llu after refused calls", (unsigned long long)size);
+  double rate = 0;
+  CHECK_STATUS(NULL, gh_dist_measure_exchange(d, 1 << 20, 3, &rate), GH_ERR_UNSUPPORTED);
+  gh_dist_times times;
+  CHECK_OK(NULL, gh_dist_last_times(d, &times));
   CHECK_OK(NULL, gh_dist_clear(d));
   if (CHECK_OK(NULL, gh_dist_size(d, &size))) CHECK(size == 0, "size %llu after clear", (unsigned long long)size);
   gh_dist_destroy(d);
+
+  tu_set_phase("the id's text");
+  gh_dist_id id, back;
+  for (unsigned i = 0; i < GH_DIST_ID_BYTES; ++i) id.bytes[i] = (unsigned char)(i * 37u + 5u);
+  char text[GH_DIST_ID_TEXT_SIZE];
+  CHECK_OK(NULL, gh_dist_id_to_text(&id, text, sizeof text));
+  CHECK(strlen(text) == 2 * GH_DIST_ID_BYTES, "text of %zu characters", strlen(text));
+  CHECK_OK(NULL, gh_dist_id_from_text(text, &back));
+  CHECK(memcmp(&id, &back, sizeof id) == 0, "the id did not come back from its text");
+  CHECK_STATUS(NULL, gh_dist_id_to_text(&id, text, sizeof text - 1), GH_ERR_INVALID_ARGUMENT);
+  memset(&back, 0, sizeof back);
+  text[7] = 'g';
+  CHECK_STATUS(NULL, gh_dist_id_from_text(text, &back), GH_ERR_INVALID_ARGUMENT);
+  text[7] = '0';
+  text[100] = '\0';
+  CHECK_STATUS(NULL, gh_dist_id_from_text(text, &back), GH_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(NULL, gh_dist_id_from_text("", &back), GH_ERR_INVALID_ARGUMENT);
+  CHECK(back.bytes[0] == 0, "a refused text wrote the id");
 }
+
+/* The host-sided calls: an array of n keys with repeats (a third of the positions repeat an
+ * earlier key with another value), batches of `batch` keys per partition. */
+static void case_host_sided(gh_design design, unsigned m, gh_dup_policy policy) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(dist_seed, design, m, 7 + (unsigned)policy));
+  const uint64_t unique = 3000, n = 4500, absent = 1000;
+  uint64_t *pool = (uint64_t *)tu_xmalloc((unique + absent) * 8);
+  tu_gen_unique_keys(&rng, 32, unique + absent, NULL, pool);
+  uint32_t *keys = (uint32_t *)tu_xmalloc(n * 4), *values = (uint32_t *)tu_xmalloc(n * 4);
+  uint64_t *wide_keys = (uint64_t *)tu_xmalloc(n * 8), *wide_values = (uint64_t *)tu_xmalloc(n * 8);
+  for (uint64_t i = 0; i < n; ++i) {
+    keys[i] = (uint32_t)(i < unique ? pool[i] : pool[tu_below(&rng, unique)]);
+    values[i] = (uint32_t)(tu_next(&rng) & 0xFFFFu);
+    wide_keys[i] = keys[i], wide_values[i] = values[i];
+  }
+  /* The model takes the array batch by batch: in array order across batches, as one gh_insert
+   * (any copy may win) within a batch. */
+  const uint64_t batch = 37u * m;
+  tu_ref ref;
+  tu_ref_init(&ref, 32, 32);
+  for (uint64_t lo = 0; lo < n; lo += batch)
+    tu_ref_insert(&ref, wide_keys + lo, wide_values + lo, n - lo < batch ? n - lo : batch, policy, NULL);
+  free(wide_keys), free(wide_values);
+  gh_dist_config c = dist_config(design, m);
+  c.staging_bytes = 8u * 37u; /* 37 pairs per partition and batch */
+  gh_dist *d = NULL;
+  uint8_t *failed = (uint8_t *)tu_xmalloc(n);
+  uint32_t *queries = (uint32_t *)tu_xmalloc((unique + absent) * 4), *found_values = (uint32_t *)tu_xmalloc((unique + absent) * 4);
+  uint8_t *found = (uint8_t *)tu_xmalloc(unique + absent);
+  tu_set_phase("host-sided, policy %d", (int)policy);
+  if (!CHECK_OK(NULL, gh_dist_create(&c, &d))) goto done;
+  uint64_t failed_count = 99;
+  memset(failed, 7, n);
+  CHECK_OK(NULL, gh_dist_insert_host(d, keys, values, n, policy, failed, &failed_count));
+  CHECK(failed_count == 0, "failed %llu", (unsigned long long)failed_count);
+  for (uint64_t i = 0; i < n; ++i)
+    if (!CHECK(failed[i] == 0, "key %llu flagged %d", (unsigned long long)i, failed[i])) break;
+  for (uint64_t i = 0; i < unique + absent; ++i) queries[i] = (uint32_t)pool[i];
+  const uint32_t fallback = 0xABCDu;
+  if (CHECK_OK(NULL, gh_dist_find_host(d, queries, unique + absent, found_values, found, &fallback)))
+    for (uint64_t i = 0; i < unique + absent; ++i) {
+      const int present = tu_ref_contains(&ref, pool[i]);
+      char allowed[64];
+      tu_ref_describe(&ref, pool[i], allowed, sizeof allowed);
+      if (!CHECK(found[i] == present && (present ? tu_ref_value_allowed(&ref, pool[i], found_values[i])
+                                                 : found_values[i] == fallback),
+                 "key %u: found %d value %u, expected %s", queries[i], found[i], found_values[i], allowed))
+        break;
+    }
+  uint64_t size = 0;
+  if (CHECK_OK(NULL, gh_dist_size(d, &size))) CHECK(size == unique, "size %llu, expected %llu", (unsigned long long)size,
+                                                  (unsigned long long)unique);
+  CHECK_OK(NULL, gh_dist_validate(d));
+done:
+  gh_dist_destroy(d);
+  tu_ref_free(&ref);
+  free(pool), free(keys), free(values), free(failed), free(queries), free(found_values), free(found);
+}
+
+/* ---- The CUDA backend --------------------------------------------------------------------------- */
+#if defined(GH_TEST_HAVE_CUDART)
+
+static void *to_device(int device, const void *host, size_t bytes) {
+  void *p = NULL;
+  cudaSetDevice(device);
+  REQUIRE(cudaMalloc(&p, bytes ? bytes : 1) == cudaSuccess, "cudaMalloc of %zu bytes on device %d", bytes, device);
+  if (host && bytes) cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice);
+  return p;
+}
+
+static void to_host(void *host, const void *device, size_t bytes) {
+  if (bytes) REQUIRE(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy to the host");
+}
+
+/* n 32-bit words cut into m device slices (slice s: [s n / m, (s + 1) n / m) on device s). */
+typedef struct device_slices {
+  unsigned m;
+  uint64_t n[2], at[2];
+  void *ptr[2];
+} device_slices;
+
+static device_slices to_slices(unsigned m, const void *words, uint64_t n, size_t width) {
+  device_slices x;
+  memset(&x, 0, sizeof x);
+  x.m = m;
+  for (unsigned s = 0; s < m; ++s) {
+    x.at[s] = n * s / m;
+    x.n[s] = n * (s + 1u) / m - x.at[s];
+    x.ptr[s] = to_device((int)s, words ? (const char *)words + x.at[s] * width : NULL, x.n[s] * width);
+  }
+  return x;
+}
+
+static void slices_to_host(const device_slices *x, void *words, size_t width) {
+  for (unsigned s = 0; s < x->m; ++s) to_host((char *)words + x->at[s] * width, x->ptr[s], x->n[s] * width);
+}
+
+static void free_device_slices(device_slices *x) {
+  for (unsigned s = 0; s < x->m; ++s) cudaFree(x->ptr[s]);
+}
+
+static int by_key(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Both tables' contents, as sorted (key << 32 | value) words, must be the same. */
+static void check_same_contents(gh_dist *d, gh_table *plain, uint64_t capacity) {
+  uint32_t *keys = (uint32_t *)tu_xmalloc(capacity * 4 + 4), *values = (uint32_t *)tu_xmalloc(capacity * 4 + 4);
+  uint64_t *a = (uint64_t *)tu_xmalloc(capacity * 8 + 8), *b = (uint64_t *)tu_xmalloc(capacity * 8 + 8);
+  uint64_t count_d = 0, count_p = 0;
+  if (CHECK_OK(NULL, gh_dist_export(d, keys, values, capacity, &count_d))) {
+    for (uint64_t i = 0; i < count_d; ++i) a[i] = (uint64_t)keys[i] << 32 | values[i];
+    if (CHECK_OK(plain, gh_export(plain, keys, values, capacity, &count_p, NULL))) {
+      for (uint64_t i = 0; i < count_p; ++i) b[i] = (uint64_t)keys[i] << 32 | values[i];
+      qsort(a, count_d, 8, by_key);
+      qsort(b, count_p, 8, by_key);
+      CHECK(count_d == count_p && memcmp(a, b, count_d * 8) == 0, "exports differ: %llu pairs against the plain "
+            "table's %llu", (unsigned long long)count_d, (unsigned long long)count_p);
+    }
+  }
+  free(keys), free(values), free(a), free(b);
+}
+
+/* Finds the queries in both (device slices; host for the plain table): the same values and
+ * found flags; the results are left in values / found. */
+static void check_same_finds(gh_dist *d, gh_table *plain, unsigned m, const uint32_t *queries, uint64_t n,
+                             uint32_t *values, uint8_t *found) {
+  device_slices q = to_slices(m, queries, n, 4), v = to_slices(m, NULL, n, 4), f = to_slices(m, NULL, n, 1);
+  const uint32_t fallback = 0xFA11u;
+  uint32_t *plain_values = (uint32_t *)tu_xmalloc(n * 4 + 4);
+  uint8_t *plain_found = (uint8_t *)tu_xmalloc(n + 1);
+  if (CHECK_OK(NULL, gh_dist_find(d, (const void *const *)q.ptr, q.n, v.ptr, (uint8_t *const *)f.ptr, &fallback)) &&
+      CHECK_OK(plain, gh_find(plain, queries, n, plain_values, plain_found, &fallback, NULL))) {
+    slices_to_host(&v, values, 4);
+    slices_to_host(&f, found, 1);
+    for (uint64_t i = 0; i < n; ++i)
+      if (!CHECK(values[i] == plain_values[i] && found[i] == plain_found[i],
+                 "query %llu (key %u): found %d value %u, the plain table %d %u", (unsigned long long)i, queries[i],
+                 found[i], values[i], plain_found[i], plain_values[i]))
+        break;
+  }
+  free(plain_values), free(plain_found);
+  free_device_slices(&q), free_device_slices(&v), free_device_slices(&f);
+}
+
+static gh_dist_config cuda_config(gh_design design, unsigned m, uint64_t capacity) {
+  gh_dist_config c = dist_config(design, m);
+  c.table.backend = GH_BACKEND_CUDA;
+  c.table.capacity = capacity;
+  c.timeout_seconds = 60;
+  return c;
+}
+
+/* Slices on m GPUs against one plain CUDA table of the same keys. */
+static void case_cuda(gh_design design, unsigned m) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(dist_seed, design, m, 11));
+  const uint64_t unique = 100000, n = 110000, absent = 20000;
+  uint64_t *pool = (uint64_t *)tu_xmalloc((unique + absent) * 8);
+  tu_gen_unique_keys(&rng, 32, unique + absent, NULL, pool);
+  /* The last positions repeat earlier keys (in the other slice, mostly): GH_ADD sums them. */
+  uint32_t *keys = (uint32_t *)tu_xmalloc(n * 4), *values = (uint32_t *)tu_xmalloc(n * 4);
+  for (uint64_t i = 0; i < n; ++i) {
+    keys[i] = (uint32_t)(i < unique ? pool[i] : pool[tu_below(&rng, unique)]);
+    values[i] = (uint32_t)(tu_next(&rng) & 0xFFFFu);
+  }
+  uint32_t *queries = (uint32_t *)tu_xmalloc((unique + absent) * 4);
+  for (uint64_t i = 0; i < unique + absent; ++i) queries[i] = (uint32_t)pool[(i * 7919u) % (unique + absent)];
+  uint32_t *before_values = (uint32_t *)tu_xmalloc((unique + absent) * 4), *after_values = (uint32_t *)tu_xmalloc((unique + absent) * 4);
+  uint8_t *before_found = (uint8_t *)tu_xmalloc(unique + absent), *after_found = (uint8_t *)tu_xmalloc(unique + absent);
+  const uint64_t capacity = design == GH_HASHGRAPH ? 2 * n : 2 * unique;
+  gh_dist_config c = cuda_config(design, m, capacity / m);
+  gh_config plain_config = c.table;
+  plain_config.capacity = capacity;
+  gh_dist *d = NULL;
+  gh_table *plain = NULL;
+  device_slices k = to_slices(m, keys, n, 4), v = to_slices(m, values, n, 4), failed = to_slices(m, NULL, n, 1);
+  uint8_t *flags = (uint8_t *)tu_xmalloc(n);
+  tu_set_phase("create");
+  if (!CHECK_OK(NULL, gh_dist_create(&c, &d))) {
+    printf("    %s\n", gh_dist_last_create_error());
+    goto done;
+  }
+  REQUIRE(gh_create(&plain_config, &plain) == GH_OK, "the plain table: %s", gh_last_create_error());
+  CHECK(gh_dist_local_partitions(d) == m, "local partitions %u", gh_dist_local_partitions(d));
+
+  tu_set_phase("insert");
+  uint64_t failed_count = 99;
+  CHECK_OK(NULL, gh_dist_insert(d, (const void *const *)k.ptr, (const void *const *)v.ptr, k.n, GH_ADD,
+                                (uint8_t *const *)failed.ptr, &failed_count));
+  CHECK(failed_count == 0, "failed %llu", (unsigned long long)failed_count);
+  slices_to_host(&failed, flags, 1);
+  for (uint64_t i = 0; i < n; ++i)
+    if (!CHECK(flags[i] == 0, "key %llu flagged", (unsigned long long)i)) break;
+  CHECK_OK(plain, gh_insert(plain, keys, values, n, GH_ADD, NULL, NULL));
+  gh_dist_times times;
+  if (CHECK_OK(NULL, gh_dist_last_times(d, &times)))
+    CHECK(times.table_ms > 0 && (m == 1 || (times.multisplit_ms > 0 && times.exchange_ms > 0)),
+          "times: multisplit %g exchange %g table %g ms", times.multisplit_ms, times.exchange_ms, times.table_ms);
+  tu_set_phase("after the insert");
+  CHECK_OK(NULL, gh_dist_validate(d));
+  uint64_t size = 0, plain_size = 0;
+  if (CHECK_OK(NULL, gh_dist_size(d, &size)) && CHECK_OK(plain, gh_size(plain, &plain_size)))
+    CHECK(size == plain_size && size == unique, "size %llu, the plain table's %llu, keys %llu", (unsigned long long)size,
+          (unsigned long long)plain_size, (unsigned long long)unique);
+  check_same_contents(d, plain, capacity);
+  check_same_finds(d, plain, m, queries, unique + absent, before_values, before_found);
+
+  tu_set_phase("erase a third");
+  uint32_t *gone = (uint32_t *)tu_xmalloc(unique / 3 * 4 + 4);
+  const uint64_t gone_n = unique / 3;
+  for (uint64_t i = 0; i < gone_n; ++i) gone[i] = (uint32_t)pool[3 * i];
+  device_slices g = to_slices(m, gone, gone_n, 4), erased = to_slices(m, NULL, gone_n, 1);
+  uint64_t erased_count = 0, plain_erased = 0;
+  if (CHECK_OK(NULL, gh_dist_erase(d, (const void *const *)g.ptr, g.n, (uint8_t *const *)erased.ptr, &erased_count))) {
+    slices_to_host(&erased, flags, 1);
+    uint64_t flagged = 0;
+    for (uint64_t i = 0; i < gone_n; ++i) flagged += flags[i];
+    CHECK(erased_count == gone_n && flagged == gone_n, "erased %llu, flagged %llu of %llu",
+          (unsigned long long)erased_count, (unsigned long long)flagged, (unsigned long long)gone_n);
+  }
+  CHECK_OK(plain, gh_erase(plain, gone, gone_n, NULL, &plain_erased, NULL));
+  CHECK_OK(NULL, gh_dist_validate(d));
+  check_same_contents(d, plain, capacity);
+  check_same_finds(d, plain, m, queries, unique + absent, after_values, after_found);
+  free_device_slices(&g), free_device_slices(&erased);
+  free(gone);
+
+  tu_set_phase("slices in host memory");
+  const void *host_keys[2] = {keys, keys + 1};
+  const uint64_t host_n[2] = {1, 1};
+  CHECK_STATUS(NULL, gh_dist_find(d, host_keys, host_n, NULL, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(gh_dist_last_error(d), "memory") != NULL, "message: %s", gh_dist_last_error(d));
+
+  tu_set_phase("host-sided");
+  gh_dist_destroy(d);
+  d = NULL;
+  c.staging_bytes = 8u * 5000u; /* 5000 pairs per GPU and batch */
+  if (CHECK_OK(NULL, gh_dist_create(&c, &d))) {
+    memset(flags, 7, n);
+    failed_count = 99;
+    CHECK_OK(NULL, gh_dist_insert_host(d, keys, values, n, GH_ADD, flags, &failed_count));
+    CHECK(failed_count == 0, "host-sided insert: failed %llu", (unsigned long long)failed_count);
+    for (uint64_t i = 0; i < n; ++i)
+      if (!CHECK(flags[i] == 0, "host-sided insert: key %llu flagged %d", (unsigned long long)i, flags[i])) break;
+    const uint32_t fallback = 0xFA11u;
+    if (CHECK_OK(NULL, gh_dist_find_host(d, queries, unique + absent, after_values, after_found, &fallback)))
+      for (uint64_t i = 0; i < unique + absent; ++i)
+        if (!CHECK(after_values[i] == before_values[i] && after_found[i] == before_found[i],
+                   "host-sided find of key %u: %d %u, the slices' %d %u", queries[i], after_found[i], after_values[i],
+                   before_found[i], before_values[i]))
+          break;
+    CHECK_OK(NULL, gh_dist_validate(d));
+  }
+done:
+  gh_dist_destroy(d);
+  gh_destroy(plain);
+  free_device_slices(&k), free_device_slices(&v), free_device_slices(&failed);
+  free(pool), free(keys), free(values), free(queries), free(flags);
+  free(before_values), free(after_values), free(before_found), free(after_found);
+}
+
+/* Partitions of 2048 slots given 3x as many keys: GH_ERR_TABLE_FULL on every GPU, failed_out
+ * flags exactly the keys a find does not see. */
+static void case_cuda_full(unsigned m) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(dist_seed, 99, m, 12));
+  const uint64_t n = 3u * 2048u * m;
+  uint64_t *wide = (uint64_t *)tu_xmalloc(n * 8);
+  tu_gen_unique_keys(&rng, 32, n, NULL, wide);
+  uint32_t *keys = (uint32_t *)tu_xmalloc(n * 4);
+  for (uint64_t i = 0; i < n; ++i) keys[i] = (uint32_t)wide[i];
+  gh_dist_config c = cuda_config(GH_WARPDRIVE, m, 2048);
+  gh_dist *d = NULL;
+  device_slices k = to_slices(m, keys, n, 4), failed = to_slices(m, NULL, n, 1), found = to_slices(m, NULL, n, 1);
+  uint8_t *flags = (uint8_t *)tu_xmalloc(n), *seen = (uint8_t *)tu_xmalloc(n);
+  tu_set_phase("full");
+  if (CHECK_OK(NULL, gh_dist_create(&c, &d))) {
+    uint64_t failed_count = 0, flagged = 0;
+    CHECK_STATUS(NULL, gh_dist_insert(d, (const void *const *)k.ptr, (const void *const *)k.ptr, k.n, GH_OVERWRITE,
+                                      (uint8_t *const *)failed.ptr, &failed_count), GH_ERR_TABLE_FULL);
+    CHECK(strstr(gh_dist_last_error(d), "partition") != NULL, "message: %s", gh_dist_last_error(d));
+    slices_to_host(&failed, flags, 1);
+    if (CHECK_OK(NULL, gh_dist_find(d, (const void *const *)k.ptr, k.n, NULL, (uint8_t *const *)found.ptr, NULL))) {
+      slices_to_host(&found, seen, 1);
+      for (uint64_t i = 0; i < n; ++i) {
+        flagged += flags[i];
+        if (!CHECK(flags[i] == !seen[i], "key %u: failed flag %d, found %d", keys[i], flags[i], seen[i])) break;
+      }
+    }
+    uint64_t size = 0;
+    if (CHECK_OK(NULL, gh_dist_size(d, &size)))
+      CHECK(failed_count == flagged && size + flagged == n, "failed %llu, flagged %llu, size %llu of %llu keys",
+            (unsigned long long)failed_count, (unsigned long long)flagged, (unsigned long long)size, (unsigned long long)n);
+    CHECK_OK(NULL, gh_dist_validate(d));
+  }
+  gh_dist_destroy(d);
+  free_device_slices(&k), free_device_slices(&failed), free_device_slices(&found);
+  free(wide), free(keys), free(flags), free(seen);
+}
+
+static int run_cuda(void) {
+  int gpus = 0;
+  if (!gh_cuda_available() || cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) {
+    printf("SKIPPED: no GPU here\n");
+    return 77;
+  }
+  static const gh_design designs[] = {GH_WARPDRIVE, GH_DYCUCKOO, GH_HASHGRAPH};
+  for (unsigned m = 1; m <= (gpus >= 2 ? 2u : 1u); ++m) {
+    for (size_t k = 0; k < sizeof designs / sizeof designs[0]; ++k) {
+      const char *name = tu_design_of(designs[k])->name;
+      tu_set_context("dist cuda %s m = %u seed 0x%016llx", name, m, (unsigned long long)dist_seed);
+      case_cuda(designs[k], m);
+      printf("dist cuda %s m = %u: %s\n", name, m, tu_failure_count() ? "FAILED" : "ok");
+      fflush(stdout);
+    }
+    tu_set_context("dist cuda full m = %u seed 0x%016llx", m, (unsigned long long)dist_seed);
+    case_cuda_full(m);
+  }
+  if (gpus < 2) printf("dist cuda: one GPU here, the 2-GPU cases did not run\n");
+  return tu_finish("dist cuda");
+}
+#else
+static int run_cuda(void) {
+  printf("SKIPPED: no GPU here (built without CUDA)\n");
+  return 77;
+}
+#endif
 
 int main(int argc, char **argv) {
   dist_seed = DIST_BASE_SEED;
-  if (argc < 2 || strcmp(argv[1], "host") != 0) goto usage;
+  if (argc < 2 || (strcmp(argv[1], "host") != 0 && strcmp(argv[1], "cuda") != 0)) goto usage;
   for (int a = 2; a < argc; a += 2) {
     if (a + 1 < argc && strcmp(argv[a], "--seed") == 0 && tu_parse_u64(argv[a + 1], &dist_seed)) continue;
     goto usage;
   }
+  if (strcmp(argv[1], "cuda") == 0) return run_cuda();
   static const gh_design designs[] = {GH_WARPDRIVE, GH_DYCUCKOO, GH_HASHGRAPH};
   static const unsigned parts[] = {1, 2, 3, 4, 7};
   for (size_t k = 0; k < sizeof designs / sizeof designs[0]; ++k)
@@ -479,6 +861,8 @@ int main(int argc, char **argv) {
       case_slices(designs[k], parts[j]);
       case_one_partition(designs[k], parts[j]);
       case_add(designs[k], parts[j]);
+      case_host_sided(designs[k], parts[j], GH_KEEP_FIRST);
+      case_host_sided(designs[k], parts[j], GH_ADD);
       if (designs[k] == GH_WARPDRIVE) case_full(parts[j]);
       for (int op = ALLOC_INSERT; op <= ALLOC_FIND && parts[j] <= 4; ++op) case_alloc(designs[k], parts[j], (alloc_op)op);
       printf("dist host %s m = %u: %s\n", name, parts[j], tu_failure_count() ? "FAILED" : "ok");
@@ -488,6 +872,6 @@ int main(int argc, char **argv) {
   case_refusals();
   return tu_finish("dist");
 usage:
-  fprintf(stderr, "usage: %s host [--seed S]\n", argv[0]);
+  fprintf(stderr, "usage: %s host|cuda [--seed S]\n", argv[0]);
   return 2;
 }

@@ -7,26 +7,33 @@
  * slice order, piece (s, p) at recv_start[p][s] (a column's exclusive sum). Per-key results come
  * back by the same starts, and each slice's order[i] puts key i's result where the caller wants it.
  *
- * The host backend moves the pieces with memcpy. The CUDA backend (not yet) moves them with one
- * grouped ncclSend / ncclRecv per exchange and keeps this bookkeeping. */
+ * The host backend moves the pieces with memcpy. The CUDA backend (dist_cuda.cu) does the same on
+ * the GPUs, with NCCL; this file checks configs and arguments for both, owns the partitions'
+ * tables and runs the whole-table calls (gathering the partitions' answers over NCCL when each
+ * process drives one GPU). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cuda_runtime.h"
 #include "core/words.h"
+#include "dist/dist_internal.h"
 #include "gpuhash/detail/hash.h"
-#include "gpuhash_dist.h"
 
 #define GH_DIST_ERROR_CAPACITY 512
 /* p(k)'s default seed: any constant unlike gh_config's default seed. */
 #define GH_DIST_DEFAULT_PARTITION_SEED 0x2545F4914F6CDD1Dull
+#define GH_DIST_DEFAULT_TIMEOUT_SECONDS 300.0
+#define GH_DIST_DEFAULT_STAGING_BYTES (256ull << 20)
 
 struct gh_dist {
   gh_dist_config config;
-  unsigned m;
-  gh_table **tables; /* m */
+  unsigned m, local, first; /* partitions; those this process drives: first .. first + local - 1 */
+  gh_table **tables;        /* local */
+  gh_dist_cuda *cuda;       /* the CUDA backend; NULL on the host backend */
   char last_error[GH_DIST_ERROR_CAPACITY];
 };
 
@@ -35,13 +42,17 @@ static _Thread_local char create_error[GH_DIST_ERROR_CAPACITY];
 const char *gh_dist_last_create_error(void) { return create_error; }
 const char *gh_dist_last_error(const gh_dist *d) { return d ? d->last_error : "table is NULL"; }
 
-static gh_status fail(gh_dist *d, gh_status status, const char *format, ...) {
+gh_status gh__dist_say(char *error, size_t size, gh_status status, const char *format, ...) {
   va_list args;
   va_start(args, format);
-  vsnprintf(d->last_error, sizeof d->last_error, format, args);
+  vsnprintf(error, size, format, args);
   va_end(args);
   return status;
 }
+
+/* The table's last error, or the last create error of this thread (an invalid config). */
+#define fail(d, status, ...) gh__dist_say((d)->last_error, sizeof (d)->last_error, (status), __VA_ARGS__)
+#define refuse(...) gh__dist_say(create_error, sizeof create_error, GH_ERR_INVALID_ARGUMENT, __VA_ARGS__)
 
 /* Host memory of the layer, through the tables' allocator (gh_config.allocator; aligned_alloc
  * without one), so that an allocator that fails fails the layer's allocations as it fails the
@@ -79,23 +90,47 @@ gh_status gh_dist_config_init(gh_dist_config *config, size_t struct_size, unsign
   const gh_status status = gh_config_init(&config->table, sizeof config->table, version, design);
   config->partitions = 1;
   config->partition_seed = GH_DIST_DEFAULT_PARTITION_SEED;
+  config->timeout_seconds = GH_DIST_DEFAULT_TIMEOUT_SECONDS;
+  config->staging_bytes = GH_DIST_DEFAULT_STAGING_BYTES;
+  config->exchange_overlap = 1;
   return status;
-}
-
-static gh_status refuse(const char *format, ...) {
-  va_list args;
-  va_start(args, format);
-  vsnprintf(create_error, sizeof create_error, format, args);
-  va_end(args);
-  return GH_ERR_INVALID_ARGUMENT;
 }
 
 static void free_tables(gh_dist *d) {
   const gh_config c = d->config.table;
-  for (unsigned p = 0; d->tables && p < d->m; ++p) gh_destroy(d->tables[p]);
+#ifdef GH_HAVE_CUDA
+  gh__dist_cuda_destroy(d->cuda); /* (its buffers came from the tables) */
+#endif
+  for (unsigned i = 0; d->tables && i < d->local; ++i) gh_destroy(d->tables[i]);
   layer_free(&c, d->tables);
   layer_free(&c, d);
 }
+
+#ifdef GH_HAVE_CUDA
+/* The CUDA backend's own checks: the rank, the devices (each usable, none twice). Writes the
+ * local partitions' devices. */
+static gh_status check_cuda_config(const gh_dist_config *config, int *devices, unsigned local) {
+  const unsigned m = config->partitions;
+  if (config->id && config->rank >= m)
+    return refuse("gh_dist_create: rank = %u of %u partitions: ranks are 0 .. %u", config->rank, m, m - 1u);
+  const int count = gh__cuda_device_count();
+  if (count == 0) {
+    snprintf(create_error, sizeof create_error, "gh_dist_create: table.backend = GH_BACKEND_CUDA but no usable CUDA "
+             "device is here%s", gh_cuda_available() ? "" : " (or the library was built without CUDA)");
+    return GH_ERR_NO_DEVICE;
+  }
+  for (unsigned i = 0; i < local; ++i) {
+    devices[i] = config->devices ? config->devices[i] : config->id ? config->table.device : (int)i;
+    if (devices[i] < 0 || devices[i] >= count)
+      return refuse("gh_dist_create: partition %u's device %d: this machine has devices 0 .. %d", config->id ? config->rank : i,
+                    devices[i], count - 1);
+    for (unsigned j = 0; j < i; ++j)
+      if (devices[j] == devices[i])
+        return refuse("gh_dist_create: devices[%u] = devices[%u] = %d: each partition needs its own GPU", j, i, devices[i]);
+  }
+  return GH_OK;
+}
+#endif
 
 gh_status gh_dist_create(const gh_dist_config *config, gh_dist **table) {
   create_error[0] = '\0';
@@ -107,41 +142,111 @@ gh_status gh_dist_create(const gh_dist_config *config, gh_dist **table) {
                   "from gh_dist_config_default()", config->struct_size, sizeof *config);
   if (config->partitions < 1 || config->partitions > GH_DIST_MAX_PARTITIONS)
     return refuse("gh_dist_create: partitions = %u must be in 1 .. %u", config->partitions, GH_DIST_MAX_PARTITIONS);
-  if (config->table.backend == GH_BACKEND_CUDA) {
-    snprintf(create_error, sizeof create_error,
-             "gh_dist_create: the distributed table runs on the host backend only so far (its CUDA backend over "
-             "NCCL is not built yet): set table.backend = GH_BACKEND_HOST");
-    return GH_ERR_UNSUPPORTED;
-  }
   if (config->table.variant != GH_VARIANT_MAP)
     return refuse("gh_dist_create: table.variant = %d: a distributed table is a map (GH_VARIANT_MAP)",
                   (int)config->table.variant);
-  char message[256];
+  if (!(config->timeout_seconds > 0.0))
+    return refuse("gh_dist_create: timeout_seconds = %g must be above 0", config->timeout_seconds);
+  if (config->staging_bytes == 0) return refuse("gh_dist_create: staging_bytes is 0");
   gh_config part = config->table;
-  part.backend = GH_BACKEND_HOST;
+  if (part.backend == GH_BACKEND_AUTO) part.backend = gh_cuda_available() ? GH_BACKEND_CUDA : GH_BACKEND_HOST;
+  const int cuda = part.backend == GH_BACKEND_CUDA;
+  const unsigned local = cuda && config->id ? 1u : config->partitions;
+  int devices[GH_DIST_MAX_PARTITIONS];
+  if (cuda) {
+#ifdef GH_HAVE_CUDA
+    const gh_status status = check_cuda_config(config, devices, local);
+    if (status != GH_OK) return status;
+#else
+    snprintf(create_error, sizeof create_error,
+             "gh_dist_create: table.backend = GH_BACKEND_CUDA but this library was built without CUDA");
+    return GH_ERR_NO_DEVICE;
+#endif
+  }
+  char message[256];
   if (gh_config_validate(&part, message, sizeof message) != GH_OK) return refuse("gh_dist_create: table.%s", message);
   gh_dist *d = (gh_dist *)layer_alloc(&part, sizeof *d);
   if (d) {
     d->config = *config;
     d->config.table = part;
+    d->config.devices = NULL, d->config.id = NULL; /* (the caller's arrays are not kept) */
     d->m = config->partitions;
-    d->tables = (gh_table **)layer_alloc(&part, config->partitions * sizeof *d->tables);
+    d->local = local;
+    d->first = cuda && config->id ? config->rank : 0;
+    d->tables = (gh_table **)layer_alloc(&part, local * sizeof *d->tables);
   }
   if (d == NULL || d->tables == NULL) {
     layer_free(&part, d);
     snprintf(create_error, sizeof create_error, "gh_dist_create: out of host memory");
     return GH_ERR_OUT_OF_MEMORY;
   }
-  for (unsigned p = 0; p < d->m; ++p) {
-    const gh_status status = gh_create(&part, &d->tables[p]);
+  for (unsigned i = 0; i < d->local; ++i) {
+    gh_config one = part;
+    if (cuda) one.device = devices[i];
+    const gh_status status = gh_create(&one, &d->tables[i]);
     if (status != GH_OK) {
-      snprintf(create_error, sizeof create_error, "gh_dist_create: partition %u of %u: %s", p, d->m,
+      snprintf(create_error, sizeof create_error, "gh_dist_create: partition %u of %u: %s", d->first + i, d->m,
                gh_last_create_error());
       free_tables(d);
       return status;
     }
   }
+#ifdef GH_HAVE_CUDA
+  if (cuda) {
+    const gh_status status = gh__dist_cuda_create(config, d->tables, devices, local, &d->cuda, create_error,
+                                                  sizeof create_error);
+    if (status != GH_OK) {
+      free_tables(d);
+      return status;
+    }
+  }
+#endif
   *table = d;
+  return GH_OK;
+}
+
+/* ---- The communicator's id ------------------------------------------------------------------- */
+
+gh_status gh_dist_id_new(gh_dist_id *id) {
+  create_error[0] = '\0';
+  if (id == NULL) return refuse("gh_dist_id_new: id is NULL");
+#ifdef GH_HAVE_CUDA
+  return gh__dist_cuda_id_new(id, create_error, sizeof create_error);
+#else
+  snprintf(create_error, sizeof create_error, "gh_dist_id_new: this library was built without CUDA (and NCCL)");
+  return GH_ERR_NO_DEVICE;
+#endif
+}
+
+gh_status gh_dist_id_to_text(const gh_dist_id *id, char *text, size_t text_size) {
+  if (id == NULL || text == NULL || text_size < GH_DIST_ID_TEXT_SIZE) return GH_ERR_INVALID_ARGUMENT;
+  static const char digits[] = "0123456789abcdef";
+  for (unsigned i = 0; i < GH_DIST_ID_BYTES; ++i) {
+    text[2u * i] = digits[id->bytes[i] >> 4];
+    text[2u * i + 1u] = digits[id->bytes[i] & 15u];
+  }
+  text[2u * GH_DIST_ID_BYTES] = '\0';
+  return GH_OK;
+}
+
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+gh_status gh_dist_id_from_text(const char *text, gh_dist_id *id) {
+  if (text == NULL || id == NULL) return GH_ERR_INVALID_ARGUMENT;
+  gh_dist_id parsed;
+  for (unsigned i = 0; i < GH_DIST_ID_BYTES; ++i) {
+    if (text[2u * i] == '\0' || text[2u * i + 1u] == '\0') return GH_ERR_INVALID_ARGUMENT;
+    const int high = hex_digit(text[2u * i]), low = hex_digit(text[2u * i + 1u]);
+    if (high < 0 || low < 0) return GH_ERR_INVALID_ARGUMENT;
+    parsed.bytes[i] = (unsigned char)(high * 16 + low);
+  }
+  if (text[2u * GH_DIST_ID_BYTES] != '\0') return GH_ERR_INVALID_ARGUMENT;
+  *id = parsed;
   return GH_OK;
 }
 
@@ -150,8 +255,7 @@ void gh_dist_destroy(gh_dist *d) {
 }
 
 unsigned gh_dist_partitions(const gh_dist *d) { return d ? d->m : 0; }
-/* (The host backend drives every partition from this process.) */
-unsigned gh_dist_local_partitions(const gh_dist *d) { return d ? d->m : 0; }
+unsigned gh_dist_local_partitions(const gh_dist *d) { return d ? d->local : 0; }
 
 /* The low word of a 64-bit mix, modulo m: the tables use the high bits of their own mix. */
 static unsigned partition_of(const gh_dist *d, uint64_t key) {
@@ -319,14 +423,13 @@ static gh_status check_slices(gh_dist *d, const char *fn, const void *const *key
   if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
   d->last_error[0] = '\0';
   if (keys == NULL || n == NULL) return fail(d, GH_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, keys ? "n" : "keys");
-  for (unsigned s = 0; s < d->m; ++s)
+  for (unsigned s = 0; s < d->local; ++s)
     if (n[s] && keys[s] == NULL)
       return fail(d, GH_ERR_INVALID_ARGUMENT, "%s: keys[%u] is NULL for %llu keys", fn, s, (unsigned long long)n[s]);
   return GH_OK;
 }
 
-/* The checks of a call on partition p (sum_over's: partition 0, which every table has) with the
- * output out. */
+/* The checks of a call on partition p with the output out. */
 static gh_status check_partition(gh_dist *d, const char *fn, unsigned p, const void *out) {
   if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
   d->last_error[0] = '\0';
@@ -334,11 +437,28 @@ static gh_status check_partition(gh_dist *d, const char *fn, unsigned p, const v
   if (p >= d->m) return fail(d, GH_ERR_INVALID_ARGUMENT, "%s: partition %u of %u", fn, p, d->m);
   return GH_OK;
 }
-/* The status of fn's call on partition p; a failure's message names the call and the partition
+/* The status of fn's call on local table i; a failure's message names the call and the partition
  * and gives the table's own. */
-static gh_status partition_status(gh_dist *d, const char *fn, unsigned p, gh_status status) {
+static gh_status partition_status(gh_dist *d, const char *fn, unsigned i, gh_status status) {
   return status == GH_OK ? GH_OK
-                         : fail(d, status, "%s: partition %u of %u: %s", fn, p, d->m, gh_last_error(d->tables[p]));
+                         : fail(d, status, "%s: partition %u of %u: %s", fn, d->first + i, d->m,
+                                gh_last_error(d->tables[i]));
+}
+
+/* Some partitions live in other processes (one process per GPU). */
+static int remote_partitions(const gh_dist *d) { return d->local < d->m; }
+
+/* A slice or host-sided call on the CUDA backend; *count (optional) gets the call's count. */
+static gh_status cuda_call(gh_dist *d, gh_dist_call *call, int host_sided, uint64_t *count) {
+#ifdef GH_HAVE_CUDA
+  const gh_status status = host_sided ? gh__dist_cuda_host(d->cuda, call, d->last_error, sizeof d->last_error)
+                                      : gh__dist_cuda_slices(d->cuda, call, d->last_error, sizeof d->last_error);
+  if (count) *count = call->count;
+  return status;
+#else
+  (void)call, (void)host_sided, (void)count;
+  return fail(d, GH_ERR_INTERNAL, "a CUDA distributed table in a library without CUDA");
+#endif
 }
 
 /* ---- Operations ------------------------------------------------------------------------------ */
@@ -350,10 +470,14 @@ gh_status gh_dist_insert(gh_dist *d, const void *const *keys, const void *const 
   if (status != GH_OK) return status;
   const int has_values = d->config.table.value_bits != 0;
   if (has_values && values == NULL) return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_insert: values is NULL");
-  for (unsigned s = 0; has_values && s < d->m; ++s)
+  for (unsigned s = 0; has_values && s < d->local; ++s)
     if (n[s] && values[s] == NULL)
       return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_insert: values[%u] is NULL for %llu keys", s,
                   (unsigned long long)n[s]);
+  if (d->cuda) {
+    gh_dist_call call = {GH_DIST_INSERT, keys, has_values ? values : NULL, n, policy, failed_out, NULL, NULL, 0};
+    return cuda_call(d, &call, 0, failed);
+  }
   /* From here on failed_out and *failed always say which keys are not in the table. */
   split x;
   char **flags;
@@ -387,6 +511,10 @@ gh_status gh_dist_find(gh_dist *d, const void *const *keys, const uint64_t *n, v
                        uint8_t *const *found_out, const void *default_value) {
   gh_status status = check_slices(d, "gh_dist_find", keys, n);
   if (status != GH_OK) return status;
+  if (d->cuda) {
+    gh_dist_call call = {GH_DIST_FIND, keys, NULL, n, GH_KEEP_FIRST, found_out, values_out, default_value, 0};
+    return cuda_call(d, &call, 0, NULL);
+  }
   const size_t vb = d->config.table.value_bits / 8u;
   split x;
   status = split_and_exchange(d, &x, keys, NULL, n);
@@ -412,6 +540,10 @@ gh_status gh_dist_erase(gh_dist *d, const void *const *keys, const uint64_t *n, 
   gh_status status = check_slices(d, "gh_dist_erase", keys, n);
   if (erased) *erased = 0;
   if (status != GH_OK) return status;
+  if (d->cuda) {
+    gh_dist_call call = {GH_DIST_ERASE, keys, NULL, n, GH_KEEP_FIRST, erased_out, NULL, NULL, 0};
+    return cuda_call(d, &call, 0, erased);
+  }
   /* From here on erased_out and *erased always say which keys this call removed. */
   split x;
   char **flags;
@@ -436,15 +568,174 @@ gh_status gh_dist_erase(gh_dist *d, const void *const *keys, const uint64_t *n, 
   return status;
 }
 
+/* ---- Host-sided operations ------------------------------------------------------------------- */
+
+/* The checks of a host-sided call: one host array each. */
+static gh_status check_host_arrays(gh_dist *d, const char *fn, const void *keys, const void *values, uint64_t n) {
+  if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
+  d->last_error[0] = '\0';
+  if (n && keys == NULL) return fail(d, GH_ERR_INVALID_ARGUMENT, "%s: keys is NULL for %llu keys", fn, (unsigned long long)n);
+  if (n && values == NULL && d->config.table.value_bits && strcmp(fn, "gh_dist_insert_host") == 0)
+    return fail(d, GH_ERR_INVALID_ARGUMENT, "%s: values is NULL", fn);
+  if (n && (gh__cuda_pointer_location(keys) == GH_POINTER_DEVICE || (values && gh__cuda_pointer_location(values) == GH_POINTER_DEVICE)))
+    return fail(d, GH_ERR_INVALID_ARGUMENT, "%s: the arrays must be in host memory (device slices: the slice calls)", fn);
+  return GH_OK;
+}
+
+/* A host-sided call on the host backend: batch after batch of m * B keys (B the keys of
+ * staging_bytes), each cut into m slices in array order and run as a slice call. Insert and
+ * erase run every batch; a find stops at its first failure. The first failure's message stays. */
+static gh_status host_batches(gh_dist *d, gh_dist_call *c, uint64_t *count) {
+  const unsigned m = d->m;
+  const size_t kb = d->config.table.key_bits / 8u, vb = d->config.table.value_bits / 8u;
+  const size_t vb_in = c->op == GH_DIST_INSERT ? vb : 0;
+  const uint64_t per_slice = d->config.staging_bytes / (kb + vb_in) ? d->config.staging_bytes / (kb + vb_in) : 1u;
+  const uint64_t n = c->n[0];
+  const void *keys[GH_DIST_MAX_PARTITIONS], *values[GH_DIST_MAX_PARTITIONS];
+  uint64_t sizes[GH_DIST_MAX_PARTITIONS];
+  uint8_t *flags[GH_DIST_MAX_PARTITIONS];
+  void *found_values[GH_DIST_MAX_PARTITIONS];
+  char first_error[GH_DIST_ERROR_CAPACITY] = "";
+  gh_status first = GH_OK;
+  if (count) *count = 0;
+  for (uint64_t lo = 0; lo < n; lo += (uint64_t)m * per_slice) {
+    const uint64_t len = n - lo < (uint64_t)m * per_slice ? n - lo : (uint64_t)m * per_slice;
+    for (unsigned s = 0; s < m; ++s) {
+      const uint64_t begin = lo + len * s / m;
+      sizes[s] = lo + len * (s + 1u) / m - begin;
+      keys[s] = (const char *)c->keys[0] + begin * kb;
+      values[s] = vb_in ? (const char *)c->values[0] + begin * vb : NULL;
+      flags[s] = c->flags_out && c->flags_out[0] ? c->flags_out[0] + begin : NULL;
+      found_values[s] = c->values_out && c->values_out[0] ? (char *)c->values_out[0] + begin * vb : NULL;
+    }
+    uint64_t batch_count = 0;
+    gh_status got;
+    if (c->op == GH_DIST_INSERT)
+      got = gh_dist_insert(d, keys, values, sizes, c->policy, flags[0] ? flags : NULL, &batch_count);
+    else if (c->op == GH_DIST_ERASE)
+      got = gh_dist_erase(d, keys, sizes, flags[0] ? flags : NULL, &batch_count);
+    else
+      got = gh_dist_find(d, keys, sizes, found_values[0] ? found_values : NULL, flags[0] ? flags : NULL,
+                         c->default_value);
+    if (count) *count += batch_count;
+    if (got != GH_OK && first == GH_OK) {
+      first = got;
+      memcpy(first_error, d->last_error, sizeof first_error);
+    }
+    if (got != GH_OK && c->op == GH_DIST_FIND) break;
+  }
+  memcpy(d->last_error, first_error, sizeof first_error);
+  return first;
+}
+
+gh_status gh_dist_insert_host(gh_dist *d, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
+                              uint8_t *failed_out, uint64_t *failed) {
+  const gh_status status = check_host_arrays(d, "gh_dist_insert_host", keys, values, n);
+  if (failed) *failed = 0;
+  if (status != GH_OK) return status;
+  const void *const key_array[1] = {keys}, *const value_array[1] = {values};
+  uint8_t *const flag_array[1] = {failed_out};
+  gh_dist_call call = {GH_DIST_INSERT, key_array, value_array, &n, policy, flag_array, NULL, NULL, 0};
+  return d->cuda ? cuda_call(d, &call, 1, failed) : host_batches(d, &call, failed);
+}
+
+gh_status gh_dist_find_host(gh_dist *d, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
+                            const void *default_value) {
+  const gh_status status = check_host_arrays(d, "gh_dist_find_host", keys, NULL, n);
+  if (status != GH_OK) return status;
+  if ((values_out && gh__cuda_pointer_location(values_out) == GH_POINTER_DEVICE) ||
+      (found_out && gh__cuda_pointer_location(found_out) == GH_POINTER_DEVICE))
+    return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_find_host: the outputs must be in host memory");
+  const void *const key_array[1] = {keys};
+  uint8_t *const flag_array[1] = {found_out};
+  void *const value_array[1] = {values_out};
+  gh_dist_call call = {GH_DIST_FIND, key_array, NULL, &n, GH_KEEP_FIRST, flag_array, value_array, default_value, 0};
+  return d->cuda ? cuda_call(d, &call, 1, NULL) : host_batches(d, &call, NULL);
+}
+
+/* ---- Timings and the exchange's ceiling ------------------------------------------------------ */
+
+gh_status gh_dist_last_times(const gh_dist *d, gh_dist_times *times) {
+  if (d == NULL || times == NULL) return GH_ERR_INVALID_ARGUMENT;
+  memset(times, 0, sizeof *times);
+#ifdef GH_HAVE_CUDA
+  if (d->cuda) gh__dist_cuda_times(d->cuda, times);
+#endif
+  return GH_OK;
+}
+
+gh_status gh_dist_measure_exchange(gh_dist *d, uint64_t bytes_per_gpu, unsigned repeats, double *gb_per_s) {
+  if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
+  d->last_error[0] = '\0';
+  if (gb_per_s == NULL || repeats == 0 || bytes_per_gpu < d->m)
+    return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_measure_exchange: gb_per_s NULL, no repeats, or fewer bytes than "
+                "partitions");
+  if (d->cuda == NULL)
+    return fail(d, GH_ERR_UNSUPPORTED, "gh_dist_measure_exchange: the host backend has no communicator to measure");
+#ifdef GH_HAVE_CUDA
+  return gh__dist_cuda_measure_exchange(d->cuda, bytes_per_gpu, repeats, gb_per_s, d->last_error, sizeof d->last_error);
+#else
+  return GH_ERR_INTERNAL;
+#endif
+}
+
 /* ---- The whole table ------------------------------------------------------------------------- */
 
-/* The sum over partitions of a per-table count. */
-static gh_status sum_over(gh_dist *d, const char *fn, gh_status (*count)(gh_table *, uint64_t *), uint64_t *sum) {
+/* What one partition says about itself; one process per GPU gathers every partition's. */
+typedef struct partition_record {
+  int64_t status;
+  uint64_t size, capacity;
+  gh_stats stats;
+} partition_record;
+
+/* Every partition's record (all: m entries); a failure's message names the first failing
+ * partition. */
+static gh_status gather_records(gh_dist *d, const char *fn, partition_record *all) {
+  partition_record *mine = (partition_record *)layer_alloc(&d->config.table, d->local * sizeof *mine);
+  if (mine == NULL) return fail(d, GH_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+  unsigned failed_here = d->m;
+  for (unsigned i = 0; i < d->local; ++i) {
+    gh_status status = gh_size(d->tables[i], &mine[i].size);
+    if (status == GH_OK) status = gh_capacity(d->tables[i], &mine[i].capacity);
+    if (status == GH_OK) status = gh_get_stats(d->tables[i], &mine[i].stats);
+    mine[i].status = status;
+    if (status != GH_OK && failed_here == d->m) failed_here = i, partition_status(d, fn, i, status);
+  }
+  gh_status status = GH_OK;
+#ifdef GH_HAVE_CUDA
+  if (d->cuda) status = gh__dist_cuda_allgather(d->cuda, mine, sizeof *mine, all, d->last_error, sizeof d->last_error);
+#endif
+  if (d->cuda == NULL) memcpy(all, mine, d->m * sizeof *mine);
+  layer_free(&d->config.table, mine);
+  for (unsigned p = 0; status == GH_OK && p < d->m; ++p) {
+    if (all[p].status == GH_OK) continue;
+    status = (gh_status)all[p].status;
+    if (p < d->first || p >= d->first + d->local)
+      fail(d, status, "%s: partition %u of %u failed (%s: see that rank's gh_dist_last_error)", fn, p, d->m,
+           gh_status_name(status));
+  }
+  return status;
+}
+
+/* A whole-table count: the sum over the partitions of the local tables' counts, gathered over
+ * the processes when some partitions are elsewhere. */
+static gh_status sum_over(gh_dist *d, const char *fn, gh_status (*count)(gh_table *, uint64_t *),
+                          size_t record_field, uint64_t *sum) {
   gh_status status = check_partition(d, fn, 0, sum);
   uint64_t total = 0;
-  for (unsigned p = 0; status == GH_OK && p < d->m; ++p) {
+  if (status == GH_OK && remote_partitions(d)) {
+    partition_record *all = (partition_record *)layer_alloc(&d->config.table, d->m * sizeof *all);
+    status = all ? gather_records(d, fn, all) : fail(d, GH_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    for (unsigned p = 0; status == GH_OK && p < d->m; ++p) {
+      uint64_t one;
+      memcpy(&one, (const char *)&all[p] + record_field, sizeof one);
+      total += one;
+    }
+    layer_free(&d->config.table, all);
+  }
+  for (unsigned i = 0; status == GH_OK && !remote_partitions(d) && i < d->local; ++i) {
     uint64_t one = 0;
-    status = partition_status(d, fn, p, count(d->tables[p], &one));
+    status = partition_status(d, fn, i, count(d->tables[i], &one));
     total += one;
   }
   if (status != GH_OK) return status;
@@ -452,19 +743,41 @@ static gh_status sum_over(gh_dist *d, const char *fn, gh_status (*count)(gh_tabl
   return GH_OK;
 }
 
-gh_status gh_dist_size(gh_dist *d, uint64_t *size) { return sum_over(d, "gh_dist_size", gh_size, size); }
+gh_status gh_dist_size(gh_dist *d, uint64_t *size) {
+  return sum_over(d, "gh_dist_size", gh_size, offsetof(partition_record, size), size);
+}
 gh_status gh_dist_capacity(gh_dist *d, uint64_t *capacity) {
-  return sum_over(d, "gh_dist_capacity", gh_capacity, capacity);
+  return sum_over(d, "gh_dist_capacity", gh_capacity, offsetof(partition_record, capacity), capacity);
+}
+
+/* Partition p's record, wherever it is. */
+static gh_status partition_record_of(gh_dist *d, const char *fn, unsigned p, partition_record *record) {
+  partition_record *all = (partition_record *)layer_alloc(&d->config.table, d->m * sizeof *all);
+  gh_status status = all ? gather_records(d, fn, all) : fail(d, GH_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+  if (status == GH_OK) *record = all[p];
+  layer_free(&d->config.table, all);
+  return status;
 }
 
 gh_status gh_dist_partition_size(gh_dist *d, unsigned p, uint64_t *size) {
-  const gh_status status = check_partition(d, "gh_dist_partition_size", p, size);
-  return status == GH_OK ? partition_status(d, "gh_dist_partition_size", p, gh_size(d->tables[p], size)) : status;
+  gh_status status = check_partition(d, "gh_dist_partition_size", p, size);
+  if (status != GH_OK) return status;
+  if (!remote_partitions(d)) return partition_status(d, "gh_dist_partition_size", p, gh_size(d->tables[p], size));
+  partition_record record = {0};
+  status = partition_record_of(d, "gh_dist_partition_size", p, &record);
+  if (status == GH_OK) *size = record.size;
+  return status;
 }
 
 gh_status gh_dist_partition_stats(gh_dist *d, unsigned p, gh_stats *stats) {
-  const gh_status status = check_partition(d, "gh_dist_partition_stats", p, stats);
-  return status == GH_OK ? partition_status(d, "gh_dist_partition_stats", p, gh_get_stats(d->tables[p], stats)) : status;
+  gh_status status = check_partition(d, "gh_dist_partition_stats", p, stats);
+  if (status != GH_OK) return status;
+  if (!remote_partitions(d))
+    return partition_status(d, "gh_dist_partition_stats", p, gh_get_stats(d->tables[p], stats));
+  partition_record record = {0};
+  status = partition_record_of(d, "gh_dist_partition_stats", p, &record);
+  if (status == GH_OK) *stats = record.stats;
+  return status;
 }
 
 static uint64_t larger(uint64_t a, uint64_t b) { return a > b ? a : b; }
@@ -472,23 +785,53 @@ static uint64_t larger(uint64_t a, uint64_t b) { return a > b ? a : b; }
 gh_status gh_dist_get_stats(gh_dist *d, gh_stats *stats) {
   if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
   if (stats == NULL) return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_get_stats: stats is NULL");
+  partition_record *all = (partition_record *)layer_alloc(&d->config.table, d->m * sizeof *all);
+  if (all == NULL) return fail(d, GH_ERR_OUT_OF_MEMORY, "gh_dist_get_stats: out of host memory");
+  gh_status status = GH_OK;
+  if (remote_partitions(d)) status = gather_records(d, "gh_dist_get_stats", all);
+  for (unsigned p = 0; status == GH_OK && !remote_partitions(d) && p < d->m; ++p)
+    status = gh_dist_partition_stats(d, p, &all[p].stats);
   gh_stats sum;
   memset(&sum, 0, sizeof sum);
-  for (unsigned p = 0; p < d->m; ++p) {
-    gh_stats one;
-    const gh_status status = gh_dist_partition_stats(d, p, &one);
-    if (status != GH_OK) return status;
-    sum.size += one.size, sum.distinct_keys += one.distinct_keys, sum.slots += one.slots;
-    sum.restarts += one.restarts, sum.grows += one.grows, sum.stash_keys += one.stash_keys;
-    sum.eviction_limit = larger(sum.eviction_limit, one.eviction_limit);
-    sum.subtables = one.subtables;
+  for (unsigned p = 0; status == GH_OK && p < d->m; ++p) {
+    const gh_stats *one = &all[p].stats;
+    sum.size += one->size, sum.distinct_keys += one->distinct_keys, sum.slots += one->slots;
+    sum.restarts += one->restarts, sum.grows += one->grows, sum.stash_keys += one->stash_keys;
+    sum.eviction_limit = larger(sum.eviction_limit, one->eviction_limit);
+    sum.subtables = one->subtables;
     for (size_t i = 0; i < sizeof sum.subtable_keys / sizeof sum.subtable_keys[0]; ++i)
-      sum.subtable_buckets[i] += one.subtable_buckets[i], sum.subtable_keys[i] += one.subtable_keys[i];
-    sum.upsizes += one.upsizes, sum.downsizes += one.downsizes, sum.evictions += one.evictions;
-    sum.longest_search = larger(sum.longest_search, one.longest_search);
-    sum.insert_failures += one.insert_failures, sum.resize_seconds += one.resize_seconds;
+      sum.subtable_buckets[i] += one->subtable_buckets[i], sum.subtable_keys[i] += one->subtable_keys[i];
+    sum.upsizes += one->upsizes, sum.downsizes += one->downsizes, sum.evictions += one->evictions;
+    sum.longest_search = larger(sum.longest_search, one->longest_search);
+    sum.insert_failures += one->insert_failures, sum.resize_seconds += one->resize_seconds;
   }
-  *stats = sum;
+  layer_free(&d->config.table, all);
+  if (status == GH_OK) *stats = sum;
+  return status;
+}
+
+/* One process per GPU: every rank learns the first partition's failure of a call that each ran
+ * on its own partitions (status: this process's). */
+static gh_status agree(gh_dist *d, const char *fn, gh_status status) {
+  if (!remote_partitions(d)) return status;
+#ifdef GH_HAVE_CUDA
+  int64_t mine = status, all[GH_DIST_MAX_PARTITIONS];
+  char own_error[GH_DIST_ERROR_CAPACITY];
+  memcpy(own_error, d->last_error, sizeof own_error);
+  const gh_status gathered = gh__dist_cuda_allgather(d->cuda, &mine, sizeof mine, all, d->last_error,
+                                                     sizeof d->last_error);
+  if (gathered != GH_OK) return gathered;
+  memcpy(d->last_error, own_error, sizeof own_error);
+  for (unsigned p = 0; p < d->m; ++p) {
+    if (all[p] == GH_OK) continue;
+    if (p < d->first || p >= d->first + d->local)
+      fail(d, (gh_status)all[p], "%s: partition %u of %u failed (%s: see that rank's gh_dist_last_error)", fn, p, d->m,
+           gh_status_name((gh_status)all[p]));
+    return (gh_status)all[p];
+  }
+#else
+  (void)fn;
+#endif
   return GH_OK;
 }
 
@@ -496,19 +839,24 @@ gh_status gh_dist_clear(gh_dist *d) {
   if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
   d->last_error[0] = '\0';
   gh_status status = GH_OK;
-  for (unsigned p = 0; status == GH_OK && p < d->m; ++p)
-    status = partition_status(d, "gh_dist_clear", p, gh_clear(d->tables[p], NULL));
-  return status;
+  for (unsigned i = 0; status == GH_OK && i < d->local; ++i)
+    status = partition_status(d, "gh_dist_clear", i, gh_clear(d->tables[i], NULL));
+  return agree(d, "gh_dist_clear", status);
 }
 
-/* Partition by partition: its entries (up to out_capacity - at) exported at keys_out + at. */
+/* This process's partitions, one by one: entries (up to out_capacity - at) exported at keys_out + at. */
 gh_status gh_dist_export(gh_dist *d, void *keys_out, void *values_out, uint64_t out_capacity, uint64_t *count) {
   if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
   d->last_error[0] = '\0';
   if (count == NULL) return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_export: count is NULL");
   *count = 0;
   uint64_t size = 0;
-  gh_status status = gh_dist_size(d, &size);
+  gh_status status = GH_OK;
+  for (unsigned i = 0; status == GH_OK && i < d->local; ++i) {
+    uint64_t one = 0;
+    status = partition_status(d, "gh_dist_export", i, gh_size(d->tables[i], &one));
+    size += one;
+  }
   if (status != GH_OK) return status;
   if (size > out_capacity) {
     *count = size;
@@ -522,10 +870,10 @@ gh_status gh_dist_export(gh_dist *d, void *keys_out, void *values_out, uint64_t 
   if (size && (keys_out == NULL || (vb && values_out == NULL)))
     return fail(d, GH_ERR_INVALID_ARGUMENT, "gh_dist_export: %s is NULL", keys_out ? "values_out" : "keys_out");
   uint64_t at = 0;
-  for (unsigned p = 0; p < d->m; ++p) {
+  for (unsigned i = 0; i < d->local; ++i) {
     uint64_t got = 0;
-    status = partition_status(d, "gh_dist_export", p,
-                              gh_export(d->tables[p], (char *)keys_out + at * kb,
+    status = partition_status(d, "gh_dist_export", i,
+                              gh_export(d->tables[i], (char *)keys_out + at * kb,
                                         values_out ? (char *)values_out + at * vb : NULL, out_capacity - at, &got, NULL));
     if (status != GH_OK) return status;
     at += got;
@@ -534,30 +882,33 @@ gh_status gh_dist_export(gh_dist *d, void *keys_out, void *values_out, uint64_t 
   return GH_OK;
 }
 
+/* Each local partition validated, and each of its keys against p(k); one process per GPU: every
+ * rank returns the first failing partition's status. */
 gh_status gh_dist_validate(gh_dist *d) {
   if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
   d->last_error[0] = '\0';
   const gh_config *c = &d->config.table;
   const size_t kb = c->key_bits / 8u, vb = c->value_bits / 8u;
   gh_status status = GH_OK;
-  for (unsigned p = 0; status == GH_OK && p < d->m; ++p) {
+  for (unsigned i = 0; status == GH_OK && i < d->local; ++i) {
+    const unsigned p = d->first + i;
     uint64_t size = 0, got = 0;
-    status = partition_status(d, "gh_dist_validate", p, gh_validate(d->tables[p]));
-    if (status == GH_OK) status = partition_status(d, "gh_dist_validate", p, gh_size(d->tables[p], &size));
+    status = partition_status(d, "gh_dist_validate", i, gh_validate(d->tables[i]));
+    if (status == GH_OK) status = partition_status(d, "gh_dist_validate", i, gh_size(d->tables[i], &size));
     if (status != GH_OK) break;
     /* The partition's keys (with its values, which gh_export wants), each against p(k). */
     void *keys = layer_alloc(c, size * kb), *values = vb ? layer_alloc(c, size * vb) : NULL;
     if (keys == NULL || (vb && values == NULL))
       status = fail(d, GH_ERR_OUT_OF_MEMORY, "gh_dist_validate: out of host memory");
     else
-      status = partition_status(d, "gh_dist_validate", p, gh_export(d->tables[p], keys, values, size, &got, NULL));
-    for (uint64_t i = 0; status == GH_OK && i < got; ++i) {
-      const uint64_t key = gh__read_word(keys, i, c->key_bits);
+      status = partition_status(d, "gh_dist_validate", i, gh_export(d->tables[i], keys, values, size, &got, NULL));
+    for (uint64_t k = 0; status == GH_OK && k < got; ++k) {
+      const uint64_t key = gh__read_word(keys, k, c->key_bits);
       if (partition_of(d, key) != p)
         status = fail(d, GH_ERR_CORRUPT, "gh_dist_validate: key %llu is stored in partition %u, p(k) = %u",
                       (unsigned long long)key, p, partition_of(d, key));
     }
     layer_free(c, keys), layer_free(c, values);
   }
-  return status;
+  return agree(d, "gh_dist_validate", status);
 }
