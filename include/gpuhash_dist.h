@@ -14,8 +14,8 @@
  * partition runs the operation on what it received, and per-key results travel back the same way
  * into the caller's slices, in the caller's order (find's values and found flags, insert's
  * failed flags, erase's erased flags). The CUDA backend runs the operation on a GPU's own piece
- * while the other pieces travel, and on theirs after: a key given in several slices is merged
- * as gh_insert merges a batch's copies (GH_KEEP_FIRST, GH_OVERWRITE: one of them wins).
+ * (in place) and on the pieces it received as two batches: a key given in several slices is
+ * merged as gh_insert merges a batch's copies (GH_KEEP_FIRST, GH_OVERWRITE: one of them wins).
  *
  * Backends. The host backend (table.backend = GH_BACKEND_HOST): the m partitions are host tables
  * in this process and the all-to-all is memcpy; it runs the whole layer's bookkeeping (what CI
@@ -85,9 +85,10 @@ typedef struct gh_dist_config {
   double timeout_seconds;   /* the longest wait for a peer (NCCL); default 300 */
   uint64_t staging_bytes;   /* the host-sided calls' batch, per GPU and buffer (two each, pinned);
                              * default 256 MiB; at least one key's pair */
-  int exchange_overlap;     /* 1 (default): a GPU's table works on the GPU's own piece while the
-                             * other pieces travel; 0: after they arrived (slower; the exchange's
-                             * own time then shows alone in gh_dist_last_times) */
+  int exchange_overlap;     /* 0 (default): a GPU's table works on its own piece (which stays in
+                             * place) once the other pieces have arrived; 1: while they travel
+                             * (on two H100s over NVLink slower: the table and NCCL share the
+                             * GPU's memory; may pay where the link is slow) */
 } gh_dist_config;
 
 /* ---- One process per GPU: the communicator's id --------------------------------------------
@@ -177,9 +178,9 @@ gh_status gh_dist_find_host(gh_dist *table, const void *keys, uint64_t n, void *
 /** What the last slice call's phases took on this process's slowest GPU, measured with CUDA
  * events (all 0 on the host backend): the multisplit and the placing of results back
  * (multisplit_ms), the piece sizes' all-gather and the all-to-alls there and back (exchange_ms),
- * the partition table's operation (table_ms: on the GPU's own piece, which overlaps the
- * all-to-all, and on the pieces received); exchanged_bytes: the bytes this process's GPUs sent in
- * the all-to-alls. */
+ * the partition table's operation (table_ms: on the GPU's own piece and on the pieces received;
+ * with exchange_overlap the first overlaps the all-to-all); exchanged_bytes: the bytes this
+ * process's GPUs sent in the all-to-alls. */
 typedef struct gh_dist_times {
   double multisplit_ms, exchange_ms, table_ms;
   uint64_t exchanged_bytes;

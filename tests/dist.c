@@ -31,7 +31,8 @@
  *   dist cuda [--seed S]
  *
  * The CUDA backend over NCCL (skipped without a GPU): on 1 GPU (m = 1) and, where the machine
- * has two, 2 GPUs driven by this process, for warpdrive, dycuckoo and hashgraph: random keys in
+ * has more, 2 GPUs and all of them, driven by this process, for warpdrive, dycuckoo and
+ * hashgraph (warpdrive also with exchange_overlap), random keys in
  * device slices (a key given in two slices too) inserted, found, erased and exported, every
  * result identical to one plain CUDA table given the same keys; the host-sided calls with small
  * batches against the same plain table; a full warpdrive: GH_ERR_TABLE_FULL with failed_out
@@ -591,10 +592,12 @@ static void to_host(void *host, const void *device, size_t bytes) {
 }
 
 /* n 32-bit words cut into m device slices (slice s: [s n / m, (s + 1) n / m) on device s). */
+#define DIST_MAX_GPUS 8
+
 typedef struct device_slices {
   unsigned m;
-  uint64_t n[2], at[2];
-  void *ptr[2];
+  uint64_t n[DIST_MAX_GPUS], at[DIST_MAX_GPUS];
+  void *ptr[DIST_MAX_GPUS];
 } device_slices;
 
 static device_slices to_slices(unsigned m, const void *words, uint64_t n, size_t width) {
@@ -662,8 +665,11 @@ static void check_same_finds(gh_dist *d, gh_table *plain, unsigned m, const uint
   free_device_slices(&q), free_device_slices(&v), free_device_slices(&f);
 }
 
+static int exchange_overlap; /* the config the CUDA cases run with */
+
 static gh_dist_config cuda_config(gh_design design, unsigned m, uint64_t capacity) {
   gh_dist_config c = dist_config(design, m);
+  c.exchange_overlap = exchange_overlap;
   c.table.backend = GH_BACKEND_CUDA;
   c.table.capacity = capacity;
   c.timeout_seconds = 60;
@@ -745,8 +751,8 @@ static void case_cuda(gh_design design, unsigned m) {
   free(gone);
 
   tu_set_phase("slices in host memory");
-  const void *host_keys[2] = {keys, keys + 1};
-  const uint64_t host_n[2] = {1, 1};
+  const void *host_keys[DIST_MAX_GPUS] = {keys, keys + 1, keys, keys, keys, keys, keys, keys};
+  const uint64_t host_n[DIST_MAX_GPUS] = {1, 1, 1, 1, 1, 1, 1, 1};
   CHECK_STATUS(NULL, gh_dist_find(d, host_keys, host_n, NULL, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
   CHECK(strstr(gh_dist_last_error(d), "memory") != NULL, "message: %s", gh_dist_last_error(d));
 
@@ -823,18 +829,26 @@ static int run_cuda(void) {
     return 77;
   }
   static const gh_design designs[] = {GH_WARPDRIVE, GH_DYCUCKOO, GH_HASHGRAPH};
-  for (unsigned m = 1; m <= (gpus >= 2 ? 2u : 1u); ++m) {
-    for (size_t k = 0; k < sizeof designs / sizeof designs[0]; ++k) {
-      const char *name = tu_design_of(designs[k])->name;
-      tu_set_context("dist cuda %s m = %u seed 0x%016llx", name, m, (unsigned long long)dist_seed);
-      case_cuda(designs[k], m);
-      printf("dist cuda %s m = %u: %s\n", name, m, tu_failure_count() ? "FAILED" : "ok");
-      fflush(stdout);
-    }
+  /* 1 GPU, 2, and every GPU here (up to DIST_MAX_GPUS); warpdrive also with the exchange overlapped. */
+  const unsigned all = gpus > DIST_MAX_GPUS ? DIST_MAX_GPUS : (unsigned)gpus;
+  const unsigned counts[3] = {1, all >= 2 ? 2u : 0u, all > 2 ? all : 0u};
+  for (unsigned j = 0; j < 3; ++j) {
+    const unsigned m = counts[j];
+    if (m == 0) continue;
+    for (size_t k = 0; k < sizeof designs / sizeof designs[0]; ++k)
+      for (exchange_overlap = 0; exchange_overlap <= (designs[k] == GH_WARPDRIVE && m > 1); ++exchange_overlap) {
+        const char *name = tu_design_of(designs[k])->name;
+        tu_set_context("dist cuda %s m = %u overlap %d seed 0x%016llx", name, m, exchange_overlap,
+                       (unsigned long long)dist_seed);
+        case_cuda(designs[k], m);
+        printf("dist cuda %s m = %u overlap %d: %s\n", name, m, exchange_overlap, tu_failure_count() ? "FAILED" : "ok");
+        fflush(stdout);
+      }
+    exchange_overlap = 0;
     tu_set_context("dist cuda full m = %u seed 0x%016llx", m, (unsigned long long)dist_seed);
     case_cuda_full(m);
   }
-  if (gpus < 2) printf("dist cuda: one GPU here, the 2-GPU cases did not run\n");
+  if (gpus < 2) printf("dist cuda: one GPU here, the cases on several GPUs did not run\n");
   return tu_finish("dist cuda");
 }
 #else

@@ -92,7 +92,7 @@ gh_status gh_dist_config_init(gh_dist_config *config, size_t struct_size, unsign
   config->partition_seed = GH_DIST_DEFAULT_PARTITION_SEED;
   config->timeout_seconds = GH_DIST_DEFAULT_TIMEOUT_SECONDS;
   config->staging_bytes = GH_DIST_DEFAULT_STAGING_BYTES;
-  config->exchange_overlap = 1;
+  config->exchange_overlap = 0;
   return status;
 }
 

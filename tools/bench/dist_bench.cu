@@ -5,8 +5,9 @@
  *   strong   n pairs (each L) over 1 .. G GPUs, device-sided insert and find (keys already spread
  *            over the GPUs), the time split into multisplit / exchange / table op, the all-to-all
  *            ceiling of the same communicator (gh_dist_measure_exchange), and the efficiency
- *            against 1 GPU; on several GPUs also with exchange_overlap = 0 ("serial"), where the
- *            exchange's own bandwidth shows
+ *            against 1 GPU (the default config: the exchange, then the table); on several GPUs
+ *            also with exchange_overlap = 1 ("_overlap": the table works on a GPU's own piece
+ *            during the exchange)
  *   weak     2^28 pairs per GPU
  *   host     host-sided insert and find of 2^28 pairs from pinned and from pageable host memory
  *            over G GPUs, against the host-to-device bandwidth measured in the same run (every GPU
@@ -143,9 +144,9 @@ static void device_sided(const char *scenario, unsigned gpus, uint64_t n, unsign
   if (gpus > 1 && gh_dist_measure_exchange(d, n / gpus * 8u, 5, &alltoall) != GH_OK) die("measure exchange", d);
   const double insert_exchange = insert_times.exchange_ms > 0 ? insert_times.exchanged_bytes / gpus / (insert_times.exchange_ms * 1e6) : 0;
   const double find_exchange = find_times.exchange_ms > 0 ? find_times.exchanged_bytes / gpus / (find_times.exchange_ms * 1e6) : 0;
-  emit(scenario, overlap ? "insert" : "insert_serial", gpus, n, *insert_ms, &insert_times,
+  emit(scenario, overlap ? "insert_overlap" : "insert", gpus, n, *insert_ms, &insert_times,
        alltoall > 0 ? insert_exchange / alltoall : 0, "exchange_fraction_of_alltoall");
-  emit(scenario, overlap ? "find" : "find_serial", gpus, n, *find_ms, &find_times,
+  emit(scenario, overlap ? "find_overlap" : "find", gpus, n, *find_ms, &find_times,
        alltoall > 0 ? find_exchange / alltoall : 0, "exchange_fraction_of_alltoall");
   if (gpus > 1) emit(scenario, "alltoall_ceiling", gpus, n, (double)n * 8 / gpus * (gpus - 1) / gpus / (alltoall * 1e6), NULL,
                      alltoall, "alltoall_gb_per_s_per_gpu");
@@ -203,7 +204,7 @@ static void host_sided(unsigned gpus, uint64_t n, unsigned repeats, int pinned) 
     keys[i] = k == 0xFFFFFFFFu || k == 0xFFFFFFFEu ? 1u : k;
     values[i] = k * 7u + 1u;
   }
-  gh_dist *d = make_table(gpus, n, 0, 1);
+  gh_dist *d = make_table(gpus, n, 0, 0);
   timer t;
   cudaSetDevice(0);
   cudaEventCreate(&t.start), cudaEventCreate(&t.stop);
@@ -276,11 +277,11 @@ int main(int argc, char **argv) {
     double one_insert = 0, one_find = 0;
     for (unsigned g = 1; g <= gpus; g *= 2) {
       double insert_ms, find_ms;
-      device_sided("strong", g, n, repeats, 1, &insert_ms, &find_ms);
+      device_sided("strong", g, n, repeats, 0, &insert_ms, &find_ms);
       if (g == 1) one_insert = insert_ms, one_find = find_ms;
       else {
-        double serial_insert, serial_find;
-        device_sided("strong", g, n, repeats, 0, &serial_insert, &serial_find);
+        double overlap_insert, overlap_find;
+        device_sided("strong", g, n, repeats, 1, &overlap_insert, &overlap_find);
         emit("strong", "insert_efficiency", g, n, insert_ms, NULL, one_insert / (g * insert_ms), "efficiency");
         emit("strong", "find_efficiency", g, n, find_ms, NULL, one_find / (g * find_ms), "efficiency");
       }
@@ -290,7 +291,7 @@ int main(int argc, char **argv) {
     double one_insert = 0, one_find = 0;
     for (unsigned g = 1; g <= gpus; g *= 2) {
       double insert_ms, find_ms;
-      device_sided("weak", g, (1ull << 28) * g, repeats, 1, &insert_ms, &find_ms);
+      device_sided("weak", g, (1ull << 28) * g, repeats, 0, &insert_ms, &find_ms);
       if (g == 1) one_insert = insert_ms, one_find = find_ms;
       else {
         emit("weak", "insert_efficiency", g, (1ull << 28) * g, insert_ms, NULL, one_insert / insert_ms, "efficiency");
