@@ -101,7 +101,8 @@ typedef struct gh_dist_id {
   unsigned char bytes[GH_DIST_ID_BYTES];
 } gh_dist_id;
 /** A fresh id (ncclGetUniqueId). GH_ERR_UNSUPPORTED when NCCL cannot be loaded, GH_ERR_NO_DEVICE
- * without the CUDA backend; gh_dist_last_create_error() says why. */
+ * without a usable CUDA device (or a library built without CUDA); gh_dist_last_create_error()
+ * says why. */
 gh_status gh_dist_id_new(gh_dist_id *id);
 /** The id as text (text_size at least GH_DIST_ID_TEXT_SIZE), and back: GH_ERR_INVALID_ARGUMENT
  * for text that is not exactly 2 * GH_DIST_ID_BYTES hex digits (nothing written then). */

@@ -211,6 +211,11 @@ gh_status gh_dist_id_new(gh_dist_id *id) {
   create_error[0] = '\0';
   if (id == NULL) return refuse("gh_dist_id_new: id is NULL");
 #ifdef GH_HAVE_CUDA
+  if (!gh_cuda_available()) {
+    snprintf(create_error, sizeof create_error, "gh_dist_id_new: no usable CUDA device here (an id is for the CUDA "
+             "backend)");
+    return GH_ERR_NO_DEVICE;
+  }
   return gh__dist_cuda_id_new(id, create_error, sizeof create_error);
 #else
   snprintf(create_error, sizeof create_error, "gh_dist_id_new: this library was built without CUDA (and NCCL)");
