@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "gpuhash_dist.h"
@@ -37,30 +36,11 @@ static void check(int ok, int rank, const char *what, const char *detail) {
 static uint32_t key_of(uint64_t i) { return (uint32_t)(i * 2654435761u + 12345u) | 1u; }
 static uint32_t value_of(uint32_t key) { return key ^ 0x5A5A5A5Au; }
 
+/* Rank 0 makes the id and saves it; rank 1 waits for the file. */
 static int share_id(int rank, const char *path, gh_dist_id *id) {
-  char text[GH_DIST_ID_TEXT_SIZE];
-  if (rank == 0) {
-    if (gh_dist_id_new(id) != GH_OK) return fprintf(stderr, "rank 0: %s\n", gh_dist_last_create_error()), 1;
-    gh_dist_id_to_text(id, text, sizeof text);
-    char partial[4096];
-    snprintf(partial, sizeof partial, "%s.partial", path);
-    FILE *f = fopen(partial, "w");
-    if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0 || rename(partial, path) != 0) return perror(path), 1;
-    return 0;
-  }
-  /* Rank 1 waits for the file (renamed into place whole). */
-  for (int tries = 0; tries < 600; ++tries) {
-    FILE *f = fopen(path, "r");
-    if (f) {
-      const size_t got = fread(text, 1, sizeof text - 1, f);
-      fclose(f);
-      text[got] = '\0';
-      return gh_dist_id_from_text(text, id) == GH_OK ? 0 : (fprintf(stderr, "rank 1: a bad id in %s\n", path), 1);
-    }
-    const struct timespec pause = {0, 100000000};
-    nanosleep(&pause, NULL);
-  }
-  fprintf(stderr, "rank 1: no id in %s after 60 s\n", path);
+  const gh_status status = rank == 0 ? gh_dist_id_new(id) : gh_dist_id_load(path, 60.0, id);
+  if (status == GH_OK && (rank != 0 || gh_dist_id_save(id, path) == GH_OK)) return 0;
+  fprintf(stderr, "rank %d: %s\n", rank, gh_dist_last_create_error());
   return 1;
 }
 

@@ -108,6 +108,13 @@ gh_status gh_dist_id_new(gh_dist_id *id);
  * for text that is not exactly 2 * GH_DIST_ID_BYTES hex digits (nothing written then). */
 gh_status gh_dist_id_to_text(const gh_dist_id *id, char *text, size_t text_size);
 gh_status gh_dist_id_from_text(const char *text, gh_dist_id *id);
+/** The id through a file (ranks on one machine, or a shared file system): save writes its text to
+ * a temporary file renamed to `path`, so that a reader never sees part of an id; load waits up to
+ * wait_seconds for the file to appear, then reads it: GH_ERR_PEER when none appeared in time,
+ * GH_ERR_INVALID_ARGUMENT when it holds no id (nothing written then). gh_dist_last_create_error()
+ * says why a call failed. */
+gh_status gh_dist_id_save(const gh_dist_id *id, const char *path);
+gh_status gh_dist_id_load(const char *path, double wait_seconds, gh_dist_id *id);
 
 /** Fills *config with the defaults (table = gh_config_default(design), one partition).
  * struct_size must be sizeof(gh_dist_config) (its first version); otherwise nothing is written
@@ -185,6 +192,8 @@ gh_status gh_dist_find_host(gh_dist *table, const void *keys, uint64_t n, void *
 typedef struct gh_dist_times {
   double multisplit_ms, exchange_ms, table_ms;
   uint64_t exchanged_bytes;
+  double agreement_ms; /* the part of exchange_ms before the pieces move: the piece sizes' and the
+                        * receive buffers' all-gathers */
 } gh_dist_times;
 gh_status gh_dist_last_times(const gh_dist *table, gh_dist_times *times);
 /** Measures the communicator's all-to-all as the slice calls use it: every GPU's bytes_per_gpu

@@ -41,9 +41,11 @@
  *
  * Every failure prints the case, the phase and the seed.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpuhash_dist.h"
 #include "test_util.h"
@@ -516,6 +518,29 @@ static void case_refusals(void) {
   CHECK_STATUS(NULL, gh_dist_id_from_text(text, &back), GH_ERR_INVALID_ARGUMENT);
   CHECK_STATUS(NULL, gh_dist_id_from_text("", &back), GH_ERR_INVALID_ARGUMENT);
   CHECK(back.bytes[0] == 0, "a refused text wrote the id");
+
+  tu_set_phase("the id through a file");
+  char path[] = "/tmp/gpuhash-test-id-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0, "mkstemp");
+  close(fd);
+  CHECK_OK(NULL, gh_dist_id_save(&id, path));
+  CHECK_OK(NULL, gh_dist_id_load(path, 0.0, &back));
+  CHECK(memcmp(&id, &back, sizeof id) == 0, "the id did not come back from its file");
+  FILE *f = fopen(path, "w");
+  REQUIRE(f != NULL, "rewrite %s", path);
+  fputs("not an id", f);
+  fclose(f);
+  memset(&back, 0, sizeof back);
+  CHECK_STATUS(NULL, gh_dist_id_load(path, 0.0, &back), GH_ERR_INVALID_ARGUMENT);
+  CHECK(back.bytes[0] == 0, "a bad file wrote the id");
+  remove(path);
+  const double before = tu_seconds();
+  CHECK_STATUS(NULL, gh_dist_id_load(path, 0.2, &back), GH_ERR_PEER);
+  CHECK(tu_seconds() - before >= 0.2, "gave up on a missing file after %.3f s", tu_seconds() - before);
+  CHECK(strstr(gh_dist_last_create_error(), path) != NULL, "message: %s", gh_dist_last_create_error());
+  CHECK_STATUS(NULL, gh_dist_id_save(&id, "/nonexistent-dir/id"), GH_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(NULL, gh_dist_id_save(NULL, path), GH_ERR_INVALID_ARGUMENT);
 }
 
 /* The host-sided calls: an array of n keys with repeats (a third of the positions repeat an

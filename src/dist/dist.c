@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/cuda_runtime.h"
 #include "core/words.h"
@@ -464,6 +465,48 @@ static gh_status cuda_call(gh_dist *d, gh_dist_call *call, int host_sided, uint6
   (void)call, (void)host_sided, (void)count;
   return fail(d, GH_ERR_INTERNAL, "a CUDA distributed table in a library without CUDA");
 #endif
+}
+
+/* ---- The id through a file -------------------------------------------------------------------- */
+
+gh_status gh_dist_id_save(const gh_dist_id *id, const char *path) {
+  create_error[0] = '\0';
+  if (id == NULL || path == NULL) return refuse("gh_dist_id_save: %s is NULL", id ? "path" : "id");
+  char text[GH_DIST_ID_TEXT_SIZE], partial[4096];
+  gh_dist_id_to_text(id, text, sizeof text);
+  if ((size_t)snprintf(partial, sizeof partial, "%s.partial", path) >= sizeof partial)
+    return refuse("gh_dist_id_save: the path is too long");
+  FILE *f = fopen(partial, "w");
+  int ok = f != NULL && fputs(text, f) >= 0;
+  if (f != NULL && fclose(f) != 0) ok = 0;
+  if (ok && rename(partial, path) == 0) return GH_OK;
+  remove(partial);
+  return refuse("gh_dist_id_save: could not write %s", path);
+}
+
+gh_status gh_dist_id_load(const char *path, double wait_seconds, gh_dist_id *id) {
+  create_error[0] = '\0';
+  if (id == NULL || path == NULL) return refuse("gh_dist_id_load: %s is NULL", id ? "path" : "id");
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+      char text[GH_DIST_ID_TEXT_SIZE + 1];
+      const size_t got = fread(text, 1, sizeof text - 1, f);
+      fclose(f);
+      text[got] = '\0';
+      return gh_dist_id_from_text(text, id) == GH_OK ? GH_OK
+                                                     : refuse("gh_dist_id_load: %s does not hold an id", path);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec) > wait_seconds) {
+      snprintf(create_error, sizeof create_error, "gh_dist_id_load: no file %s after %g s", path, wait_seconds);
+      return GH_ERR_PEER;
+    }
+    const struct timespec pause = {0, 20000000};
+    nanosleep(&pause, NULL);
+  }
 }
 
 /* ---- Operations ------------------------------------------------------------------------------ */

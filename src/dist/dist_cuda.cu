@@ -137,7 +137,7 @@ enum {
   BUF_COUNT
 };
 #define GH_DIST_RECORD_BYTES 1024u
-#define GH_DIST_MARKS 10
+#define GH_DIST_MARKS 11
 #define GH_DIST_MESSAGE 512
 
 typedef struct buffer {
@@ -630,6 +630,7 @@ static gh_status slice_op(rank *r, slice_work *w) {
    * stream; its results go straight to where the way back would put them), then on the others'. */
   const char *send_keys = (const char *)buf(r, BUF_SEND_KEYS), *send_values = (const char *)buf(r, BUF_SEND_VALUES);
   exchange_array forward[2] = {{send_keys, (char *)recv_keys, kb}, {send_values, (char *)recv_values, vb}};
+  mark(r, 10);
   if (status == GH_OK)
     status = all_to_all(r, forward, values ? 2 : 1, send_start, send_count, recv_start, recv_count, !x->overlap,
                         "the all-to-all of the pieces");
@@ -690,6 +691,7 @@ static gh_status slice_op(rank *r, slice_work *w) {
     /* (The own piece's table time overlaps the exchange: the table time is both parts'.) */
     r->times.multisplit_ms = between(r, 0, 1) + between(r, 8, 9);
     r->times.exchange_ms = between(r, 1, 2) + between(r, 5, 8);
+    r->times.agreement_ms = between(r, 1, 10);
     r->times.table_ms = between(r, 6, 7) + between(r, 3, 4);
   }
   free(send_start);
@@ -1050,6 +1052,7 @@ extern "C" void gh__dist_cuda_times(const gh_dist_cuda *x, gh_dist_times *t) {
     if (one->multisplit_ms > t->multisplit_ms) t->multisplit_ms = one->multisplit_ms;
     if (one->exchange_ms > t->exchange_ms) t->exchange_ms = one->exchange_ms;
     if (one->table_ms > t->table_ms) t->table_ms = one->table_ms;
+    if (one->agreement_ms > t->agreement_ms) t->agreement_ms = one->agreement_ms;
     t->exchanged_bytes += one->exchanged_bytes;
   }
 }

@@ -9,6 +9,9 @@
  *            also with exchange_overlap = 1 ("_overlap": the table works on a GPU's own piece
  *            during the exchange)
  *   weak     2^28 pairs per GPU
+ *   ranks    (--ranks R) one process per GPU: R copies of this program, the id through a file,
+ *            device-sided insert and find of 2^L pairs (the first --log2n), rank 0 reporting;
+ *            against "strong" of a single process run separately
  *   host     host-sided insert and find of 2^28 pairs from pinned and from pageable host memory
  *            over G GPUs, against the host-to-device bandwidth measured in the same run (every GPU
  *            copying at once); "serial" adds the copy time to the device-sided time instead
@@ -21,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "gpuhash_dist.h"
 
@@ -46,16 +51,17 @@ static void emit(const char *scenario, const char *op, unsigned gpus, uint64_t n
                  double extra_name_value, const char *extra_name) {
   const double rate = n / (ms * 1e6);
   printf("%-8s %-22s gpus %u n 2^%-2d %9.3f ms %7.2f G/s", scenario, op, gpus, __builtin_ctzll(n), ms, rate);
-  if (t) printf("  [split %.2f exch %.2f table %.2f ms, %.2f GB sent]", t->multisplit_ms, t->exchange_ms, t->table_ms,
-                t->exchanged_bytes / 1e9);
+  if (t) printf("  [split %.2f exch %.2f (agree %.2f) table %.2f ms, %.2f GB sent]", t->multisplit_ms, t->exchange_ms,
+                t->agreement_ms, t->table_ms, t->exchanged_bytes / 1e9);
   if (extra_name) printf("  %s %.3f", extra_name, extra_name_value);
   printf("\n");
   if (!json) return;
   fprintf(json, "%s\n  {\"scenario\": \"%s\", \"op\": \"%s\", \"gpus\": %u, \"n\": %llu, \"ms\": %.4f, \"g_per_s\": %.4f",
           json_first ? "" : ",", scenario, op, gpus, (unsigned long long)n, ms, rate);
   if (t)
-    fprintf(json, ", \"multisplit_ms\": %.4f, \"exchange_ms\": %.4f, \"table_ms\": %.4f, \"exchanged_bytes\": %llu",
-            t->multisplit_ms, t->exchange_ms, t->table_ms, (unsigned long long)t->exchanged_bytes);
+    fprintf(json, ", \"multisplit_ms\": %.4f, \"exchange_ms\": %.4f, \"agreement_ms\": %.4f, \"table_ms\": %.4f, "
+            "\"exchanged_bytes\": %llu", t->multisplit_ms, t->exchange_ms, t->agreement_ms, t->table_ms,
+            (unsigned long long)t->exchanged_bytes);
   if (extra_name) fprintf(json, ", \"%s\": %.4f", extra_name, extra_name_value);
   fprintf(json, "}");
   json_first = 0;
@@ -66,17 +72,27 @@ static void die(const char *what, gh_dist *d) {
   exit(1);
 }
 
+/* Events on one GPU's default stream (GPU 0, or a rank's own). */
 typedef struct timer {
   cudaEvent_t start, stop;
+  int device;
 } timer;
 
+static timer timer_make(int device) {
+  timer t;
+  t.device = device;
+  cudaSetDevice(device);
+  cudaEventCreate(&t.start), cudaEventCreate(&t.stop);
+  return t;
+}
+
 static void timer_start(timer *t) {
-  cudaSetDevice(0);
+  cudaSetDevice(t->device);
   cudaEventRecord(t->start, 0);
 }
 static double timer_stop(timer *t) {
   float ms = 0;
-  cudaSetDevice(0);
+  cudaSetDevice(t->device);
   cudaEventRecord(t->stop, 0);
   cudaEventSynchronize(t->stop);
   cudaEventElapsedTime(&ms, t->start, t->stop);
@@ -95,50 +111,82 @@ static gh_dist *make_table(unsigned gpus, uint64_t n, uint64_t staging_bytes, in
   return d;
 }
 
+/* One process's slices: slice i on GPU device[i], pairs [first_i, first_i + counts[i]) of the
+ * key sequence, with room for a find's results. */
+typedef struct bench_slices {
+  unsigned count;
+  int device[MAX_GPUS];
+  void *keys[MAX_GPUS], *values[MAX_GPUS], *found_values[MAX_GPUS];
+  uint8_t *found[MAX_GPUS];
+  uint64_t counts[MAX_GPUS];
+} bench_slices;
+
+static void make_slice(bench_slices *s, int device, uint64_t first, uint64_t count) {
+  const unsigned i = s->count++;
+  s->device[i] = device, s->counts[i] = count;
+  cudaSetDevice(device);
+  if (cudaMalloc(&s->keys[i], count * 4) != cudaSuccess || cudaMalloc(&s->values[i], count * 4) != cudaSuccess ||
+      cudaMalloc(&s->found_values[i], count * 4) != cudaSuccess || cudaMalloc((void **)&s->found[i], count) != cudaSuccess) {
+    fprintf(stderr, "out of device memory for %llu pairs on GPU %d\n", (unsigned long long)count, device);
+    exit(1);
+  }
+  make_pairs<<<1024, 256>>>((uint32_t *)s->keys[i], (uint32_t *)s->values[i], first, count, 0x9E3779B9u);
+  cudaDeviceSynchronize();
+}
+
+static void free_slices(bench_slices *s) {
+  for (unsigned i = 0; i < s->count; ++i) {
+    cudaSetDevice(s->device[i]);
+    cudaFree(s->keys[i]), cudaFree(s->values[i]), cudaFree(s->found_values[i]), cudaFree(s->found[i]);
+  }
+}
+
+static double median(double *ms, unsigned count) {
+  qsort(ms, count, sizeof *ms, by_value);
+  return ms[count / 2];
+}
+
+/* The medians of `repeats` inserts of the slices into the cleared table and finds of them, timed
+ * on t's GPU, with the last call's phases. */
+static void time_insert_find(gh_dist *d, bench_slices *s, unsigned repeats, timer *t, double *insert_ms, double *find_ms,
+                             gh_dist_times *insert_times, gh_dist_times *find_times) {
+  double *ins = (double *)calloc(repeats, sizeof(double)), *fnd = (double *)calloc(repeats, sizeof(double));
+  for (unsigned r = 0; r < repeats; ++r) {
+    if (gh_dist_clear(d) != GH_OK) die("gh_dist_clear", d);
+    timer_start(t);
+    if (gh_dist_insert(d, (const void *const *)s->keys, (const void *const *)s->values, s->counts, GH_KEEP_FIRST, NULL,
+                       NULL) != GH_OK)
+      die("gh_dist_insert", d);
+    ins[r] = timer_stop(t);
+    gh_dist_last_times(d, insert_times);
+    timer_start(t);
+    if (gh_dist_find(d, (const void *const *)s->keys, s->counts, s->found_values, s->found, NULL) != GH_OK)
+      die("gh_dist_find", d);
+    fnd[r] = timer_stop(t);
+    gh_dist_last_times(d, find_times);
+  }
+  *insert_ms = median(ins, repeats), *find_ms = median(fnd, repeats);
+  free(ins), free(fnd);
+}
+
+static void expect_size(gh_dist *d, uint64_t n) {
+  uint64_t size = 0;
+  if (gh_dist_size(d, &size) != GH_OK || size != n)
+    fprintf(stderr, "warning: size %llu after inserting %llu distinct keys\n", (unsigned long long)size,
+            (unsigned long long)n);
+}
+
 /* Device-sided insert and find of n pairs over `gpus` GPUs: medians; *insert_ms / *find_ms. */
 static void device_sided(const char *scenario, unsigned gpus, uint64_t n, unsigned repeats, int overlap,
                          double *insert_ms, double *find_ms) {
   gh_dist *d = make_table(gpus, n, 0, overlap);
-  void *keys[MAX_GPUS], *values[MAX_GPUS], *found_values[MAX_GPUS];
-  uint8_t *found[MAX_GPUS];
-  uint64_t counts[MAX_GPUS];
-  for (unsigned g = 0; g < gpus; ++g) {
-    const uint64_t first = n * g / gpus;
-    counts[g] = n * (g + 1u) / gpus - first;
-    cudaSetDevice((int)g);
-    if (cudaMalloc(&keys[g], counts[g] * 4) != cudaSuccess || cudaMalloc(&values[g], counts[g] * 4) != cudaSuccess ||
-        cudaMalloc(&found_values[g], counts[g] * 4) != cudaSuccess || cudaMalloc((void **)&found[g], counts[g]) != cudaSuccess) {
-      fprintf(stderr, "out of device memory for %llu pairs on GPU %u\n", (unsigned long long)counts[g], g);
-      exit(1);
-    }
-    make_pairs<<<1024, 256>>>((uint32_t *)keys[g], (uint32_t *)values[g], first, counts[g], 0x9E3779B9u);
-    cudaDeviceSynchronize();
-  }
-  timer t;
-  cudaSetDevice(0);
-  cudaEventCreate(&t.start), cudaEventCreate(&t.stop);
-  double *ins = (double *)calloc(repeats, sizeof(double)), *fnd = (double *)calloc(repeats, sizeof(double));
+  bench_slices slices;
+  memset(&slices, 0, sizeof slices);
+  for (unsigned g = 0; g < gpus; ++g) make_slice(&slices, (int)g, n * g / gpus, n * (g + 1u) / gpus - n * g / gpus);
+  timer t = timer_make(0);
   gh_dist_times insert_times, find_times;
-  for (unsigned r = 0; r < repeats; ++r) {
-    if (gh_dist_clear(d) != GH_OK) die("gh_dist_clear", d);
-    uint64_t failed = 0;
-    timer_start(&t);
-    if (gh_dist_insert(d, (const void *const *)keys, (const void *const *)values, counts, GH_KEEP_FIRST, NULL, &failed) != GH_OK)
-      die("gh_dist_insert", d);
-    ins[r] = timer_stop(&t);
-    gh_dist_last_times(d, &insert_times);
-    timer_start(&t);
-    if (gh_dist_find(d, (const void *const *)keys, counts, found_values, found, NULL) != GH_OK) die("gh_dist_find", d);
-    fnd[r] = timer_stop(&t);
-    gh_dist_last_times(d, &find_times);
-  }
-  uint64_t size = 0;
-  gh_dist_size(d, &size);
-  if (size != n) fprintf(stderr, "warning: size %llu after inserting %llu distinct keys\n", (unsigned long long)size,
-                         (unsigned long long)n);
-  qsort(ins, repeats, sizeof *ins, by_value);
-  qsort(fnd, repeats, sizeof *fnd, by_value);
-  *insert_ms = ins[repeats / 2], *find_ms = fnd[repeats / 2];
+  time_insert_find(d, &slices, repeats, &t, insert_ms, find_ms, &insert_times, &find_times);
+  expect_size(d, n);
   /* The ceiling: the same communicator's all-to-all of the insert's bytes (keys and values). */
   double alltoall = 0;
   if (gpus > 1 && gh_dist_measure_exchange(d, n / gpus * 8u, 5, &alltoall) != GH_OK) die("measure exchange", d);
@@ -150,11 +198,7 @@ static void device_sided(const char *scenario, unsigned gpus, uint64_t n, unsign
        alltoall > 0 ? find_exchange / alltoall : 0, "exchange_fraction_of_alltoall");
   if (gpus > 1) emit(scenario, "alltoall_ceiling", gpus, n, (double)n * 8 / gpus * (gpus - 1) / gpus / (alltoall * 1e6), NULL,
                      alltoall, "alltoall_gb_per_s_per_gpu");
-  for (unsigned g = 0; g < gpus; ++g) {
-    cudaSetDevice((int)g);
-    cudaFree(keys[g]), cudaFree(values[g]), cudaFree(found_values[g]), cudaFree(found[g]);
-  }
-  free(ins), free(fnd);
+  free_slices(&slices);
   gh_dist_destroy(d);
 }
 
@@ -170,9 +214,7 @@ static double h2d_bandwidth(unsigned gpus, uint64_t bytes) {
     cudaStreamCreate(&streams[g]);
   }
   double best = 0;
-  timer t;
-  cudaSetDevice(0);
-  cudaEventCreate(&t.start), cudaEventCreate(&t.stop);
+  timer t = timer_make(0);
   for (int r = 0; r < 5; ++r) {
     timer_start(&t);
     for (unsigned g = 0; g < gpus; ++g) {
@@ -205,9 +247,7 @@ static void host_sided(unsigned gpus, uint64_t n, unsigned repeats, int pinned) 
     values[i] = k * 7u + 1u;
   }
   gh_dist *d = make_table(gpus, n, 0, 0);
-  timer t;
-  cudaSetDevice(0);
-  cudaEventCreate(&t.start), cudaEventCreate(&t.stop);
+  timer t = timer_make(0);
   double *ins = (double *)calloc(repeats, sizeof(double)), *fnd = (double *)calloc(repeats, sizeof(double));
   for (unsigned r = 0; r < repeats; ++r) {
     gh_dist_clear(d);
@@ -221,12 +261,11 @@ static void host_sided(unsigned gpus, uint64_t n, unsigned repeats, int pinned) 
   uint64_t missing = 0;
   for (uint64_t i = 0; i < n; ++i) missing += !found[i] || found_values[i] != values[i];
   if (missing) fprintf(stderr, "warning: %llu keys not found with their values\n", (unsigned long long)missing);
-  qsort(ins, repeats, sizeof *ins, by_value);
-  qsort(fnd, repeats, sizeof *fnd, by_value);
-  const double insert_gbps = n * 8.0 / (ins[repeats / 2] * 1e6), find_gbps = n * 4.0 / (fnd[repeats / 2] * 1e6);
-  emit("host", pinned ? "insert_pinned" : "insert_pageable", gpus, n, ins[repeats / 2], NULL, insert_gbps / bandwidth,
+  const double insert_ms = median(ins, repeats), find_ms = median(fnd, repeats);
+  const double insert_gbps = n * 8.0 / (insert_ms * 1e6), find_gbps = n * 4.0 / (find_ms * 1e6);
+  emit("host", pinned ? "insert_pinned" : "insert_pageable", gpus, n, insert_ms, NULL, insert_gbps / bandwidth,
        "fraction_of_h2d");
-  emit("host", pinned ? "find_pinned" : "find_pageable", gpus, n, fnd[repeats / 2], NULL, find_gbps / bandwidth,
+  emit("host", pinned ? "find_pinned" : "find_pageable", gpus, n, find_ms, NULL, find_gbps / bandwidth,
        "fraction_of_h2d");
   emit("host", "h2d_ceiling", gpus, n, n * 8.0 / (bandwidth * 1e6), NULL, bandwidth, "h2d_gb_per_s");
   gh_dist_destroy(d);
@@ -235,12 +274,97 @@ static void host_sided(unsigned gpus, uint64_t n, unsigned repeats, int pinned) 
   free(ins), free(fnd);
 }
 
+static void open_json(const char *path, int available, unsigned repeats) {
+  json = fopen(path, "w");
+  if (json == NULL) {
+    perror(path);
+    exit(1);
+  }
+  cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, 0);
+  fprintf(json, "{\"tool\": \"gpuhash-dist-bench\", \"device\": \"%s\", \"gpus_available\": %d, \"repeats\": %u,"
+          " \"design\": \"warpdrive\", \"load\": 0.8, \"results\": [", prop.name, available, repeats);
+}
+
+/* One process per GPU: this process is rank `rank` of `ranks` (on GPU `rank`), the id through
+ * id_file; n pairs over all of them, device-sided insert and find; rank 0 reports ("ranks"). */
+static int rank_sided(unsigned rank, unsigned ranks, const char *id_file, uint64_t n, unsigned repeats,
+                      const char *json_path) {
+  gh_dist_id id;
+  gh_status status = rank == 0 ? gh_dist_id_new(&id) : gh_dist_id_load(id_file, 60.0, &id);
+  if (status == GH_OK && rank == 0) status = gh_dist_id_save(&id, id_file);
+  if (status != GH_OK) die("the id", NULL);
+  const int device = (int)rank;
+  gh_dist_config c = gh_dist_config_default(GH_WARPDRIVE);
+  c.table.backend = GH_BACKEND_CUDA;
+  c.table.capacity = (uint64_t)(n / ranks / 0.8);
+  c.partitions = ranks, c.id = &id, c.rank = rank, c.devices = &device;
+  gh_dist *d = NULL;
+  if (gh_dist_create(&c, &d) != GH_OK) die("gh_dist_create", NULL);
+  bench_slices slices;
+  memset(&slices, 0, sizeof slices);
+  make_slice(&slices, device, n * rank / ranks, n * (rank + 1u) / ranks - n * rank / ranks);
+  timer t = timer_make(device);
+  double insert_ms, find_ms;
+  gh_dist_times insert_times, find_times;
+  time_insert_find(d, &slices, repeats, &t, &insert_ms, &find_ms, &insert_times, &find_times);
+  expect_size(d, n);
+  if (rank == 0) {
+    int available = 0;
+    cudaGetDeviceCount(&available);
+    if (json_path) open_json(json_path, available, repeats);
+    printf("gpuhash-dist-bench: %u ranks, one process per GPU, median of %u\n", ranks, repeats);
+    emit("ranks", "insert", ranks, n, insert_ms, &insert_times, 0, NULL);
+    emit("ranks", "find", ranks, n, find_ms, &find_times, 0, NULL);
+    if (json) fprintf(json, "\n]}\n"), fclose(json);
+  }
+  gh_dist_destroy(d);
+  free_slices(&slices);
+  return 0;
+}
+
+/* Starts `ranks` copies of this program, one a GPU, and waits for them (before any CUDA call here). */
+static int launch_ranks(const char *self, unsigned ranks, unsigned log2n, unsigned repeats, const char *json_path) {
+  char path[] = "/tmp/gpuhash-dist-bench-id-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return perror("mkstemp"), 1;
+  close(fd);
+  unlink(path);
+  char rank_text[16], ranks_text[16], log2n_text[16], repeats_text[16];
+  snprintf(ranks_text, sizeof ranks_text, "%u", ranks);
+  snprintf(log2n_text, sizeof log2n_text, "%u", log2n);
+  snprintf(repeats_text, sizeof repeats_text, "%u", repeats);
+  pid_t children[MAX_GPUS];
+  for (unsigned r = 0; r < ranks; ++r) {
+    snprintf(rank_text, sizeof rank_text, "%u", r);
+    children[r] = fork();
+    if (children[r] == 0) {
+      execl(self, self, "--rank", rank_text, "--ranks", ranks_text, "--id-file", path, "--log2n", log2n_text,
+            "--repeats", repeats_text, "--json", r == 0 && json_path ? json_path : "", (char *)NULL);
+      _exit(127);
+    }
+  }
+  int ok = 1;
+  for (unsigned r = 0; r < ranks; ++r) {
+    int status = 0;
+    waitpid(children[r], &status, 0);
+    ok &= WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  unlink(path);
+  return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   unsigned gpus = 0, repeats = 5;
   unsigned log2n[4] = {28, 29}, sizes = 2;
-  const char *json_path = NULL, *only = NULL;
+  const char *json_path = NULL, *only = NULL, *id_file = NULL;
+  int rank = -1;
+  unsigned ranks = 0;
   for (int a = 1; a + 1 < argc; a += 2) {
     if (strcmp(argv[a], "--gpus") == 0) gpus = (unsigned)atoi(argv[a + 1]);
+    else if (strcmp(argv[a], "--ranks") == 0) ranks = (unsigned)atoi(argv[a + 1]);
+    else if (strcmp(argv[a], "--rank") == 0) rank = atoi(argv[a + 1]);
+    else if (strcmp(argv[a], "--id-file") == 0) id_file = argv[a + 1];
     else if (strcmp(argv[a], "--repeats") == 0) repeats = (unsigned)atoi(argv[a + 1]);
     else if (strcmp(argv[a], "--json") == 0) json_path = argv[a + 1];
     else if (strcmp(argv[a], "--only") == 0) only = argv[a + 1];
@@ -251,9 +375,19 @@ int main(int argc, char **argv) {
         if (*p != ',') break;
       }
     } else {
-      fprintf(stderr, "usage: %s [--gpus G] [--log2n L,...] [--repeats R] [--only strong|weak|host] [--json FILE]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--gpus G] [--log2n L,...] [--repeats R] [--only strong|weak|host] [--json FILE]\n"
+                      "       %s --ranks R [--log2n L] [--repeats K] [--json FILE]   (one process per GPU)\n",
+              argv[0], argv[0]);
       return 2;
     }
+  }
+  if (json_path && json_path[0] == '\0') json_path = NULL;
+  if (repeats == 0) repeats = 1;
+  if (rank >= 0 && id_file && ranks >= 1)
+    return rank_sided((unsigned)rank, ranks, id_file, 1ull << log2n[0], repeats, json_path);
+  if (ranks >= 1) {
+    if (ranks > MAX_GPUS) ranks = MAX_GPUS;
+    return launch_ranks(argv[0], ranks, log2n[0], repeats, json_path);
   }
   int available = 0;
   if (cudaGetDeviceCount(&available) != cudaSuccess || available < 1) {
