@@ -22,11 +22,12 @@
  *               validate; a find changes nothing; no leak, no bad free
  *   host-sided  gh_dist_insert_host / gh_dist_find_host with a staging size of a few keys (many
  *               batches): keys repeated in the array keep their first value (GH_KEEP_FIRST) or
- *               add up (GH_ADD) in array order, found values against the model
+ *               add up (GH_ADD) batch after batch, found values against the model
  *   refusals    NULL keys / n, a NULL slice with keys, a map without values: refused, nothing
  *               changed; configs with 0 or too many partitions, a multi-value variant, no
- *               timeout or staging, the CUDA backend where there is no GPU refused with a
- *               message; the communicator id's text form, there and back, and bad texts
+ *               timeout or staging, an exchange_overlap out of range, the CUDA backend where
+ *               there is no GPU refused with a message; the communicator id's text form and
+ *               file, there and back, bad texts and files, a file that never comes (GH_ERR_PEER)
  *
  *   dist cuda [--seed S]
  *
@@ -459,6 +460,9 @@ static void case_refusals(void) {
   c = dist_config(GH_WARPDRIVE, 2);
   c.staging_bytes = 0;
   expect_create_refused(&c, GH_ERR_INVALID_ARGUMENT, "staging_bytes");
+  c = dist_config(GH_WARPDRIVE, 2);
+  c.exchange_overlap = 2;
+  expect_create_refused(&c, GH_ERR_INVALID_ARGUMENT, "exchange_overlap");
   c = dist_config(GH_WARPDRIVE, 2);
   c.struct_size -= 8;
   expect_create_refused(&c, GH_ERR_INVALID_ARGUMENT, "struct_size");

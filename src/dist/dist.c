@@ -93,7 +93,7 @@ gh_status gh_dist_config_init(gh_dist_config *config, size_t struct_size, unsign
   config->partition_seed = GH_DIST_DEFAULT_PARTITION_SEED;
   config->timeout_seconds = GH_DIST_DEFAULT_TIMEOUT_SECONDS;
   config->staging_bytes = GH_DIST_DEFAULT_STAGING_BYTES;
-  config->exchange_overlap = 0;
+  config->exchange_overlap = -1;
   return status;
 }
 
@@ -149,6 +149,8 @@ gh_status gh_dist_create(const gh_dist_config *config, gh_dist **table) {
   if (!(config->timeout_seconds > 0.0))
     return refuse("gh_dist_create: timeout_seconds = %g must be above 0", config->timeout_seconds);
   if (config->staging_bytes == 0) return refuse("gh_dist_create: staging_bytes is 0");
+  if (config->exchange_overlap < -1 || config->exchange_overlap > 1)
+    return refuse("gh_dist_create: exchange_overlap = %d must be -1 (by the partitions), 0 or 1", config->exchange_overlap);
   gh_config part = config->table;
   if (part.backend == GH_BACKEND_AUTO) part.backend = gh_cuda_available() ? GH_BACKEND_CUDA : GH_BACKEND_HOST;
   const int cuda = part.backend == GH_BACKEND_CUDA;
