@@ -8,7 +8,8 @@
  * Each rank puts its half of one key set (keys in its GPU's memory) into the table, then looks up
  * the whole set (its slice: every key), checks every value, the size and validate, and exports its
  * own partition. Then rank 1 leaves without a word, and rank 0's next call must come back with
- * GH_ERR_PEER within the timeout, its partition still valid and exportable.
+ * GH_ERR_PEER within the timeout, its partition still valid, exportable and counted (the other
+ * partition's size: GH_ERR_PEER).
  * Exit status 0: checked; 77: fewer than 2 GPUs here; 1: a check failed.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -102,9 +103,14 @@ static int run_rank(int rank, const char *path) {
     const gh_status status = gh_dist_find(table, all_slice, all_n, value_out, found_out, NULL);
     check(status == GH_ERR_PEER, rank, "a find after rank 1 left did not report GH_ERR_PEER", gh_status_name(status));
     printf("rank 0: after rank 1 left: %s (%s)\n", gh_status_name(status), gh_dist_last_error(table));
-    uint64_t again = 0;
+    uint64_t again = 0, own = 0;
     check(gh_dist_export(table, out_keys, out_values, KEYS, &again) == GH_OK && again == count, rank,
           "export after the peer left", gh_dist_last_error(table));
+    check(gh_dist_partition_size(table, 0, &own) == GH_OK && own == count, rank,
+          "partition_size of its own partition after the peer left", gh_dist_last_error(table));
+    check(gh_dist_validate(table) == GH_OK, rank, "validate after the peer left", gh_dist_last_error(table));
+    check(gh_dist_partition_size(table, 1, &own) == GH_ERR_PEER, rank,
+          "partition_size of the partition that left is not GH_ERR_PEER", NULL);
     gh_dist_destroy(table);
   } else {
     _exit(failures ? 1 : 0); /* leaves without a word: no destroy */

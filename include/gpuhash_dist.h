@@ -38,9 +38,10 @@
  * happened: gh_dist_insert's failed_out marks exactly the keys that are not in the table and
  * *failed counts them; gh_dist_erase's erased_out marks exactly the keys it removed and *erased
  * counts them; the status is the first failure's, the message names its partition. No
- * acknowledged key is lost. The layer's own host memory comes from table.allocator too, and so
- * does the CUDA backend's device memory (exchange buffers, kept between calls and counted in the
- * partition table's memory).
+ * acknowledged key is lost. Memory: the host backend's own buffers come from table.allocator
+ * too, and so do the CUDA backend's device buffers (the pieces, kept between calls and counted in
+ * the partition table's memory); the CUDA backend's pinned staging (host-sided calls) comes from
+ * cudaHostAlloc and its per-call bookkeeping (a few words per partition) from malloc.
  *
  * Peers. With the CUDA backend, an NCCL error, a wait longer than timeout_seconds (a rank that
  * left, a GPU that hangs) or a rank that failed before the exchange fails the call on every rank
@@ -48,8 +49,14 @@
  * allocate its part before anything moved (nothing changed anywhere), GH_ERR_PEER when the
  * communicator failed. After GH_ERR_PEER the communicator is aborted and every later operation
  * that needs it returns GH_ERR_PEER; the local tables stay valid: gh_dist_partition_size,
- * gh_dist_validate, gh_dist_export of this process's partitions still work, and
- * gh_dist_destroy frees everything.
+ * gh_dist_partition_stats, gh_dist_validate, gh_dist_export of this process's partitions still
+ * work (for its partitions only), and gh_dist_destroy frees everything. A call that returns
+ * GH_ERR_PEER may leave its per-key outputs unwritten, and keys it could not confirm may or may
+ * not be in other partitions. One process per GPU: arguments a rank refuses (NULL arrays,
+ * host arrays in a slice call, a NULL output) are refused on that rank before anything else,
+ * so the other ranks' call fails with GH_ERR_PEER after timeout_seconds: check arguments alike
+ * on every rank. A host-sided find that fails in a later batch has written the earlier batches'
+ * results.
  */
 #ifndef GPUHASH_DIST_H
 #define GPUHASH_DIST_H

@@ -37,7 +37,9 @@
  * device slices (a key given in two slices too) inserted, found, erased and exported, every
  * result identical to one plain CUDA table given the same keys; the host-sided calls with small
  * batches against the same plain table; a full warpdrive: GH_ERR_TABLE_FULL with failed_out
- * flagging exactly the keys not found; slices in host memory refused. (One process per GPU:
+ * flagging exactly the keys not found; an allocator failing the k-th allocation of an insert, an
+ * erase and a find for every k (on 1 and 2 GPUs: flags, size, validate, no leak); slices in host
+ * memory refused. (One process per GPU:
  * examples/dist_ranks.c, run as the test dist_ranks_cuda.)
  *
  * Every failure prints the case, the phase and the seed.
@@ -813,6 +815,86 @@ done:
   free(before_values), free(after_values), free(before_found), free(after_found);
 }
 
+/* As case_alloc, on the GPUs: the allocator (the tables' and the exchange buffers', host and
+ * device) fails the k-th allocation of an insert, an erase or a find of device slices, for every
+ * k until the call gets through; the flags against a find of every key, the size, validate, no
+ * leak. */
+static void case_cuda_alloc(unsigned m, alloc_op op) {
+  static const char *const names[] = {"insert", "erase", "find"};
+  tu_rng rng = tu_rng_make(tu_mix_seed(dist_seed, 77, m, 4 + op));
+  const uint64_t n = 20000, base = n / 2;
+  uint64_t *wide = (uint64_t *)tu_xmalloc(n * 8);
+  tu_gen_unique_keys(&rng, 32, n, NULL, wide);
+  uint32_t *all = (uint32_t *)tu_xmalloc(n * 4);
+  for (uint64_t i = 0; i < n; ++i) all[i] = (uint32_t)wide[i];
+  const uint32_t *batch_keys = op == ALLOC_INSERT ? all + base : all;
+  const uint64_t batch_n = op == ALLOC_INSERT ? n - base : base / 3;
+  device_slices first = to_slices(m, all, base, 4), batch = to_slices(m, batch_keys, batch_n, 4);
+  device_slices flags = to_slices(m, NULL, batch_n, 1);
+  uint8_t *host_flags = (uint8_t *)tu_xmalloc(batch_n), *found = (uint8_t *)tu_xmalloc(n);
+  tu_tracker *tracker = tu_tracker_new();
+  int reached_end = 0;
+  for (uint64_t k = 1; k < 400 && !reached_end && tu_failure_count() == 0; ++k) {
+    tu_set_phase("%s on %u GPUs with allocation %llu failing", names[op], m, (unsigned long long)k);
+    gh_dist_config c = cuda_config(GH_WARPDRIVE, m, 2 * n / m);
+    tu_tracker_attach(tracker, &c.table);
+    gh_dist *d = NULL;
+    if (!CHECK_OK(NULL, gh_dist_create(&c, &d))) break;
+    if (!CHECK_OK(NULL, gh_dist_insert(d, (const void *const *)first.ptr, (const void *const *)first.ptr, first.n,
+                                       GH_OVERWRITE, NULL, NULL))) {
+      gh_dist_destroy(d);
+      break;
+    }
+    for (unsigned s = 0; s < m; ++s) cudaSetDevice((int)s), cudaMemset(flags.ptr[s], 7, flags.n[s] ? flags.n[s] : 1);
+    uint64_t count = 0, flagged = 0, size = 0;
+    tu_tracker_fail_nth(tracker, k);
+    gh_status got;
+    if (op == ALLOC_INSERT)
+      got = gh_dist_insert(d, (const void *const *)batch.ptr, (const void *const *)batch.ptr, batch.n, GH_OVERWRITE,
+                           (uint8_t *const *)flags.ptr, &count);
+    else if (op == ALLOC_ERASE)
+      got = gh_dist_erase(d, (const void *const *)batch.ptr, batch.n, (uint8_t *const *)flags.ptr, &count);
+    else
+      got = gh_dist_find(d, (const void *const *)batch.ptr, batch.n, NULL, (uint8_t *const *)flags.ptr, NULL);
+    reached_end = !tu_tracker_injected(tracker);
+    tu_tracker_fail_nth(tracker, 0);
+    CHECK(got == GH_OK || got == GH_ERR_OUT_OF_MEMORY, "status %s: %s", gh_status_name(got), gh_dist_last_error(d));
+    CHECK(got == GH_OK || !reached_end, "%s failed with no allocation failing", names[op]);
+    slices_to_host(&flags, host_flags, 1);
+    if (op != ALLOC_FIND) {
+      for (uint64_t i = 0; i < batch_n; ++i) {
+        CHECK(host_flags[i] <= 1, "key %llu: flag %d not written", (unsigned long long)i, host_flags[i]);
+        flagged += host_flags[i];
+      }
+      CHECK(flagged == count, "%llu flagged, the count says %llu", (unsigned long long)flagged, (unsigned long long)count);
+    }
+    /* Every key of the first part is in unless this erase flagged it; a new key is in unless
+     * this insert flagged it (batch key j is all[j], or all[base + j] for an insert). */
+    if (CHECK_OK(NULL, gh_dist_find_host(d, all, n, NULL, found, NULL))) {
+      uint64_t expected = 0;
+      for (uint64_t i = 0; i < n; ++i) {
+        int in = i < base;
+        if (op == ALLOC_INSERT && i >= base) in = !host_flags[i - base];
+        if (op == ALLOC_ERASE && i < batch_n && host_flags[i]) in = 0;
+        expected += (uint64_t)in;
+        if (!CHECK(found[i] == in, "key %u: found %d, expected %d after %s returned %s", all[i], found[i], in,
+                   names[op], gh_status_name(got)))
+          break;
+      }
+      if (CHECK_OK(NULL, gh_dist_size(d, &size)))
+        CHECK(size == expected, "size %llu, expected %llu", (unsigned long long)size, (unsigned long long)expected);
+    }
+    CHECK_OK(NULL, gh_dist_validate(d));
+    gh_dist_destroy(d);
+    tu_tracker_check_clean(tracker, "after gh_dist_destroy");
+    tu_tracker_reset(tracker);
+  }
+  CHECK(reached_end, "%s still hit the armed failure after 400 allocations", names[op]);
+  tu_tracker_delete(tracker);
+  free_device_slices(&first), free_device_slices(&batch), free_device_slices(&flags);
+  free(wide), free(all), free(host_flags), free(found);
+}
+
 /* Partitions of 2048 slots given 3x as many keys: GH_ERR_TABLE_FULL on every GPU, failed_out
  * flags exactly the keys a find does not see. */
 static void case_cuda_full(unsigned m) {
@@ -876,6 +958,8 @@ static int run_cuda(void) {
     exchange_overlap = 0;
     tu_set_context("dist cuda full m = %u seed 0x%016llx", m, (unsigned long long)dist_seed);
     case_cuda_full(m);
+    tu_set_context("dist cuda alloc m = %u seed 0x%016llx", m, (unsigned long long)dist_seed);
+    for (int op = ALLOC_INSERT; op <= ALLOC_FIND && m <= 2; ++op) case_cuda_alloc(m, (alloc_op)op);
   }
   if (gpus < 2) printf("dist cuda: one GPU here, the cases on several GPUs did not run\n");
   return tu_finish("dist cuda");

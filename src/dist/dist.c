@@ -100,9 +100,13 @@ gh_status gh_dist_config_init(gh_dist_config *config, size_t struct_size, unsign
 static void free_tables(gh_dist *d) {
   const gh_config c = d->config.table;
 #ifdef GH_HAVE_CUDA
+  const int caller = d->config.table.backend == GH_BACKEND_CUDA ? gh__dist_cuda_current_device() : -1;
   gh__dist_cuda_destroy(d->cuda); /* (its buffers came from the tables) */
 #endif
   for (unsigned i = 0; d->tables && i < d->local; ++i) gh_destroy(d->tables[i]);
+#ifdef GH_HAVE_CUDA
+  if (caller >= 0) gh__dist_cuda_set_device(caller); /* (every GPU was visited) */
+#endif
   layer_free(&c, d->tables);
   layer_free(&c, d);
 }
@@ -183,6 +187,10 @@ gh_status gh_dist_create(const gh_dist_config *config, gh_dist **table) {
     snprintf(create_error, sizeof create_error, "gh_dist_create: out of host memory");
     return GH_ERR_OUT_OF_MEMORY;
   }
+#ifdef GH_HAVE_CUDA
+  /* Creating visits every GPU; the caller's current device is set back before returning. */
+  const int caller = cuda ? gh__dist_cuda_current_device() : -1;
+#endif
   for (unsigned i = 0; i < d->local; ++i) {
     gh_config one = part;
     if (cuda) one.device = devices[i];
@@ -198,6 +206,7 @@ gh_status gh_dist_create(const gh_dist_config *config, gh_dist **table) {
   if (cuda) {
     const gh_status status = gh__dist_cuda_create(config, d->tables, devices, local, &d->cuda, create_error,
                                                   sizeof create_error);
+    gh__dist_cuda_set_device(caller);
     if (status != GH_OK) {
       free_tables(d);
       return status;
@@ -455,6 +464,20 @@ static gh_status partition_status(gh_dist *d, const char *fn, unsigned i, gh_sta
 
 /* Some partitions live in other processes (one process per GPU). */
 static int remote_partitions(const gh_dist *d) { return d->local < d->m; }
+
+/* The other processes can be reached: no communicator of this process has failed. */
+static int connected(const gh_dist *d) {
+#ifdef GH_HAVE_CUDA
+  return d->cuda == NULL || gh__dist_cuda_connected(d->cuda);
+#else
+  (void)d;
+  return 1;
+#endif
+}
+
+/* Whole-table calls gather over the processes while they can be reached; after a communicator
+ * failed they answer for this process's partitions alone. */
+static int gathers(const gh_dist *d) { return remote_partitions(d) && connected(d); }
 
 /* A slice or host-sided call on the CUDA backend; *count (optional) gets the call's count. */
 static gh_status cuda_call(gh_dist *d, gh_dist_call *call, int host_sided, uint64_t *count) {
@@ -809,10 +832,21 @@ static gh_status partition_record_of(gh_dist *d, const char *fn, unsigned p, par
   return status;
 }
 
+/* Partition p's local table when the call answers without gathering (the table is local, or the
+ * other processes cannot be reached); NULL, with the failure in the message, when p is elsewhere. */
+static gh_table *answering_table(gh_dist *d, const char *fn, unsigned p) {
+  if (p >= d->first && p < d->first + d->local) return d->tables[p - d->first];
+  fail(d, GH_ERR_PEER, "%s: partition %u is in another process, which cannot be reached (a communicator failed)", fn, p);
+  return NULL;
+}
+
 gh_status gh_dist_partition_size(gh_dist *d, unsigned p, uint64_t *size) {
   gh_status status = check_partition(d, "gh_dist_partition_size", p, size);
   if (status != GH_OK) return status;
-  if (!remote_partitions(d)) return partition_status(d, "gh_dist_partition_size", p, gh_size(d->tables[p], size));
+  if (!gathers(d)) {
+    gh_table *t = answering_table(d, "gh_dist_partition_size", p);
+    return t ? partition_status(d, "gh_dist_partition_size", p - d->first, gh_size(t, size)) : GH_ERR_PEER;
+  }
   partition_record record = {0};
   status = partition_record_of(d, "gh_dist_partition_size", p, &record);
   if (status == GH_OK) *size = record.size;
@@ -822,8 +856,10 @@ gh_status gh_dist_partition_size(gh_dist *d, unsigned p, uint64_t *size) {
 gh_status gh_dist_partition_stats(gh_dist *d, unsigned p, gh_stats *stats) {
   gh_status status = check_partition(d, "gh_dist_partition_stats", p, stats);
   if (status != GH_OK) return status;
-  if (!remote_partitions(d))
-    return partition_status(d, "gh_dist_partition_stats", p, gh_get_stats(d->tables[p], stats));
+  if (!gathers(d)) {
+    gh_table *t = answering_table(d, "gh_dist_partition_stats", p);
+    return t ? partition_status(d, "gh_dist_partition_stats", p - d->first, gh_get_stats(t, stats)) : GH_ERR_PEER;
+  }
   partition_record record = {0};
   status = partition_record_of(d, "gh_dist_partition_stats", p, &record);
   if (status == GH_OK) *stats = record.stats;
@@ -863,7 +899,7 @@ gh_status gh_dist_get_stats(gh_dist *d, gh_stats *stats) {
 /* One process per GPU: every rank learns the first partition's failure of a call that each ran
  * on its own partitions (status: this process's). */
 static gh_status agree(gh_dist *d, const char *fn, gh_status status) {
-  if (!remote_partitions(d)) return status;
+  if (!gathers(d)) return status;
 #ifdef GH_HAVE_CUDA
   int64_t mine = status, all[GH_DIST_MAX_PARTITIONS];
   char own_error[GH_DIST_ERROR_CAPACITY];

@@ -183,6 +183,7 @@ struct gh_dist_cuda {
   uint64_t seed, staging_bytes;
   double timeout_seconds;
   int overlap; /* the table works on a GPU's own piece while the others travel */
+  int aborting; /* a local communicator failed: every rank aborts its own at its next wait */
   rank *ranks;
   pthread_mutex_t lock;
   pthread_cond_t wake, done;
@@ -207,34 +208,52 @@ static gh_status cuda_fail(rank *r, cudaError_t e, const char *what) {
                    "partition %u: %s: %s (%s)", r->partition, what, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
-/* The communicator is given up: later calls that need it answer GH_ERR_PEER at once. */
-static gh_status comm_fail(rank *r, const char *what, const char *why) {
+/* The rank's communicator is given up (only its own thread touches it), and the process's other
+ * ranks abort theirs at their next wait, so that none waits for a peer that will not come: later
+ * calls that need a communicator answer GH_ERR_PEER at once. status: GH_ERR_PEER, or GH_ERR_CUDA
+ * for a CUDA failure in the middle of a collective call. */
+static gh_status comm_fail(rank *r, gh_status status, const char *what, const char *why) {
+  __atomic_store_n(&r->owner->aborting, 1, __ATOMIC_RELEASE);
   if (r->comm && !r->broken) nccl.comm_abort(r->comm);
   r->broken = 1;
-  return rank_fail(r, GH_ERR_PEER, "partition %u: %s: %s; the communicator was aborted, the local tables stay valid",
+  return rank_fail(r, status, "partition %u: %s: %s; the communicator was aborted, the local tables stay valid",
                    r->partition, what, why);
+}
+
+/* GH_OK while the rank's communicator can be used; otherwise it is aborted (if not yet) and the
+ * call answers GH_ERR_PEER. */
+static gh_status usable(rank *r, const char *what) {
+  if (r->broken) return rank_fail(r, GH_ERR_PEER, "partition %u: %s: the communicator failed earlier", r->partition, what);
+  if (__atomic_load_n(&r->owner->aborting, __ATOMIC_ACQUIRE))
+    return comm_fail(r, GH_ERR_PEER, what, "another GPU's communicator failed");
+  return GH_OK;
 }
 
 /* Waits for an NCCL call's enqueueing (non-blocking communicators) and then for the rank's
  * stream, polling the communicator's error, with the table's deadline. */
 static gh_status wait_peers(rank *r, ncclResult_t queued, const char *what) {
-  if (queued != ncclSuccess && queued != ncclInProgress) return comm_fail(r, what, nccl.get_error_string(queued));
+  if (queued != ncclSuccess && queued != ncclInProgress)
+    return comm_fail(r, GH_ERR_PEER, what, nccl.get_error_string(queued));
   const double deadline = now_seconds() + r->owner->timeout_seconds;
   for (;;) {
+    const gh_status still = usable(r, what);
+    if (still != GH_OK) return still;
     ncclResult_t async = ncclSuccess;
     if (r->comm) nccl.comm_get_async_error(r->comm, &async);
-    if (async != ncclSuccess && async != ncclInProgress) return comm_fail(r, what, nccl.get_error_string(async));
+    if (async != ncclSuccess && async != ncclInProgress)
+      return comm_fail(r, GH_ERR_PEER, what, nccl.get_error_string(async));
     cudaError_t e = cudaErrorNotReady;
     if (async == ncclSuccess) {
       e = cudaStreamQuery(r->stream);
       if (e == cudaSuccess) return GH_OK;
-      if (e != cudaErrorNotReady) return cuda_fail(r, e, what);
+      /* (A CUDA failure here leaves this rank out of the collective: the communicator goes.) */
+      if (e != cudaErrorNotReady) return comm_fail(r, GH_ERR_CUDA, what, cudaGetErrorString(e));
     }
     if (now_seconds() > deadline) {
       char why[96];
       snprintf(why, sizeof why, "no progress for %.3g s (timeout_seconds): a peer left or hangs",
                r->owner->timeout_seconds);
-      return comm_fail(r, what, why);
+      return comm_fail(r, GH_ERR_PEER, what, why);
     }
     nap();
   }
@@ -424,7 +443,8 @@ static gh_status multisplit(rank *r, const split_shape s, const void *keys, cons
 /* Every rank's `bytes` (host, at mine) into all (host, m records), through BUF_RECORDS. */
 static gh_status gather_records(rank *r, const void *mine, size_t bytes, void *all, const char *what) {
   gh_dist_cuda *x = r->owner;
-  if (r->broken) return rank_fail(r, GH_ERR_PEER, "partition %u: the communicator failed earlier", r->partition);
+  const gh_status still = usable(r, what);
+  if (still != GH_OK) return still;
   char *records = (char *)buf(r, BUF_RECORDS);
   char *own = records + (size_t)r->partition * bytes;
   cudaMemcpyAsync(own, mine, bytes, cudaMemcpyHostToDevice, r->stream);
@@ -465,7 +485,8 @@ static gh_status all_to_all(rank *r, const exchange_array *arrays, int count, co
                             const uint64_t *send_count, const uint64_t *recv_start, const uint64_t *recv_count,
                             int wait, const char *what) {
   const unsigned m = r->owner->m, me = r->partition;
-  if (r->broken) return rank_fail(r, GH_ERR_PEER, "partition %u: the communicator failed earlier", me);
+  const gh_status still = usable(r, what);
+  if (still != GH_OK) return still;
   ncclResult_t queued = nccl.group_start();
   for (unsigned q = 0; queued == ncclSuccess && q < m; ++q) {
     if (q == me) continue;
@@ -483,7 +504,8 @@ static gh_status all_to_all(rank *r, const exchange_array *arrays, int count, co
   }
   const ncclResult_t ended = nccl.group_end();
   if (queued == ncclSuccess) queued = ended;
-  if (queued != ncclSuccess && queued != ncclInProgress) return comm_fail(r, what, nccl.get_error_string(queued));
+  if (queued != ncclSuccess && queued != ncclInProgress)
+    return comm_fail(r, GH_ERR_PEER, what, nccl.get_error_string(queued));
   return wait ? wait_peers(r, queued, what) : GH_OK;
 }
 
@@ -534,6 +556,7 @@ static gh_status table_op(rank *r, const slice_work *w, const void *keys, const 
 /* The outputs of a call that changed nothing: insert's keys all failed, erase erased none. */
 static void unchanged(rank *r, slice_work *w) {
   const gh_dist_call *c = w->call;
+  if (w->refused != GH_OK) return; /* (a refused call writes nothing) */
   if (c->op == GH_DIST_INSERT) w->count = w->n;
   if (w->flags_out && w->n && c->op != GH_DIST_FIND) {
     cudaMemsetAsync(w->flags_out, c->op == GH_DIST_INSERT ? 1 : 0, w->n, r->stream);
@@ -566,14 +589,20 @@ static gh_status slice_op(rank *r, slice_work *w) {
   const size_t kb = x->key_bytes, vb = x->value_bytes;
   memset(&r->times, 0, sizeof r->times);
   w->count = 0;
-  if (r->broken) return rank_fail(r, GH_ERR_PEER, "partition %u: the communicator failed earlier", me);
   if (m == 1) return single_partition(r, w);
+  gh_status status = usable(r, "a slice call");
+  if (status != GH_OK) return status;
 
-  /* 1. Multisplit (skipped by a rank whose arguments were refused: its row carries the status). */
+  /* 1. Multisplit (skipped by a rank whose arguments were refused, or that has no host memory for
+   * the call's plan: its row carries the status, so that every rank stops). Whether values move
+   * is the operation's, the same on every rank (a rank's empty slice may have no values array). */
+  const int moves_values = c->op == GH_DIST_INSERT && vb;
+  uint64_t *plan = (uint64_t *)calloc(4u * m, sizeof(uint64_t)), *records = (uint64_t *)calloc(2u * m, sizeof(uint64_t));
+  if (w->refused == GH_OK && (plan == NULL || records == NULL))
+    w->refused = rank_fail(r, GH_ERR_OUT_OF_MEMORY, "partition %u: out of host memory", me);
   const split_shape s = shape_of(x, w->refused == GH_OK ? w->n : 0);
   mark(r, 0);
-  const void *values = c->op == GH_DIST_INSERT && vb ? w->values : NULL;
-  gh_status status = w->refused != GH_OK ? w->refused : multisplit(r, s, w->keys, values);
+  status = w->refused != GH_OK ? w->refused : multisplit(r, s, w->keys, moves_values ? w->values : NULL);
   if (status != GH_OK) {
     cudaMemsetAsync(buf(r, BUF_ROW), 0, (m + 1u) * sizeof(uint64_t), r->stream);
     const uint64_t word = (uint64_t)status;
@@ -583,22 +612,20 @@ static gh_status slice_op(rank *r, slice_work *w) {
 
   /* 2. The piece sizes, the receive buffers, the pieces. */
   uint64_t *matrix_dev = (uint64_t *)buf(r, BUF_MATRIX);
-  gh_status peers = wait_peers(r, nccl.all_gather(buf(r, BUF_ROW), matrix_dev, m + 1u, ncclUint64, r->comm, r->stream),
-                               "the all-gather of the piece sizes");
-  if (peers == GH_OK) {
+  status = wait_peers(r, nccl.all_gather(buf(r, BUF_ROW), matrix_dev, m + 1u, ncclUint64, r->comm, r->stream),
+                      "the all-gather of the piece sizes");
+  if (status == GH_OK) {
     const cudaError_t e = cudaMemcpy(r->matrix, matrix_dev, (size_t)m * (m + 1u) * sizeof(uint64_t), cudaMemcpyDeviceToHost);
-    if (e != cudaSuccess) peers = cuda_fail(r, e, "reading the piece sizes");
+    if (e != cudaSuccess) status = comm_fail(r, GH_ERR_CUDA, "reading the piece sizes", cudaGetErrorString(e));
   }
-  if (peers != GH_OK) return peers;
-  status = agreed(r, r->matrix, m + 1u, m, "before the exchange; nothing was changed");
+  if (status == GH_OK) status = agreed(r, r->matrix, m + 1u, m, "before the exchange; nothing was changed");
   if (status != GH_OK) {
-    if (w->refused == GH_OK) unchanged(r, w);
+    if (status != GH_ERR_PEER) unchanged(r, w);
+    free(plan), free(records);
     return status;
   }
-  uint64_t *send_start = (uint64_t *)calloc(4u * m, sizeof(uint64_t));
-  if (send_start == NULL) return rank_fail(r, GH_ERR_OUT_OF_MEMORY, "partition %u: out of host memory", me);
   /* The rank's own piece stays where the multisplit put it; the receive buffers hold the others'. */
-  uint64_t *send_count = send_start + m, *recv_start = send_start + 2u * m, *recv_count = send_start + 3u * m;
+  uint64_t *send_start = plan, *send_count = plan + m, *recv_start = plan + 2u * m, *recv_count = plan + 3u * m;
   uint64_t recv_n = 0, at = 0;
   for (unsigned q = 0; q < m; ++q) {
     send_count[q] = r->matrix[(size_t)me * (m + 1u) + q];
@@ -609,30 +636,27 @@ static gh_status slice_op(rank *r, slice_work *w) {
   const int find = c->op == GH_DIST_FIND;
   const size_t result_vb = find ? vb : 0;
   void *recv_keys = ensure(r, BUF_RECV_KEYS, recv_n * kb);
-  void *recv_values = values ? ensure(r, BUF_RECV_VALUES, recv_n * vb) : NULL;
+  void *recv_values = moves_values ? ensure(r, BUF_RECV_VALUES, recv_n * vb) : NULL;
   void *result_values = result_vb ? ensure(r, BUF_RESULT_VALUES, recv_n * vb) : NULL;
   uint8_t *result_flags = (uint8_t *)ensure(r, BUF_RESULT_FLAGS, recv_n);
   void *back_values = result_vb ? ensure(r, BUF_BACK_VALUES, w->n * vb) : NULL;
   uint8_t *back_flags = (uint8_t *)ensure(r, BUF_BACK_FLAGS, w->n);
-  uint64_t record[2] = {GH_OK, 0}, *records = (uint64_t *)calloc(2u * m, sizeof(uint64_t));
-  if (!recv_keys || (values && !recv_values) || (result_vb && (!result_values || !back_values)) || !result_flags ||
-      !back_flags || !records)
+  uint64_t record[2] = {GH_OK, 0};
+  if (!recv_keys || (moves_values && !recv_values) || (result_vb && (!result_values || !back_values)) ||
+      !result_flags || !back_flags)
     record[0] = rank_fail(r, GH_ERR_OUT_OF_MEMORY, "partition %u: out of memory for the %llu keys it receives",
                           me, (unsigned long long)recv_n);
-  if (records == NULL) {
-    free(send_start);
-    return GH_ERR_OUT_OF_MEMORY; /* (the others wait for this rank, then time out: no host memory left) */
-  }
   status = gather_records(r, record, sizeof record, records, "the agreement on the receive buffers");
   if (status == GH_OK) status = agreed(r, records, 2, 0, "before the exchange; nothing was changed");
 
-  /* 3. The pieces travel while the table works on the rank's own piece (in place, on the copy
-   * stream; its results go straight to where the way back would put them), then on the others'. */
+  /* 3. The pieces travel; the table works on the rank's own piece (in place; its results go
+   * straight to where the way back would put them) during the exchange (exchange_overlap, on
+   * the own stream) or after it, then on the pieces received. */
   const char *send_keys = (const char *)buf(r, BUF_SEND_KEYS), *send_values = (const char *)buf(r, BUF_SEND_VALUES);
   exchange_array forward[2] = {{send_keys, (char *)recv_keys, kb}, {send_values, (char *)recv_values, vb}};
   mark(r, 10);
   if (status == GH_OK)
-    status = all_to_all(r, forward, values ? 2 : 1, send_start, send_count, recv_start, recv_count, !x->overlap,
+    status = all_to_all(r, forward, moves_values ? 2 : 1, send_start, send_count, recv_start, recv_count, !x->overlap,
                         "the all-to-all of the pieces");
   mark(r, 2);
   gh_status table_status = GH_OK;
@@ -640,10 +664,12 @@ static gh_status slice_op(rank *r, slice_work *w) {
     uint64_t ignored;
     cudaStream_t own = x->overlap ? r->own_stream : r->stream;
     cudaEventRecord(r->marks[6], own);
-    table_status = table_op(r, w, send_keys + send_start[me] * kb, values ? send_values + send_start[me] * vb : NULL,
-                            send_count[me], back_flags + send_start[me],
-                            result_vb ? (char *)back_values + send_start[me] * vb : NULL, &ignored, own);
+    table_status = table_op(r, w, send_keys + send_start[me] * kb,
+                            moves_values && send_count[me] ? send_values + send_start[me] * vb : NULL, send_count[me],
+                            back_flags + send_start[me], result_vb ? (char *)back_values + send_start[me] * vb : NULL,
+                            &ignored, own);
     cudaEventRecord(r->marks[7], own);
+    cudaStreamWaitEvent(r->stream, r->marks[7], 0); /* (the own piece's flags, before anyone reads them) */
     if (x->overlap) status = wait_peers(r, ncclSuccess, "the all-to-all of the pieces");
   } else if (status != GH_ERR_PEER) {
     unchanged(r, w);
@@ -658,10 +684,11 @@ static gh_status slice_op(rank *r, slice_work *w) {
     status = gather_records(r, record, sizeof record, records, "the agreement on the results");
   }
 
-  /* 4. The results back: find's always, erase's always (its flags give this process's count),
-   * insert's when a partition failed. */
-  int back = c->op != GH_DIST_INSERT;
-  for (unsigned p = 0; status == GH_OK && p < m; ++p) back |= (gh_status)records[2u * p] != GH_OK;
+  /* 4. The results back: erase's always (its flags give this process's count), insert's when a
+   * partition failed (which keys are in), find's when none did (a failed find writes nothing). */
+  int any_failed = 0;
+  for (unsigned p = 0; status == GH_OK && p < m; ++p) any_failed |= (gh_status)records[2u * p] != GH_OK;
+  const int back = c->op == GH_DIST_ERASE || (c->op == GH_DIST_INSERT ? any_failed : !any_failed);
   exchange_array backward[2] = {{(const char *)result_flags, (char *)back_flags, 1},
                                 {(const char *)result_values, (char *)back_values, vb}};
   mark(r, 5);
@@ -678,24 +705,23 @@ static gh_status slice_op(rank *r, slice_work *w) {
       a.values_out = result_vb ? w->values_out : NULL, a.flags_out = w->flags_out;
       a.value_bytes = (unsigned)vb, a.word = value_word((unsigned)vb, a.values_out, back_values);
       split_kernel<<<split_blocks(s), SPLIT_WARPS * 32u, split_shared(s), r->stream>>>(s, NULL, (const uint64_t *)buf(r, BUF_OFFSETS), a);
-      status = launched(r, "the multisplit's gather kernel");
+      const cudaError_t e = cudaGetLastError();
+      if (e != cudaSuccess) status = comm_fail(r, GH_ERR_CUDA, "the multisplit's gather kernel", cudaGetErrorString(e));
     }
-  } else if (status == GH_OK && !back && w->flags_out && w->n) {
-    cudaMemsetAsync(w->flags_out, 0, w->n, r->stream); /* insert: every key went in */
+  } else if (status == GH_OK && !back && c->op == GH_DIST_INSERT && w->flags_out && w->n) {
+    cudaMemsetAsync(w->flags_out, 0, w->n, r->stream); /* every key went in */
   }
   cudaEventRecord(r->marks[9], r->stream);
   const cudaError_t e = cudaStreamSynchronize(r->stream);
-  if (status == GH_OK && e != cudaSuccess) status = cuda_fail(r, e, "the results' way back");
+  if (status == GH_OK && e != cudaSuccess) status = comm_fail(r, GH_ERR_CUDA, "the results' way back", cudaGetErrorString(e));
   if (status == GH_OK) status = agreed(r, records, 2, 0, "in its table operation");
   if (status == GH_OK) {
-    /* (The own piece's table time overlaps the exchange: the table time is both parts'.) */
     r->times.multisplit_ms = between(r, 0, 1) + between(r, 8, 9);
     r->times.exchange_ms = between(r, 1, 2) + between(r, 5, 8);
     r->times.agreement_ms = between(r, 1, 10);
     r->times.table_ms = between(r, 6, 7) + between(r, 3, 4);
   }
-  free(send_start);
-  free(records);
+  free(plan), free(records);
   return status;
 }
 
@@ -726,8 +752,10 @@ static void *worker_main(void *arg) {
 /* Runs job on every local rank at once (contexts[i] for rank i; stride bytes apart) and waits. */
 static void run_ranks(gh_dist_cuda *x, rank_job job, void *contexts, size_t stride) {
   if (x->local == 1) {
+    const int caller = gh__dist_cuda_current_device();
     cudaSetDevice(x->ranks[0].device);
     job(&x->ranks[0], contexts);
+    cudaSetDevice(caller);
     return;
   }
   pthread_mutex_lock(&x->lock);
@@ -928,6 +956,18 @@ static gh_status host_staging(rank *r, host_work *h) {
                         r->partition, (unsigned long long)B);
 }
 
+/* Host-sided insert / erase flags of this rank's batches [from, h->batches) that did not run:
+ * nothing changed for them (insert: failed, counted; erase: not erased). */
+static void flag_batches_not_run(rank *r, host_work *h, uint64_t from) {
+  const gh_dist_call *c = h->call;
+  for (uint64_t b = from; c->op != GH_DIST_FIND && b < h->batches; ++b) {
+    uint64_t begin, n;
+    batch_slice(r, h, b, &begin, &n);
+    if (c->flags_out && c->flags_out[0]) memset(c->flags_out[0] + begin, c->op == GH_DIST_INSERT ? 1 : 0, n);
+    if (c->op == GH_DIST_INSERT) h->count += n;
+  }
+}
+
 static void host_job(rank *r, void *context) {
   host_work *h = (host_work *)context;
   gh_dist_cuda *x = r->owner;
@@ -937,19 +977,10 @@ static void host_job(rank *r, void *context) {
   r->message[0] = '\0';
   r->reported_other = 0;
   h->count = 0;
-  /* Every rank runs as many batches as the process with the most: the others' are empty. */
-  uint64_t record[2] = {h->batches, (uint64_t)host_staging(r, h)};
-  uint64_t *records = (uint64_t *)calloc(2u * x->m, sizeof(uint64_t));
-  gh_status status = records ? GH_OK : rank_fail(r, GH_ERR_OUT_OF_MEMORY, "out of host memory");
-  uint64_t batches = h->batches;
-  if (status == GH_OK && x->m > 1) {
-    status = gather_records(r, record, sizeof record, records, "the agreement on the batches");
-    if (status == GH_OK) status = agreed(r, records, 2, 1, "before its first batch; nothing was changed");
-    for (unsigned p = 0; status == GH_OK && p < x->m; ++p) batches = records[2u * p] > batches ? records[2u * p] : batches;
-  } else if (status == GH_OK) {
-    status = (gh_status)record[1];
-  }
-  free(records);
+  /* The staging and the feeder first, so that a rank without them still takes part in the
+   * agreement (every rank runs as many batches as the process with the most; the others' are
+   * empty). The agreement's records go to r->matrix (m (m + 1) words, kept from create). */
+  gh_status status = host_staging(r, h);
   pthread_t feeder;
   feeder_args args = {r, h};
   int feeding = 0;
@@ -957,7 +988,14 @@ static void host_job(rank *r, void *context) {
     feeding = pthread_create(&feeder, NULL, feeder_main, &args) == 0;
     if (!feeding) status = rank_fail(r, GH_ERR_OUT_OF_MEMORY, "partition %u: no thread for the batches' copies", r->partition);
   }
+  uint64_t record[2] = {h->batches, (uint64_t)status}, batches = h->batches;
+  if (x->m > 1) {
+    const gh_status agreement = gather_records(r, record, sizeof record, r->matrix, "the agreement on the batches");
+    status = agreement != GH_OK ? agreement : agreed(r, r->matrix, 2, 1, "before its first batch; nothing was changed");
+    for (unsigned p = 0; status == GH_OK && p < x->m; ++p) batches = r->matrix[2u * p] > batches ? r->matrix[2u * p] : batches;
+  }
   gh_status first = status;
+  uint64_t next = 0; /* this rank's first batch whose results have not gone to the host */
   for (uint64_t b = 0; status == GH_OK && b < batches; ++b) {
     uint64_t begin = 0, n = 0;
     if (b < h->batches) {
@@ -973,14 +1011,17 @@ static void host_job(rank *r, void *context) {
     if (b >= 2) cudaEventSynchronize(r->drained[slot]);
     w.flags_out = c->flags_out && c->flags_out[0] ? (uint8_t *)buf(r, BUF_STAGE_OUT_FLAGS + slot) : NULL;
     w.values_out = vb_out && c->values_out && c->values_out[0] ? buf(r, BUF_STAGE_OUT_VALUES + slot) : NULL;
-    w.refused = h->feeder_status;
+    w.refused = h->feeder_status; /* (a batch that did not reach the GPU stops every rank) */
     if (w.refused != GH_OK) snprintf(r->message, sizeof r->message, "%s", h->feeder_message);
     const gh_status got = slice_op(r, &w);
     if (b < h->batches) sem_post(&h->free_slots);
     h->count += w.count;
     if (first == GH_OK) first = got;
-    /* The results go to the host while the next batch runs (slice_op has waited for them). */
-    if (n && (got == GH_OK || (c->op != GH_DIST_FIND && got != GH_ERR_PEER))) {
+    /* The results go to the host while the next batch runs (slice_op has waited for them). A
+     * batch that changed nothing leaves its flags to flag_batches_not_run. */
+    const int ran = got == GH_OK || got == GH_ERR_TABLE_FULL || (got == GH_ERR_OUT_OF_MEMORY && c->op != GH_DIST_FIND &&
+                                                                    w.refused == GH_OK);
+    if (n && ran) {
       cudaError_t e = cudaSuccess;
       if (w.flags_out) e = cudaMemcpyAsync(c->flags_out[0] + begin, w.flags_out, n, cudaMemcpyDeviceToHost, r->drain_stream);
       if (e == cudaSuccess && w.values_out)
@@ -989,12 +1030,16 @@ static void host_job(rank *r, void *context) {
       if (e == cudaSuccess) e = cudaEventRecord(r->drained[slot], r->drain_stream);
       if (e != cudaSuccess && first == GH_OK) first = cuda_fail(r, e, "copying a batch's results to the host");
     }
-    /* Insert and erase go on after a failure (their flags say which keys are in); a find stops,
-     * and so does every call once a peer failed or the arguments were refused. */
-    if (got != GH_OK && (c->op == GH_DIST_FIND || got == GH_ERR_PEER || w.refused != GH_OK)) status = got;
+    if (b < h->batches && ran) next = b + 1;
+    /* Every rank has the same status (agreed): insert and erase go on after a partition's failure
+     * (their flags say which keys are in); a find stops, and so does every call once a peer, a
+     * GPU or a batch's copy failed. */
+    if (got != GH_OK && (c->op == GH_DIST_FIND || got == GH_ERR_PEER || got == GH_ERR_CUDA || got == GH_ERR_INVALID_ARGUMENT))
+      status = got;
   }
   const cudaError_t drained = cudaStreamSynchronize(r->drain_stream);
   if (drained != cudaSuccess && first == GH_OK) first = cuda_fail(r, drained, "copying the results to the host");
+  if (first != GH_OK) flag_batches_not_run(r, h, next);
   if (feeding) {
     h->stop = 1;
     sem_post(&h->free_slots);
@@ -1040,10 +1085,24 @@ extern "C" gh_status gh__dist_cuda_allgather(gh_dist_cuda *x, const void *mine, 
   if (bytes > GH_DIST_RECORD_BYTES) return say(error, size, GH_ERR_INTERNAL, "a record of %zu bytes", bytes);
   rank *r = &x->ranks[0];
   r->message[0] = '\0';
+  const int caller = gh__dist_cuda_current_device();
   cudaSetDevice(r->device);
   const gh_status status = gather_records(r, mine, bytes, all, "an all-gather of the partitions' records");
+  cudaSetDevice(caller);
   return status == GH_OK ? GH_OK : say(error, size, status, "%s", r->message);
 }
+
+extern "C" int gh__dist_cuda_connected(const gh_dist_cuda *x) {
+  return !__atomic_load_n(&x->aborting, __ATOMIC_ACQUIRE);
+}
+
+extern "C" int gh__dist_cuda_current_device(void) {
+  int device = 0;
+  cudaGetDevice(&device);
+  return device;
+}
+
+extern "C" void gh__dist_cuda_set_device(int device) { cudaSetDevice(device); }
 
 extern "C" void gh__dist_cuda_times(const gh_dist_cuda *x, gh_dist_times *t) {
   memset(t, 0, sizeof *t);
@@ -1152,13 +1211,12 @@ extern "C" void gh__dist_cuda_destroy(gh_dist_cuda *x) {
     if (x->ranks[i].has_thread) pthread_join(x->ranks[i].thread, NULL);
   for (unsigned i = 0; i < x->local; ++i) {
     rank *r = &x->ranks[i];
-    if (r->comm) {
+    /* A communicator whose clique saw a failure is aborted (destroying it could wait for the
+     * failed peer); one aborted already is not touched again. */
+    if (r->comm && !r->broken) {
       cudaSetDevice(r->device);
-      if (r->broken) {
-        /* (aborted already) */
-      } else {
-        nccl.comm_destroy(r->comm);
-      }
+      if (x->aborting) nccl.comm_abort(r->comm);
+      else nccl.comm_destroy(r->comm);
     }
     free_rank(r);
   }

@@ -55,6 +55,11 @@ void gh__dist_cuda_times(const gh_dist_cuda *cuda, gh_dist_times *times);
 gh_status gh__dist_cuda_measure_exchange(gh_dist_cuda *cuda, uint64_t bytes_per_gpu, unsigned repeats,
                                          double *gb_per_s, char *error, size_t error_size);
 gh_status gh__dist_cuda_id_new(gh_dist_id *id, char *error, size_t error_size);
+/* 0 once a communicator of this process failed (every collective call then answers GH_ERR_PEER). */
+int gh__dist_cuda_connected(const gh_dist_cuda *cuda);
+/* The calling thread's current CUDA device, and setting it back (create changes it per GPU). */
+int gh__dist_cuda_current_device(void);
+void gh__dist_cuda_set_device(int device);
 
 #ifdef __cplusplus
 }
