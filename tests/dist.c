@@ -346,90 +346,111 @@ static int find_all(gh_dist *d, const uint32_t *keys, uint64_t n, uint8_t *found
 }
 
 typedef enum { ALLOC_INSERT, ALLOC_ERASE, ALLOC_FIND } alloc_op;
+static const char *const alloc_op_names[] = {"insert", "erase", "find"};
+
+/* op on the slices (keys as values for an insert) with the tracker's k-th allocation armed to
+ * fail: the status must be GH_OK or GH_ERR_OUT_OF_MEMORY, GH_OK once no allocation failed
+ * (*reached_end). */
+static gh_status armed_call(gh_dist *d, tu_tracker *tracker, uint64_t k, alloc_op op, const void *const *keys,
+                            const uint64_t *n, uint8_t *const *flags, uint64_t *count, int *reached_end) {
+  tu_tracker_fail_nth(tracker, k);
+  gh_status got;
+  if (op == ALLOC_INSERT) got = gh_dist_insert(d, keys, keys, n, GH_OVERWRITE, flags, count);
+  else if (op == ALLOC_ERASE) got = gh_dist_erase(d, keys, n, flags, count);
+  else got = gh_dist_find(d, keys, n, NULL, flags, NULL);
+  *reached_end = !tu_tracker_injected(tracker);
+  tu_tracker_fail_nth(tracker, 0);
+  CHECK(got == GH_OK || got == GH_ERR_OUT_OF_MEMORY, "status %s: %s", gh_status_name(got), gh_dist_last_error(d));
+  CHECK(got == GH_OK || !*reached_end, "%s failed with no allocation failing", alloc_op_names[op]);
+  return got;
+}
+
+/* After an armed call: each flag written (0 or 1) and the count theirs (insert, erase). */
+static void check_flags(alloc_op op, const uint8_t *flags, uint64_t n, uint64_t count) {
+  uint64_t flagged = 0;
+  for (uint64_t i = 0; op != ALLOC_FIND && i < n; ++i) {
+    if (!CHECK(flags[i] <= 1, "key %llu: flag %d not written", (unsigned long long)i, flags[i])) return;
+    flagged += flags[i];
+  }
+  if (op != ALLOC_FIND)
+    CHECK(flagged == count, "%llu flagged, the count says %llu", (unsigned long long)flagged, (unsigned long long)count);
+}
+
+/* After an armed call: key i of all is found exactly when in[i] (found: a find of them), the size
+ * counts them, validate; then the table goes, leaving nothing. */
+static void check_after_armed(gh_dist *d, tu_tracker *tracker, const uint32_t *all, uint64_t n, const uint8_t *found,
+                              const uint8_t *in, alloc_op op, gh_status got) {
+  uint64_t expected = 0, size = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    expected += in[i];
+    if (!CHECK(found[i] == in[i], "key %u: found %d, expected %d after %s returned %s", all[i], found[i], in[i],
+               alloc_op_names[op], gh_status_name(got)))
+      break;
+  }
+  if (CHECK_OK(NULL, gh_dist_size(d, &size)))
+    CHECK(size == expected, "size %llu, expected %llu", (unsigned long long)size, (unsigned long long)expected);
+  CHECK_OK(NULL, gh_dist_validate(d));
+  gh_dist_destroy(d);
+  tu_tracker_check_clean(tracker, "after gh_dist_destroy");
+  tu_tracker_reset(tracker);
+}
 
 /* One table per k: base keys in, the k-th allocation of op armed to fail, then the promises. */
 static void case_alloc(gh_design design, unsigned m, alloc_op op) {
-  static const char *const names[] = {"insert", "erase", "find"};
   tu_rng rng = tu_rng_make(tu_mix_seed(dist_seed, design, m, 4 + op));
   const uint64_t n = 1500, base = n / 2;
-  uint64_t *keys = (uint64_t *)tu_xmalloc(n * 8), *values = (uint64_t *)tu_xmalloc(n * 8);
+  uint64_t *keys = (uint64_t *)tu_xmalloc(n * 8);
   tu_gen_unique_keys(&rng, 32, n, NULL, keys);
-  tu_gen_values(&rng, 32, n, values);
   slices first, batch;
-  cut(&first, m, keys, values, base);                    /* in before the armed call */
-  if (op == ALLOC_INSERT) cut(&batch, m, keys + base, values + base, n - base);
-  else cut(&batch, m, keys, values, base / 3);           /* erase / find: keys of the first part */
+  cut(&first, m, keys, keys, base);                      /* in before the armed call */
+  if (op == ALLOC_INSERT) cut(&batch, m, keys + base, keys + base, n - base);
+  else cut(&batch, m, keys, keys, base / 3);             /* erase / find: keys of the first part */
   uint32_t *all = (uint32_t *)tu_xmalloc(n * 4);
   for (uint64_t i = 0; i < n; ++i) all[i] = (uint32_t)keys[i];
-  uint8_t *found = (uint8_t *)tu_xmalloc(n), *flags[DIST_MAX_M];
+  uint8_t *found = (uint8_t *)tu_xmalloc(n), *in = (uint8_t *)tu_xmalloc(n), *flags[DIST_MAX_M];
   for (unsigned s = 0; s < m; ++s) flags[s] = (uint8_t *)tu_xmalloc(batch.n[s] + 1);
   tu_tracker *tracker = tu_tracker_new();
   int reached_end = 0;
   for (uint64_t k = 1; k < 400 && !reached_end && tu_failure_count() == 0; ++k) {
-    tu_set_phase("%s with allocation %llu failing", names[op], (unsigned long long)k);
+    tu_set_phase("%s with allocation %llu failing", alloc_op_names[op], (unsigned long long)k);
     gh_dist_config c = dist_config(design, m);
     tu_tracker_attach(tracker, &c.table);
     gh_dist *d = NULL;
     if (!CHECK_OK(NULL, gh_dist_create(&c, &d))) break;
-    if (!CHECK_OK(NULL, gh_dist_insert(d, (const void *const *)first.keys, (const void *const *)first.values, first.n,
+    if (!CHECK_OK(NULL, gh_dist_insert(d, (const void *const *)first.keys, (const void *const *)first.keys, first.n,
                                        GH_OVERWRITE, NULL, NULL))) {
       gh_dist_destroy(d);
       break;
     }
-    uint64_t count = 0, flagged = 0, size = 0;
+    uint64_t count = 0;
     for (unsigned s = 0; s < m; ++s) memset(flags[s], 7, batch.n[s]);
-    tu_tracker_fail_nth(tracker, k);
-    gh_status got;
-    if (op == ALLOC_INSERT)
-      got = gh_dist_insert(d, (const void *const *)batch.keys, (const void *const *)batch.values, batch.n, GH_OVERWRITE,
-                           flags, &count);
-    else if (op == ALLOC_ERASE)
-      got = gh_dist_erase(d, (const void *const *)batch.keys, batch.n, flags, &count);
-    else
-      got = gh_dist_find(d, (const void *const *)batch.keys, batch.n, NULL, flags, NULL);
-    reached_end = !tu_tracker_injected(tracker);
-    tu_tracker_fail_nth(tracker, 0);
-    CHECK(got == GH_OK || got == GH_ERR_OUT_OF_MEMORY, "status %s: %s", gh_status_name(got), gh_dist_last_error(d));
-    CHECK(got == GH_OK || !reached_end, "%s failed with no allocation failing", names[op]);
-    if (op != ALLOC_FIND) {
+    const gh_status got = armed_call(d, tracker, k, op, (const void *const *)batch.keys, batch.n, flags, &count,
+                                     &reached_end);
+    /* The slices' flags in one array, and which keys must be in: every key of the first part
+     * unless this erase flagged it; a new key unless this insert flagged it. */
+    uint8_t *flat = (uint8_t *)tu_xmalloc(n + 1);
+    uint64_t at = 0;
+    for (unsigned s = 0; s < m; ++s) memcpy(flat + at, flags[s], batch.n[s]), at += batch.n[s];
+    check_flags(op, flat, at, count);
+    for (uint64_t i = 0; i < n; ++i) {
+      in[i] = i < base;
       for (unsigned s = 0; s < m; ++s)
-        for (uint64_t i = 0; i < batch.n[s]; ++i) {
-          CHECK(flags[s][i] <= 1, "slice %u key %llu: flag %d not written", s, (unsigned long long)i, flags[s][i]);
-          flagged += flags[s][i];
-        }
-      CHECK(flagged == count, "%llu flagged, the count says %llu", (unsigned long long)flagged, (unsigned long long)count);
+        for (uint64_t j = 0; j < batch.n[s]; ++j)
+          if (batch.keys[s][j] == all[i]) {
+            if (op == ALLOC_INSERT) in[i] = !flags[s][j];
+            if (op == ALLOC_ERASE && flags[s][j]) in[i] = 0;
+          }
     }
-    /* Every key of the first part is in unless this erase flagged it; a new key is in unless
-     * this insert flagged it. */
-    if (find_all(d, all, n, found)) {
-      uint64_t expected = 0;
-      for (uint64_t i = 0; i < n; ++i) {
-        int in = i < base;
-        for (unsigned s = 0; s < m; ++s)
-          for (uint64_t j = 0; j < batch.n[s]; ++j)
-            if (batch.keys[s][j] == all[i]) {
-              if (op == ALLOC_INSERT) in = !flags[s][j];
-              if (op == ALLOC_ERASE && flags[s][j]) in = 0;
-            }
-        expected += (uint64_t)in;
-        if (!CHECK(found[i] == in, "key %u: found %d, expected %d after %s returned %s", all[i], found[i], in,
-                   names[op], gh_status_name(got)))
-          break;
-      }
-      if (CHECK_OK(NULL, gh_dist_size(d, &size)))
-        CHECK(size == expected, "size %llu, expected %llu", (unsigned long long)size, (unsigned long long)expected);
-    }
-    CHECK_OK(NULL, gh_dist_validate(d));
-    gh_dist_destroy(d);
-    tu_tracker_check_clean(tracker, "after gh_dist_destroy");
-    tu_tracker_reset(tracker);
+    free(flat);
+    if (find_all(d, all, n, found)) check_after_armed(d, tracker, all, n, found, in, op, got);
+    else gh_dist_destroy(d), tu_tracker_reset(tracker);
   }
-  CHECK(reached_end, "%s still hit the armed failure after 400 allocations", names[op]);
+  CHECK(reached_end, "%s still hit the armed failure after 400 allocations", alloc_op_names[op]);
   tu_tracker_delete(tracker);
   for (unsigned s = 0; s < m; ++s) free(flags[s]);
-  free(found), free(all);
+  free(found), free(in), free(all);
   free_slices(&first), free_slices(&batch);
-  free(keys), free(values);
+  free(keys);
 }
 
 static void expect_create_refused(const gh_dist_config *c, gh_status want, const char *mention) {
@@ -820,7 +841,6 @@ done:
  * k until the call gets through; the flags against a find of every key, the size, validate, no
  * leak. */
 static void case_cuda_alloc(unsigned m, alloc_op op) {
-  static const char *const names[] = {"insert", "erase", "find"};
   tu_rng rng = tu_rng_make(tu_mix_seed(dist_seed, 77, m, 4 + op));
   const uint64_t n = 20000, base = n / 2;
   uint64_t *wide = (uint64_t *)tu_xmalloc(n * 8);
@@ -831,11 +851,11 @@ static void case_cuda_alloc(unsigned m, alloc_op op) {
   const uint64_t batch_n = op == ALLOC_INSERT ? n - base : base / 3;
   device_slices first = to_slices(m, all, base, 4), batch = to_slices(m, batch_keys, batch_n, 4);
   device_slices flags = to_slices(m, NULL, batch_n, 1);
-  uint8_t *host_flags = (uint8_t *)tu_xmalloc(batch_n), *found = (uint8_t *)tu_xmalloc(n);
+  uint8_t *host_flags = (uint8_t *)tu_xmalloc(batch_n), *found = (uint8_t *)tu_xmalloc(n), *in = (uint8_t *)tu_xmalloc(n);
   tu_tracker *tracker = tu_tracker_new();
   int reached_end = 0;
   for (uint64_t k = 1; k < 400 && !reached_end && tu_failure_count() == 0; ++k) {
-    tu_set_phase("%s on %u GPUs with allocation %llu failing", names[op], m, (unsigned long long)k);
+    tu_set_phase("%s on %u GPUs with allocation %llu failing", alloc_op_names[op], m, (unsigned long long)k);
     gh_dist_config c = cuda_config(GH_WARPDRIVE, m, 2 * n / m);
     tu_tracker_attach(tracker, &c.table);
     gh_dist *d = NULL;
@@ -846,53 +866,24 @@ static void case_cuda_alloc(unsigned m, alloc_op op) {
       break;
     }
     for (unsigned s = 0; s < m; ++s) cudaSetDevice((int)s), cudaMemset(flags.ptr[s], 7, flags.n[s] ? flags.n[s] : 1);
-    uint64_t count = 0, flagged = 0, size = 0;
-    tu_tracker_fail_nth(tracker, k);
-    gh_status got;
-    if (op == ALLOC_INSERT)
-      got = gh_dist_insert(d, (const void *const *)batch.ptr, (const void *const *)batch.ptr, batch.n, GH_OVERWRITE,
-                           (uint8_t *const *)flags.ptr, &count);
-    else if (op == ALLOC_ERASE)
-      got = gh_dist_erase(d, (const void *const *)batch.ptr, batch.n, (uint8_t *const *)flags.ptr, &count);
-    else
-      got = gh_dist_find(d, (const void *const *)batch.ptr, batch.n, NULL, (uint8_t *const *)flags.ptr, NULL);
-    reached_end = !tu_tracker_injected(tracker);
-    tu_tracker_fail_nth(tracker, 0);
-    CHECK(got == GH_OK || got == GH_ERR_OUT_OF_MEMORY, "status %s: %s", gh_status_name(got), gh_dist_last_error(d));
-    CHECK(got == GH_OK || !reached_end, "%s failed with no allocation failing", names[op]);
+    uint64_t count = 0;
+    const gh_status got = armed_call(d, tracker, k, op, (const void *const *)batch.ptr, batch.n,
+                                     (uint8_t *const *)flags.ptr, &count, &reached_end);
     slices_to_host(&flags, host_flags, 1);
-    if (op != ALLOC_FIND) {
-      for (uint64_t i = 0; i < batch_n; ++i) {
-        CHECK(host_flags[i] <= 1, "key %llu: flag %d not written", (unsigned long long)i, host_flags[i]);
-        flagged += host_flags[i];
-      }
-      CHECK(flagged == count, "%llu flagged, the count says %llu", (unsigned long long)flagged, (unsigned long long)count);
+    check_flags(op, host_flags, batch_n, count);
+    /* Batch key j is all[j], or all[base + j] for an insert. */
+    for (uint64_t i = 0; i < n; ++i) {
+      in[i] = i < base;
+      if (op == ALLOC_INSERT && i >= base) in[i] = !host_flags[i - base];
+      if (op == ALLOC_ERASE && i < batch_n && host_flags[i]) in[i] = 0;
     }
-    /* Every key of the first part is in unless this erase flagged it; a new key is in unless
-     * this insert flagged it (batch key j is all[j], or all[base + j] for an insert). */
-    if (CHECK_OK(NULL, gh_dist_find_host(d, all, n, NULL, found, NULL))) {
-      uint64_t expected = 0;
-      for (uint64_t i = 0; i < n; ++i) {
-        int in = i < base;
-        if (op == ALLOC_INSERT && i >= base) in = !host_flags[i - base];
-        if (op == ALLOC_ERASE && i < batch_n && host_flags[i]) in = 0;
-        expected += (uint64_t)in;
-        if (!CHECK(found[i] == in, "key %u: found %d, expected %d after %s returned %s", all[i], found[i], in,
-                   names[op], gh_status_name(got)))
-          break;
-      }
-      if (CHECK_OK(NULL, gh_dist_size(d, &size)))
-        CHECK(size == expected, "size %llu, expected %llu", (unsigned long long)size, (unsigned long long)expected);
-    }
-    CHECK_OK(NULL, gh_dist_validate(d));
-    gh_dist_destroy(d);
-    tu_tracker_check_clean(tracker, "after gh_dist_destroy");
-    tu_tracker_reset(tracker);
+    if (CHECK_OK(NULL, gh_dist_find_host(d, all, n, NULL, found, NULL))) check_after_armed(d, tracker, all, n, found, in, op, got);
+    else gh_dist_destroy(d), tu_tracker_reset(tracker);
   }
-  CHECK(reached_end, "%s still hit the armed failure after 400 allocations", names[op]);
+  CHECK(reached_end, "%s still hit the armed failure after 400 allocations", alloc_op_names[op]);
   tu_tracker_delete(tracker);
   free_device_slices(&first), free_device_slices(&batch), free_device_slices(&flags);
-  free(wide), free(all), free(host_flags), free(found);
+  free(wide), free(all), free(host_flags), free(found), free(in);
 }
 
 /* Partitions of 2048 slots given 3x as many keys: GH_ERR_TABLE_FULL on every GPU, failed_out
