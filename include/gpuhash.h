@@ -276,12 +276,13 @@ gh_status gh_memory_estimate(const gh_config *config, size_t *host_bytes, size_t
 #define GH_CAP_STATUS_FLAGS 0x10u  /* kernels record GH_FLAG_* bits (gh_take_status_flags) */
 #define GH_CAP_GROUP_SIZE 0x20u    /* config.group_size shapes the table */
 #define GH_CAP_HASH_FUNCTIONS 0x40u /* config.hash_functions, hash_family, table_factor apply */
-#define GH_CAP_MIXED 0x80u         /* gh_mixed (insert, erase and find in one batch) and gh_compact */
+#define GH_CAP_MIXED 0x80u         /* gh_mixed (insert, erase and find in one batch) */
 #define GH_CAP_VALUE_RECORDS 0x100u /* value_bits may be any multiple of 8 up to GH_MAX_VALUE_BITS */
 /* Multi-value tables: gh_insert with values NULL stores each entry's position in the call's keys
  * array (0 .. n - 1) as its value (a join's row index); value_bits 32 takes n <= 2^32. */
 #define GH_CAP_INDEX_PAYLOADS 0x200u
 #define GH_CAP_JOIN_INTERSECT 0x400u /* the joins take GH_JOIN_INTERSECT */
+#define GH_CAP_COMPACT 0x800u      /* gh_compact removes deleted entries */
 
 /** A design's traits, from the library's registry of designs. */
 typedef struct gh_design_traits {
@@ -454,10 +455,14 @@ gh_status gh_mixed(gh_table *table, const uint8_t *ops, const void *keys, const 
                    gh_dup_policy policy, void *values_out, uint8_t *results_out, gh_stream stream);
 
 /** Removes deleted entries (tombstones) and returns emptied memory to the design's allocator
- * (slab: the FLUSH of Ashkiani et al., which packs every bucket's entries to the front of its
- * list and frees the slabs left empty; gh_get_stats' slots drop accordingly). Keys, values and
- * gh_size are unchanged. Designs without it answer GH_ERR_UNSUPPORTED. Waits for the stream.
- * On failure: the table is unchanged. */
+ * (designs with GH_CAP_COMPACT). slab: the FLUSH of Ashkiani et al., which packs every bucket's
+ * entries to the front of its list and frees the slabs left empty; gh_get_stats' slots drop
+ * accordingly. warpdrive: the table is rebuilt without its tombstones (the keys, exported, go
+ * into fresh slots, which are copied over the old ones, so device views stay valid; it needs
+ * the slots' size and the keys' and values' size of extra memory while it runs), after which
+ * finds and inserts probe as in a table that never erased (gh_get_stats' tombstones: 0). Keys,
+ * values and gh_size are unchanged. Other designs answer GH_ERR_UNSUPPORTED. Waits for the
+ * stream. On failure: the table is unchanged. */
 gh_status gh_compact(gh_table *table, gh_stream stream);
 
 /** Removes every key; keeps the memory (a cuckoo table's stash is released). On failure: the
@@ -516,6 +521,8 @@ typedef struct gh_stats {
    * time (CUDA events on the call's stream; the clock on the host backend), in seconds, ever. */
   double resize_seconds;
   uint64_t subtable_keys[8]; /* dycuckoo: the keys each subtable holds, indices 0..d-1 */
+  /* ---- appended after 0.6 ---- */
+  uint64_t tombstones;       /* warpdrive: slots of erased keys not reused yet (gh_compact clears them) */
 } gh_stats;
 
 /** Fills the first struct_size bytes of *stats (the caller's sizeof(gh_stats), so that fields a

@@ -225,8 +225,8 @@ gh_status gh_dist_capacity(gh_dist *table, uint64_t *capacity);
 gh_status gh_dist_partition_size(gh_dist *table, unsigned p, uint64_t *size);
 /** Partition p's table statistics (gh_get_stats), and the whole table's: counts summed over the
  * partitions (size, distinct keys, slots, restarts, grows, stash keys, resizes, evictions, insert
- * failures, resize seconds, each subtable's buckets and keys), limits their largest (eviction
- * limit, longest search), subtables as every partition has them. */
+ * failures, resize seconds, each subtable's buckets and keys, tombstones), limits their largest
+ * (eviction limit, longest search), subtables as every partition has them. */
 gh_status gh_dist_partition_stats(gh_dist *table, unsigned p, gh_stats *stats);
 gh_status gh_dist_get_stats(gh_dist *table, gh_stats *stats);
 /** Every partition emptied. */

@@ -694,7 +694,7 @@ gh_status gh_mixed(gh_table *t, const uint8_t *ops, const void *keys, const void
 
 gh_status gh_compact(gh_table *t, gh_stream stream) {
   GH_ENTER(t);
-  GH_REQUIRE_OP(t, compact, "gh_compact", "only designs that keep deleted entries compact (GH_CAP_MIXED in gh_design_info())");
+  GH_REQUIRE_OP(t, compact, "gh_compact", "only designs that remove deleted entries compact (GH_CAP_COMPACT in gh_design_info())");
   gh_status status = begin_bulk(t, "gh_compact", NULL, 0);
   if (status != GH_OK) return status;
   gh_call c = {t, stream, {{0}}, 0};
@@ -773,7 +773,7 @@ gh_status gh_get_config_sized(gh_table *t, gh_config *config, size_t struct_size
 /* sizeof(gh_stats) in 0.2.0, the first release that passes the caller's size; fields are only
  * appended after it (and the newest size is recorded here). */
 #define GH_STATS_FIRST_SIZE (offsetof(gh_stats, stash_keys) + sizeof(uint64_t))
-#define GH_STATS_NEWEST_SIZE (offsetof(gh_stats, subtable_keys) + 8 * sizeof(uint64_t))
+#define GH_STATS_NEWEST_SIZE (offsetof(gh_stats, tombstones) + sizeof(uint64_t))
 _Static_assert(sizeof(gh_stats) == GH_STATS_NEWEST_SIZE,
                "gh_stats grew: fields are appended only; record the new release's size for gh_get_stats_sized");
 

@@ -890,6 +890,7 @@ gh_status gh_dist_get_stats(gh_dist *d, gh_stats *stats) {
     sum.upsizes += one->upsizes, sum.downsizes += one->downsizes, sum.evictions += one->evictions;
     sum.longest_search = larger(sum.longest_search, one->longest_search);
     sum.insert_failures += one->insert_failures, sum.resize_seconds += one->resize_seconds;
+    sum.tombstones += one->tombstones;
   }
   layer_free(&d->config.table, all);
   if (status == GH_OK) *stats = sum;

@@ -77,7 +77,7 @@ const gh_design_descriptor gh__design_slab = {
     .estimate = estimate,
     .variants = (1u << GH_VARIANT_MAP) | (1u << GH_VARIANT_MULTIVALUE),
     .map_policies = GH_MAP_POLICIES_ALL,
-    .capabilities = GH_CAP_ERASE | GH_CAP_GROWS | GH_CAP_MIXED | GH_CAP_DEVICE_VIEW,
+    .capabilities = GH_CAP_ERASE | GH_CAP_GROWS | GH_CAP_MIXED | GH_CAP_COMPACT | GH_CAP_DEVICE_VIEW,
     .did_not_fit = "memory for new slabs ran out",
 };
 

@@ -234,10 +234,10 @@ extern "C" const gh_table_ops gh__warpdrive_cuda_ops = {
     .size = gh__wd_size,
     .validate = gh__wd_validate,
     .keys_of_ids = NULL,
-    .stats = NULL,
+    .stats = gh__wd_stats,
     .device_view = cuda_device_view,
     .take_flags = gh__wd_take_flags,
     .mixed = NULL,
-    .compact = NULL,
+    .compact = gh__wd_compact,
     .join = NULL,
 };

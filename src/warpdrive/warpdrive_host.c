@@ -133,10 +133,10 @@ const gh_table_ops gh__warpdrive_host_ops = {
     .size = gh__wd_size,
     .validate = gh__wd_validate,
     .keys_of_ids = NULL,
-    .stats = NULL,
+    .stats = gh__wd_stats,
     .device_view = NULL,
     .take_flags = gh__wd_take_flags,
     .mixed = NULL,
-    .compact = NULL,
+    .compact = gh__wd_compact,
     .join = NULL,
 };

@@ -46,7 +46,8 @@ const gh_design_descriptor gh__design_warpdrive = {
     .estimate = estimate,
     .variants = 1u << GH_VARIANT_MAP,
     .map_policies = GH_MAP_POLICIES_ALL,
-    .capabilities = GH_CAP_ERASE | GH_CAP_REPORTS_FULL | GH_CAP_DEVICE_VIEW | GH_CAP_STATUS_FLAGS | GH_CAP_GROUP_SIZE,
+    .capabilities = GH_CAP_ERASE | GH_CAP_REPORTS_FULL | GH_CAP_DEVICE_VIEW | GH_CAP_STATUS_FLAGS | GH_CAP_GROUP_SIZE |
+                    GH_CAP_COMPACT,
     .did_not_fit = "no free slot within the probe limit",
 };
 
@@ -215,18 +216,99 @@ static gh_status validate_snapshot(gh_table *t, const void *host_slots, uint64_t
   return GH_OK;
 }
 
-gh_status gh__wd_validate(gh_table *t) {
+/* Runs look(t, slots, context) over a host copy of the slots (the slots themselves on the host
+ * backend); `what` names the call in the out-of-memory message. */
+static gh_status on_host_slots(gh_table *t, const char *what, gh_status (*look)(gh_table *, const void *, void *),
+                               void *context) {
   gh_wd_table *w = state(t);
-  uint64_t size = 0;
-  gh_status status = gh__wd_size(t, &size);
-  if (status != GH_OK) return status;
-  if (w->kind == GH_MEMORY_HOST) return validate_snapshot(t, w->slots, size);
+  if (w->kind == GH_MEMORY_HOST) return look(t, w->slots, context);
   void *snapshot = gh__alloc(t, w->slots_bytes, GH_MEMORY_HOST);
   if (snapshot == NULL)
-    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: no host memory for a %zu-byte copy of the table; it is "
-                    "unchanged", w->slots_bytes);
-  status = gh__to_host(t, snapshot, w->slots, w->slots_bytes, NULL);
-  if (status == GH_OK) status = validate_snapshot(t, snapshot, size);
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "%s: no host memory for a %zu-byte copy of the table; it is "
+                    "unchanged", what, w->slots_bytes);
+  gh_status status = gh__to_host(t, snapshot, w->slots, w->slots_bytes, NULL);
+  if (status == GH_OK) status = look(t, snapshot, context);
   gh__free(t, snapshot, w->slots_bytes, GH_MEMORY_HOST);
+  return status;
+}
+
+static gh_status validate_look(gh_table *t, const void *slots, void *recorded_size) {
+  return validate_snapshot(t, slots, *(const uint64_t *)recorded_size);
+}
+
+gh_status gh__wd_validate(gh_table *t) {
+  uint64_t size = 0;
+  const gh_status status = gh__wd_size(t, &size);
+  return status == GH_OK ? on_host_slots(t, "validate", validate_look, &size) : status;
+}
+
+/* ---- Statistics: the tombstones ------------------------------------------------------------------ */
+
+typedef struct tombstone_context {
+  const gh_wd_geometry *geometry;
+  const void *slots;
+} tombstone_context;
+
+static gh_counters count_tombstones(void *context, uint64_t begin, uint64_t end) {
+  const tombstone_context *c = (const tombstone_context *)context;
+  const uint64_t tomb = gh_wd_tombstone_key(c->geometry->key_bits);
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i)
+    counted.value[0] += gh_wd_load_key(c->geometry, (const char *)c->slots + i * c->geometry->slot_bytes) == tomb;
+  return counted;
+}
+
+static gh_status tombstones_look(gh_table *t, const void *slots, void *stats) {
+  const gh_wd_geometry *g = &state(t)->geometry;
+  tombstone_context context = {g, slots};
+  ((gh_stats *)stats)->tombstones =
+      gh__parallel_for(g->window_count * g->window_width, t->config.host_threads, count_tombstones, &context).value[0];
+  return GH_OK;
+}
+
+/* gh_get_stats: the tombstones among the slots (the generic fields are core's). */
+gh_status gh__wd_stats(gh_table *t, gh_stats *stats) {
+  return on_host_slots(t, "gh_get_stats", tombstones_look, stats);
+}
+
+/* ---- gh_compact: rebuilt without tombstones -------------------------------------------------------
+ * The keys and values are exported to scratch on the table's side, the slots swapped for fresh
+ * ones (cleared), the pairs inserted there, and the fresh slots copied over the old ones (whose
+ * address device views hold). Anything that fails before the copy puts the old slots and the
+ * size counter back: the table is as it was. */
+gh_status gh__wd_compact(gh_table *t, void *stream) {
+  gh_wd_table *w = state(t);
+  const gh_wd_geometry *g = &w->geometry;
+  uint64_t size = 0, count = 0, failed = 0;
+  gh_status status = gh__wd_size(t, &size);
+  if (status != GH_OK) return status;
+  const size_t key_bytes = size * (g->key_bits / 8u), value_bytes = size * (g->value_bits / 8u);
+  void *keys = gh__alloc(t, key_bytes, w->kind), *values = g->value_bits ? gh__alloc(t, value_bytes, w->kind) : NULL;
+  void *fresh = gh__alloc(t, w->slots_bytes, w->kind), *old = w->slots;
+  if (keys == NULL || (g->value_bits && values == NULL) || fresh == NULL)
+    status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "gh_compact: no memory for a %zu-byte second set of slots and the "
+                      "%llu keys' copy; the table is unchanged", w->slots_bytes, (unsigned long long)size);
+  if (status == GH_OK) status = t->ops->export_all(t, keys, values, &count, stream);
+  if (status == GH_OK) {
+    w->slots = fresh;
+    status = gh__wd_clear(t, stream);
+    if (status == GH_OK) status = t->ops->insert(t, keys, values, count, GH_OVERWRITE, NULL, &failed, stream);
+    if (status == GH_OK && failed)
+      status = gh__fail(t, GH_ERR_INTERNAL, "gh_compact: %llu keys did not fit again; the table is unchanged",
+                        (unsigned long long)failed);
+    if (status == GH_OK) status = gh__copy(t, old, fresh, w->slots_bytes, stream);
+    w->slots = old;
+    if (status != GH_OK) {
+      /* (the size counter as it was; the old slots were never written) */
+      const unsigned long long recorded = size;
+      gh__copy(t, &w->counters->size, &recorded, sizeof recorded, stream);
+    }
+  }
+  /* (Nothing queued may still use the scratch when it goes.) */
+  const gh_status synced = gh__sync(t, stream);
+  if (status == GH_OK) status = synced;
+  gh__free(t, fresh, w->slots_bytes, w->kind);
+  gh__free(t, keys, key_bytes, w->kind);
+  gh__free(t, values, value_bytes, w->kind);
   return status;
 }
