@@ -17,6 +17,9 @@
  * (in place) and on the pieces it received as two batches: a key given in several slices is
  * merged as gh_insert merges a batch's copies (GH_KEEP_FIRST, GH_OVERWRITE: one of them wins).
  *
+ * Devices. The CUDA backend's calls (create and destroy included) leave the calling thread's
+ * current CUDA device as they found it (and make no context on a thread that had none).
+ *
  * Backends. The host backend (table.backend = GH_BACKEND_HOST): the m partitions are host tables
  * in this process and the all-to-all is memcpy; it runs the whole layer's bookkeeping (what CI
  * tests). The CUDA backend (GH_BACKEND_CUDA; GH_BACKEND_AUTO when a device is usable): partition
@@ -182,8 +185,9 @@ gh_status gh_dist_erase(gh_dist *table, const void *const *keys, const uint64_t 
  * one); with the CUDA backend
  * the copy of the next batch to the GPUs overlaps the work on this one. One process per GPU:
  * each rank passes its own array (n may differ, also 0). Outputs and failures as the slice
- * calls; a call that fails in a batch runs the later batches all the same (insert, erase), and
- * its flags say which keys are in. */
+ * calls; an insert or erase that fails in a batch runs the later batches all the same, and its
+ * flags say which keys are in, except after GH_ERR_PEER, a CUDA error or a batch that could not
+ * reach its GPU, which stop the call (the batches left are flagged failed / not erased). */
 gh_status gh_dist_insert_host(gh_dist *table, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
                               uint8_t *failed_out, uint64_t *failed);
 gh_status gh_dist_find_host(gh_dist *table, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,

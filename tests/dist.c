@@ -866,6 +866,7 @@ static void case_cuda_alloc(unsigned m, alloc_op op) {
       break;
     }
     for (unsigned s = 0; s < m; ++s) cudaSetDevice((int)s), cudaMemset(flags.ptr[s], 7, flags.n[s] ? flags.n[s] : 1);
+    for (unsigned s = 0; s < m; ++s) cudaSetDevice((int)s), cudaDeviceSynchronize(); /* (before the library's streams) */
     uint64_t count = 0;
     const gh_status got = armed_call(d, tracker, k, op, (const void *const *)batch.ptr, batch.n,
                                      (uint8_t *const *)flags.ptr, &count, &reached_end);

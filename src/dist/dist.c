@@ -925,6 +925,9 @@ static gh_status agree(gh_dist *d, const char *fn, gh_status status) {
 gh_status gh_dist_clear(gh_dist *d) {
   if (d == NULL) return GH_ERR_INVALID_ARGUMENT;
   d->last_error[0] = '\0';
+  if (remote_partitions(d) && !connected(d))
+    return fail(d, GH_ERR_PEER, "gh_dist_clear: the other processes cannot be reached (a communicator failed); "
+                "nothing was cleared");
   gh_status status = GH_OK;
   for (unsigned i = 0; status == GH_OK && i < d->local; ++i)
     status = partition_status(d, "gh_dist_clear", i, gh_clear(d->tables[i], NULL));

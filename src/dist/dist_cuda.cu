@@ -755,7 +755,7 @@ static void run_ranks(gh_dist_cuda *x, rank_job job, void *contexts, size_t stri
     const int caller = gh__dist_cuda_current_device();
     cudaSetDevice(x->ranks[0].device);
     job(&x->ranks[0], contexts);
-    cudaSetDevice(caller);
+    gh__dist_cuda_set_device(caller);
     return;
   }
   pthread_mutex_lock(&x->lock);
@@ -956,11 +956,11 @@ static gh_status host_staging(rank *r, host_work *h) {
                         r->partition, (unsigned long long)B);
 }
 
-/* Host-sided insert / erase flags of this rank's batches [from, h->batches) that did not run:
- * nothing changed for them (insert: failed, counted; erase: not erased). */
-static void flag_batches_not_run(rank *r, host_work *h, uint64_t from) {
+/* Host-sided insert / erase flags of this rank's batches [from, to) that did not run: nothing
+ * changed for them (insert: failed, counted; erase: not erased). */
+static void flag_batches_not_run(rank *r, host_work *h, uint64_t from, uint64_t to) {
   const gh_dist_call *c = h->call;
-  for (uint64_t b = from; c->op != GH_DIST_FIND && b < h->batches; ++b) {
+  for (uint64_t b = from; c->op != GH_DIST_FIND && b < to; ++b) {
     uint64_t begin, n;
     batch_slice(r, h, b, &begin, &n);
     if (c->flags_out && c->flags_out[0]) memset(c->flags_out[0] + begin, c->op == GH_DIST_INSERT ? 1 : 0, n);
@@ -1015,12 +1015,14 @@ static void host_job(rank *r, void *context) {
     if (w.refused != GH_OK) snprintf(r->message, sizeof r->message, "%s", h->feeder_message);
     const gh_status got = slice_op(r, &w);
     if (b < h->batches) sem_post(&h->free_slots);
-    h->count += w.count;
     if (first == GH_OK) first = got;
-    /* The results go to the host while the next batch runs (slice_op has waited for them). A
-     * batch that changed nothing leaves its flags to flag_batches_not_run. */
-    const int ran = got == GH_OK || got == GH_ERR_TABLE_FULL || (got == GH_ERR_OUT_OF_MEMORY && c->op != GH_DIST_FIND &&
-                                                                    w.refused == GH_OK);
+    /* The batch's device flags and count are valid unless a peer failed, this rank refused the
+     * batch, or it is a failed find (which writes nothing). Valid ones go to the host while the
+     * next batch runs (slice_op has waited for them); otherwise nothing of this rank's batch
+     * changed (or, after GH_ERR_PEER, nothing can be confirmed): insert's flags 1, erase's 0. */
+    const int ran = got != GH_ERR_PEER && w.refused == GH_OK && !(c->op == GH_DIST_FIND && got != GH_OK);
+    if (ran) h->count += w.count;
+    if (n && !ran) flag_batches_not_run(r, h, b, b + 1);
     if (n && ran) {
       cudaError_t e = cudaSuccess;
       if (w.flags_out) e = cudaMemcpyAsync(c->flags_out[0] + begin, w.flags_out, n, cudaMemcpyDeviceToHost, r->drain_stream);
@@ -1030,7 +1032,7 @@ static void host_job(rank *r, void *context) {
       if (e == cudaSuccess) e = cudaEventRecord(r->drained[slot], r->drain_stream);
       if (e != cudaSuccess && first == GH_OK) first = cuda_fail(r, e, "copying a batch's results to the host");
     }
-    if (b < h->batches && ran) next = b + 1;
+    if (b < h->batches) next = b + 1;
     /* Every rank has the same status (agreed): insert and erase go on after a partition's failure
      * (their flags say which keys are in); a find stops, and so does every call once a peer, a
      * GPU or a batch's copy failed. */
@@ -1039,7 +1041,7 @@ static void host_job(rank *r, void *context) {
   }
   const cudaError_t drained = cudaStreamSynchronize(r->drain_stream);
   if (drained != cudaSuccess && first == GH_OK) first = cuda_fail(r, drained, "copying the results to the host");
-  if (first != GH_OK) flag_batches_not_run(r, h, next);
+  if (first != GH_OK) flag_batches_not_run(r, h, next, h->batches); /* (those a stop left out) */
   if (feeding) {
     h->stop = 1;
     sem_post(&h->free_slots);
@@ -1088,7 +1090,7 @@ extern "C" gh_status gh__dist_cuda_allgather(gh_dist_cuda *x, const void *mine, 
   const int caller = gh__dist_cuda_current_device();
   cudaSetDevice(r->device);
   const gh_status status = gather_records(r, mine, bytes, all, "an all-gather of the partitions' records");
-  cudaSetDevice(caller);
+  gh__dist_cuda_set_device(caller);
   return status == GH_OK ? GH_OK : say(error, size, status, "%s", r->message);
 }
 
@@ -1096,13 +1098,36 @@ extern "C" int gh__dist_cuda_connected(const gh_dist_cuda *x) {
   return !__atomic_load_n(&x->aborting, __ATOMIC_ACQUIRE);
 }
 
+/* The calling thread's device when it has a current context, else -1: setting device 0 back on a
+ * thread that never chose one would make a context on GPU 0 (for every rank of a one-process-
+ * per-GPU job). cuCtxGetCurrent through the runtime's driver entry point (no link to libcuda). */
 extern "C" int gh__dist_cuda_current_device(void) {
-  int device = 0;
-  cudaGetDevice(&device);
+  typedef int (*ctx_get_current_fn)(void **);
+  static ctx_get_current_fn ctx_get_current;
+  static int looked_up;
+  if (!__atomic_load_n(&looked_up, __ATOMIC_ACQUIRE)) {
+    void *fn = NULL;
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, NULL) != cudaSuccess) {
+      cudaGetLastError();
+      fn = NULL;
+    }
+    ctx_get_current = (ctx_get_current_fn)fn;
+    __atomic_store_n(&looked_up, 1, __ATOMIC_RELEASE);
+  }
+  void *context = NULL;
+  if (ctx_get_current == NULL || ctx_get_current(&context) != 0 || context == NULL) return -1;
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
   return device;
 }
 
-extern "C" void gh__dist_cuda_set_device(int device) { cudaSetDevice(device); }
+/* Sets device back (nothing for -1: the thread had no context). */
+extern "C" void gh__dist_cuda_set_device(int device) {
+  if (device >= 0 && cudaSetDevice(device) != cudaSuccess) cudaGetLastError();
+}
 
 extern "C" void gh__dist_cuda_times(const gh_dist_cuda *x, gh_dist_times *t) {
   memset(t, 0, sizeof *t);
