@@ -193,6 +193,27 @@ static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *
   return status;
 }
 
+/* gh_get_stats: the tombstones among the main slots, counted into the call counters' cursor
+ * (every lane reaches the warp's add). */
+__global__ void wd_tombstones_kernel(gh_wd_geometry g, const void *slots, uint64_t main_slots, gh_wd_counters *counters) {
+  const uint64_t tomb = gh_wd_tombstone_key(g.key_bits);
+  unsigned long long found = 0;
+  for (uint64_t i = gh_thread_index(); i < main_slots; i += gh_grid_threads())
+    found += gh_wd_load_key(&g, (const char *)slots + i * g.slot_bytes) == tomb;
+  gh_warp_add(&counters->call.cursor, found);
+}
+
+static gh_status cuda_stats(gh_table *t, gh_stats *stats) {
+  gh_wd_table *w = state(t);
+  gh_wd_geometry g = w->geometry;
+  uint64_t main_slots = g.window_count * g.window_width;
+  void *args[] = {&g, &w->slots, &main_slots, &w->counters};
+  gh_wd_call_counters after;
+  const gh_status status = run_counted(t, (const void *)wd_tombstones_kernel, main_slots, args, &after, NULL);
+  if (status == GH_OK) stats->tombstones = after.cursor;
+  return status;
+}
+
 static gh_status cuda_export(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream) {
   gh_wd_table *w = state(t);
   gh_wd_geometry g = w->geometry;
@@ -234,7 +255,7 @@ extern "C" const gh_table_ops gh__warpdrive_cuda_ops = {
     .size = gh__wd_size,
     .validate = gh__wd_validate,
     .keys_of_ids = NULL,
-    .stats = gh__wd_stats,
+    .stats = cuda_stats,
     .device_view = cuda_device_view,
     .take_flags = gh__wd_take_flags,
     .mixed = NULL,

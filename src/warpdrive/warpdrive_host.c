@@ -119,6 +119,23 @@ static gh_status host_export(gh_table *t, void *keys_out, void *values_out, uint
   return GH_OK;
 }
 
+/* gh_get_stats: the tombstones among the main slots (the generic fields are core's). */
+static gh_counters tombstones_chunk(void *context, uint64_t begin, uint64_t end) {
+  const gh_wd_table *w = (const gh_wd_table *)context;
+  const uint64_t tomb = gh_wd_tombstone_key(w->geometry.key_bits);
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i)
+    counted.value[0] += gh_wd_load_key(&w->geometry, gh_wd_slot_at(&w->geometry, w->slots, i)) == tomb;
+  return counted;
+}
+
+static gh_status host_stats(gh_table *t, gh_stats *stats) {
+  gh_wd_table *w = state(t);
+  const uint64_t main_slots = w->geometry.window_count * w->geometry.window_width;
+  stats->tombstones = gh__parallel_for(main_slots, t->config.host_threads, tombstones_chunk, w).value[0];
+  return GH_OK;
+}
+
 const gh_table_ops gh__warpdrive_host_ops = {
     .name = "warpdrive/host",
     .init = gh__wd_init,
@@ -133,7 +150,7 @@ const gh_table_ops gh__warpdrive_host_ops = {
     .size = gh__wd_size,
     .validate = gh__wd_validate,
     .keys_of_ids = NULL,
-    .stats = gh__wd_stats,
+    .stats = host_stats,
     .device_view = NULL,
     .take_flags = gh__wd_take_flags,
     .mixed = NULL,

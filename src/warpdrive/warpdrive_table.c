@@ -216,59 +216,20 @@ static gh_status validate_snapshot(gh_table *t, const void *host_slots, uint64_t
   return GH_OK;
 }
 
-/* Runs look(t, slots, context) over a host copy of the slots (the slots themselves on the host
- * backend); `what` names the call in the out-of-memory message. */
-static gh_status on_host_slots(gh_table *t, const char *what, gh_status (*look)(gh_table *, const void *, void *),
-                               void *context) {
+gh_status gh__wd_validate(gh_table *t) {
   gh_wd_table *w = state(t);
-  if (w->kind == GH_MEMORY_HOST) return look(t, w->slots, context);
+  uint64_t size = 0;
+  gh_status status = gh__wd_size(t, &size);
+  if (status != GH_OK) return status;
+  if (w->kind == GH_MEMORY_HOST) return validate_snapshot(t, w->slots, size);
   void *snapshot = gh__alloc(t, w->slots_bytes, GH_MEMORY_HOST);
   if (snapshot == NULL)
-    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "%s: no host memory for a %zu-byte copy of the table; it is "
-                    "unchanged", what, w->slots_bytes);
-  gh_status status = gh__to_host(t, snapshot, w->slots, w->slots_bytes, NULL);
-  if (status == GH_OK) status = look(t, snapshot, context);
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: no host memory for a %zu-byte copy of the table; it is "
+                    "unchanged", w->slots_bytes);
+  status = gh__to_host(t, snapshot, w->slots, w->slots_bytes, NULL);
+  if (status == GH_OK) status = validate_snapshot(t, snapshot, size);
   gh__free(t, snapshot, w->slots_bytes, GH_MEMORY_HOST);
   return status;
-}
-
-static gh_status validate_look(gh_table *t, const void *slots, void *recorded_size) {
-  return validate_snapshot(t, slots, *(const uint64_t *)recorded_size);
-}
-
-gh_status gh__wd_validate(gh_table *t) {
-  uint64_t size = 0;
-  const gh_status status = gh__wd_size(t, &size);
-  return status == GH_OK ? on_host_slots(t, "validate", validate_look, &size) : status;
-}
-
-/* ---- Statistics: the tombstones ------------------------------------------------------------------ */
-
-typedef struct tombstone_context {
-  const gh_wd_geometry *geometry;
-  const void *slots;
-} tombstone_context;
-
-static gh_counters count_tombstones(void *context, uint64_t begin, uint64_t end) {
-  const tombstone_context *c = (const tombstone_context *)context;
-  const uint64_t tomb = gh_wd_tombstone_key(c->geometry->key_bits);
-  gh_counters counted = {{0}};
-  for (uint64_t i = begin; i < end; ++i)
-    counted.value[0] += gh_wd_load_key(c->geometry, (const char *)c->slots + i * c->geometry->slot_bytes) == tomb;
-  return counted;
-}
-
-static gh_status tombstones_look(gh_table *t, const void *slots, void *stats) {
-  const gh_wd_geometry *g = &state(t)->geometry;
-  tombstone_context context = {g, slots};
-  ((gh_stats *)stats)->tombstones =
-      gh__parallel_for(g->window_count * g->window_width, t->config.host_threads, count_tombstones, &context).value[0];
-  return GH_OK;
-}
-
-/* gh_get_stats: the tombstones among the slots (the generic fields are core's). */
-gh_status gh__wd_stats(gh_table *t, gh_stats *stats) {
-  return on_host_slots(t, "gh_get_stats", tombstones_look, stats);
 }
 
 /* ---- gh_compact: rebuilt without tombstones -------------------------------------------------------

@@ -41,7 +41,6 @@ gh_status gh__wd_clear(gh_table *t, void *stream);
 gh_status gh__wd_size(gh_table *t, uint64_t *size);
 gh_status gh__wd_validate(gh_table *t);
 gh_status gh__wd_take_flags(gh_table *t, unsigned *flags);
-gh_status gh__wd_stats(gh_table *t, gh_stats *stats);
 gh_status gh__wd_compact(gh_table *t, void *stream);
 
 /* The ops of each backend (warpdrive_host.c, warpdrive_cuda.cu). */
