@@ -763,15 +763,21 @@ typedef struct partition_record {
 
 /* Every partition's record (all: m entries); a failure's message names the first failing
  * partition. */
+/* A local table's record. */
+static gh_status fill_record(gh_table *t, partition_record *record) {
+  gh_status status = gh_size(t, &record->size);
+  if (status == GH_OK) status = gh_capacity(t, &record->capacity);
+  if (status == GH_OK) status = gh_get_stats(t, &record->stats);
+  record->status = status;
+  return status;
+}
+
 static gh_status gather_records(gh_dist *d, const char *fn, partition_record *all) {
   partition_record *mine = (partition_record *)layer_alloc(&d->config.table, d->local * sizeof *mine);
   if (mine == NULL) return fail(d, GH_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
   unsigned failed_here = d->m;
   for (unsigned i = 0; i < d->local; ++i) {
-    gh_status status = gh_size(d->tables[i], &mine[i].size);
-    if (status == GH_OK) status = gh_capacity(d->tables[i], &mine[i].capacity);
-    if (status == GH_OK) status = gh_get_stats(d->tables[i], &mine[i].stats);
-    mine[i].status = status;
+    const gh_status status = fill_record(d->tables[i], &mine[i]);
     if (status != GH_OK && failed_here == d->m) failed_here = i, partition_status(d, fn, i, status);
   }
   gh_status status = GH_OK;
@@ -823,15 +829,6 @@ gh_status gh_dist_capacity(gh_dist *d, uint64_t *capacity) {
   return sum_over(d, "gh_dist_capacity", gh_capacity, offsetof(partition_record, capacity), capacity);
 }
 
-/* Partition p's record, wherever it is. */
-static gh_status partition_record_of(gh_dist *d, const char *fn, unsigned p, partition_record *record) {
-  partition_record *all = (partition_record *)layer_alloc(&d->config.table, d->m * sizeof *all);
-  gh_status status = all ? gather_records(d, fn, all) : fail(d, GH_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-  if (status == GH_OK) *record = all[p];
-  layer_free(&d->config.table, all);
-  return status;
-}
-
 /* Partition p's local table when the call answers without gathering (the table is local, or the
  * other processes cannot be reached); NULL, with the failure in the message, when p is elsewhere. */
 static gh_table *answering_table(gh_dist *d, const char *fn, unsigned p) {
@@ -840,28 +837,31 @@ static gh_table *answering_table(gh_dist *d, const char *fn, unsigned p) {
   return NULL;
 }
 
-gh_status gh_dist_partition_size(gh_dist *d, unsigned p, uint64_t *size) {
-  gh_status status = check_partition(d, "gh_dist_partition_size", p, size);
-  if (status != GH_OK) return status;
+/* Partition p's record: from its local table when the call answers alone, else gathered. */
+static gh_status partition_record_of(gh_dist *d, const char *fn, unsigned p, partition_record *record) {
   if (!gathers(d)) {
-    gh_table *t = answering_table(d, "gh_dist_partition_size", p);
-    return t ? partition_status(d, "gh_dist_partition_size", p - d->first, gh_size(t, size)) : GH_ERR_PEER;
+    gh_table *t = answering_table(d, fn, p);
+    return t ? partition_status(d, fn, p - d->first, fill_record(t, record)) : GH_ERR_PEER;
   }
-  partition_record record = {0};
-  status = partition_record_of(d, "gh_dist_partition_size", p, &record);
+  partition_record *all = (partition_record *)layer_alloc(&d->config.table, d->m * sizeof *all);
+  const gh_status status = all ? gather_records(d, fn, all) : fail(d, GH_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+  if (status == GH_OK) *record = all[p];
+  layer_free(&d->config.table, all);
+  return status;
+}
+
+gh_status gh_dist_partition_size(gh_dist *d, unsigned p, uint64_t *size) {
+  partition_record record;
+  gh_status status = check_partition(d, "gh_dist_partition_size", p, size);
+  if (status == GH_OK) status = partition_record_of(d, "gh_dist_partition_size", p, &record);
   if (status == GH_OK) *size = record.size;
   return status;
 }
 
 gh_status gh_dist_partition_stats(gh_dist *d, unsigned p, gh_stats *stats) {
+  partition_record record;
   gh_status status = check_partition(d, "gh_dist_partition_stats", p, stats);
-  if (status != GH_OK) return status;
-  if (!gathers(d)) {
-    gh_table *t = answering_table(d, "gh_dist_partition_stats", p);
-    return t ? partition_status(d, "gh_dist_partition_stats", p - d->first, gh_get_stats(t, stats)) : GH_ERR_PEER;
-  }
-  partition_record record = {0};
-  status = partition_record_of(d, "gh_dist_partition_stats", p, &record);
+  if (status == GH_OK) status = partition_record_of(d, "gh_dist_partition_stats", p, &record);
   if (status == GH_OK) *stats = record.stats;
   return status;
 }

@@ -179,7 +179,7 @@ struct rank {
 
 struct gh_dist_cuda {
   unsigned m, local, multi_process;
-  unsigned key_bits, key_bytes, value_bytes;
+  unsigned key_bytes, value_bytes;
   uint64_t seed, staging_bytes;
   double timeout_seconds;
   int overlap; /* the table works on a GPU's own piece while the others travel */
@@ -451,7 +451,8 @@ static gh_status gather_records(rank *r, const void *mine, size_t bytes, void *a
   const gh_status status = wait_peers(r, nccl.all_gather(own, records, bytes, ncclUint8, r->comm, r->stream), what);
   if (status != GH_OK) return status;
   const cudaError_t e = cudaMemcpy(all, records, (size_t)x->m * bytes, cudaMemcpyDeviceToHost);
-  return e == cudaSuccess ? GH_OK : cuda_fail(r, e, what);
+  /* (A rank that cannot read the records cannot follow the others: the communicator goes.) */
+  return e == cudaSuccess ? GH_OK : comm_fail(r, GH_ERR_CUDA, what, cudaGetErrorString(e));
 }
 
 /* The first failing partition's status in words[p * stride + at], its message when it is this
@@ -1305,7 +1306,7 @@ extern "C" gh_status gh__dist_cuda_create(const gh_dist_config *c, gh_table *con
     return say(error, size, GH_ERR_OUT_OF_MEMORY, "gh_dist_create: out of host memory");
   }
   x->m = c->partitions, x->local = local, x->multi_process = c->id != NULL;
-  x->key_bits = c->table.key_bits, x->key_bytes = c->table.key_bits / 8u;
+  x->key_bytes = c->table.key_bits / 8u;
   x->value_bytes = c->table.value_bits / 8u;
   x->seed = c->partition_seed, x->staging_bytes = c->staging_bytes;
   x->timeout_seconds = c->timeout_seconds;
