@@ -40,28 +40,105 @@ static __device__ __forceinline__ uint64_t gh_wd_bits_value(const gh_wd_geometry
   return gh_slot_bits_value(gh_wd_format(g), b);
 }
 
-/* What one window holds for key, built by the group with ballots. A group smaller than the
- * window reads it in window_width / size passes. */
-static __device__ __forceinline__ gh_wd_masks gh_wd_group_masks(const gh_wd_geometry *g, void *slots,
-                                                                gh_device_group grp, uint64_t window,
-                                                                uint64_t key) {
-  gh_wd_masks m = {0u, 0u, 0u};
-  const uint64_t empty = gh_wd_empty_key(g->key_bits);
-  const uint64_t tomb = gh_wd_tombstone_key(g->key_bits);
-  for (unsigned pass = 0; pass < g->window_width; pass += grp.size) {
-    const gh_wd_bits bits = gh_wd_load_bits(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, window, pass + grp.rank)));
-    const uint64_t k = gh_wd_bits_key(g, bits);
-    m.match |= gh_device_group_ballot(grp, k == key) << pass;
-    m.empty |= gh_device_group_ballot(grp, k == empty) << pass;
-    m.free |= gh_device_group_ballot(grp, k == empty || k == tomb) << pass;
+/* How a group reads a window: in pieces (the library's kernels: each lane loads
+ * gh_wd_pieces_slots consecutive slots at once, and the group has window_width / that many lanes)
+ * or slot by slot (groups given by users: one slot per lane per pass, window_width / size passes). */
+typedef enum gh_wd_reading { GH_WD_BY_SLOT = 0, GH_WD_BY_PIECE = 1 } gh_wd_reading;
+
+/* The rank of the lane that read slot `lane` of a window. */
+static __device__ __forceinline__ unsigned gh_wd_slot_owner(const gh_wd_geometry *g, gh_device_group grp,
+                                                            gh_wd_reading reading, unsigned lane) {
+  return reading == GH_WD_BY_PIECE ? lane / gh_wd_pieces_slots(g) : lane & (grp.size - 1u);
+}
+
+/* One slot seen by this lane at position `lane` of the window: its bits go into the lane's masks,
+ * and the value of the lane's first match into *value. */
+static __device__ __forceinline__ void gh_wd_note_slot(const gh_wd_geometry *g, gh_wd_bits bits, unsigned lane,
+                                                       uint64_t key, gh_wd_masks *m, uint64_t *value) {
+  const uint64_t k = gh_wd_bits_key(g, bits);
+  if (k == key && !m->match) *value = gh_wd_bits_value(g, bits);
+  m->match |= (uint32_t)(k == key) << lane;
+  m->empty |= (uint32_t)(k == gh_wd_empty_key(g->key_bits)) << lane;
+  m->free |= (uint32_t)(k == gh_wd_empty_key(g->key_bits) || k == gh_wd_tombstone_key(g->key_bits)) << lane;
+}
+
+/* This lane's piece of a window: gh_wd_pieces_slots slots from slot `first`, in one load of 4, 8 or
+ * 16 bytes. */
+static __device__ __forceinline__ void gh_wd_note_piece(const gh_wd_geometry *g, void *slots, uint64_t window,
+                                                        unsigned first, uint64_t key, gh_wd_masks *m,
+                                                        uint64_t *value) {
+  const void *piece = gh_wd_slot_at(g, slots, gh_wd_window_slot(g, window, first));
+  const unsigned per_lane = gh_wd_pieces_slots(g), bytes = per_lane * g->slot_bytes;
+  uint32_t word[4] = {0u, 0u, 0u, 0u};
+  if (bytes == 16u) {
+    const uint4 raw = __ldcg((const uint4 *)piece);
+    word[0] = raw.x, word[1] = raw.y, word[2] = raw.z, word[3] = raw.w;
+  } else if (bytes == 8u) {
+    const uint2 raw = __ldcg((const uint2 *)piece);
+    word[0] = raw.x, word[1] = raw.y;
+  } else {
+    word[0] = __ldcg((const unsigned *)piece);
   }
-  return m;
+  for (unsigned s = 0; s < per_lane; ++s) {
+    gh_wd_bits bits;
+    const unsigned at = s * g->slot_bytes / 4u;
+    bits.lo = g->slot_bytes == 4u ? word[at] : word[at] | (uint64_t)word[at + 1] << 32;
+    bits.hi = g->slot_bytes == 16u ? word[2] | (uint64_t)word[3] << 32 : ~0ull;
+    gh_wd_note_slot(g, bits, first + s, key, m, value);
+  }
+}
+
+/* This lane's part of a window: its slots' bits at their window positions, and *value, the value of
+ * its first match. */
+static __device__ __forceinline__ gh_wd_masks gh_wd_lane_masks(const gh_wd_geometry *g, void *slots,
+                                                               gh_device_group grp, gh_wd_reading reading,
+                                                               uint64_t window, uint64_t key, uint64_t *value) {
+  gh_wd_masks mine = {0u, 0u, 0u};
+  if (reading == GH_WD_BY_PIECE) {
+    gh_wd_note_piece(g, slots, window, grp.rank * gh_wd_pieces_slots(g), key, &mine, value);
+  } else {
+    for (unsigned pass = 0; pass < g->window_width; pass += grp.size)
+      gh_wd_note_slot(g, gh_wd_load_bits(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, window, pass + grp.rank))),
+                      pass + grp.rank, key, &mine, value);
+  }
+  return mine;
+}
+
+/* Bit r of `bits` moved to bit r * stride (stride 1, 2 or 4; at most 32 / stride bits). */
+static __device__ __forceinline__ uint32_t gh_wd_spread_bits(uint32_t x, unsigned stride) {
+  if (stride == 2u) {
+    x = (x | x << 8) & 0x00FF00FFu;
+    x = (x | x << 4) & 0x0F0F0F0Fu;
+    x = (x | x << 2) & 0x33333333u;
+    x = (x | x << 1) & 0x55555555u;
+  } else if (stride == 4u) {
+    x = (x | x << 12) & 0x000F000Fu;
+    x = (x | x << 6) & 0x03030303u;
+    x = (x | x << 3) & 0x11111111u;
+  }
+  return x;
+}
+
+/* One mask of the whole window from the lanes' parts, with ballots (which, unlike reductions, do
+ * not queue behind the shuffles of other groups). */
+static __device__ __forceinline__ uint32_t gh_wd_window_mask(const gh_wd_geometry *g, gh_device_group grp,
+                                                             gh_wd_reading reading, uint32_t mine) {
+  uint32_t window = 0u;
+  if (reading == GH_WD_BY_PIECE) {
+    const unsigned per_lane = gh_wd_pieces_slots(g);
+    for (unsigned s = 0; s < per_lane; ++s)
+      window |= gh_wd_spread_bits(gh_device_group_ballot(grp, (mine >> (grp.rank * per_lane + s)) & 1u), per_lane) << s;
+  } else {
+    for (unsigned pass = 0; pass < g->window_width; pass += grp.size)
+      window |= gh_device_group_ballot(grp, (mine >> (pass + grp.rank)) & 1u) << pass;
+  }
+  return window;
 }
 
 /* Inserts key with the group; every lane returns the same outcome. */
 static __device__ __forceinline__ gh_wd_outcome gh_wd_insert_group(const gh_wd_geometry *g, void *slots,
-                                                                   gh_device_group grp, uint64_t key,
-                                                                   uint64_t value, int policy) {
+                                                                   gh_device_group grp, gh_wd_reading reading,
+                                                                   uint64_t key, uint64_t value, int policy) {
   if (gh_wd_is_sentinel(key, g->key_bits)) {
     unsigned outcome = 0;
     if (grp.rank == 0) outcome = gh_wd_side_insert(g, slots, key, value, policy);
@@ -71,18 +148,24 @@ static __device__ __forceinline__ gh_wd_outcome gh_wd_insert_group(const gh_wd_g
   const gh_wd_bits desired = gh_wd_pack(g, key, value);
   const uint64_t empty = gh_wd_empty_key(g->key_bits);
   for (;;) {
-    gh_wd_masks m = gh_wd_group_masks(g, slots, grp, w.probe.window, key);
+    uint64_t unused = 0;
+    const gh_wd_masks mine = gh_wd_lane_masks(g, slots, grp, reading, w.probe.window, key, &unused);
+    gh_wd_masks m;
+    m.match = gh_wd_window_mask(g, grp, reading, mine.match);
+    m.empty = gh_wd_window_mask(g, grp, reading, mine.empty);
+    m.free = gh_wd_window_mask(g, grp, reading, mine.free);
     unsigned lane = 0;
     gh_wd_step step;
     while ((step = gh_wd_insert_decide(g, &w, m, &lane)) == GH_WD_STEP_CLAIM) {
-      /* The leftmost free lane tries; the paper's scheme, with the state machine's rules. */
+      /* The leftmost free slot is tried; the paper's scheme, with the state machine's rules. */
       const uint64_t marker = (m.empty >> lane) & 1u ? empty : gh_wd_tombstone_key(g->key_bits);
+      const unsigned owner = gh_wd_slot_owner(g, grp, reading, lane);
       uint64_t before = 0;
-      if (grp.rank == (lane & (grp.size - 1u))) {
+      if (grp.rank == owner) {
         void *slot = gh_wd_slot_at(g, slots, gh_wd_window_slot(g, w.probe.window, lane));
         before = gh_wd_cas_slot(g, slot, gh_wd_free_bits(g, marker), desired);
       }
-      before = gh_device_group_broadcast(grp, before, lane & (grp.size - 1u));
+      before = gh_device_group_broadcast(grp, before, owner);
       if (before == marker) return GH_WD_INSERTED;
       if (before == key) {
         step = GH_WD_STEP_UPDATE;
@@ -92,7 +175,7 @@ static __device__ __forceinline__ gh_wd_outcome gh_wd_insert_group(const gh_wd_g
       m.empty &= ~(1u << lane);
     }
     if (step == GH_WD_STEP_UPDATE) {
-      if (grp.rank == (lane & (grp.size - 1u)))
+      if (grp.rank == gh_wd_slot_owner(g, grp, reading, lane))
         gh_wd_update_value(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, w.probe.window, lane)), policy, value);
       return GH_WD_UPDATED;
     }
@@ -102,7 +185,7 @@ static __device__ __forceinline__ gh_wd_outcome gh_wd_insert_group(const gh_wd_g
 
 /* Finds key with the group; every lane returns the same answer (and *value when found). */
 static __device__ __forceinline__ int gh_wd_find_group(const gh_wd_geometry *g, void *slots, gh_device_group grp,
-                                                       uint64_t key, uint64_t *value) {
+                                                       gh_wd_reading reading, uint64_t key, uint64_t *value) {
   if (gh_wd_is_sentinel(key, g->key_bits)) {
     uint64_t v = 0;
     int found = 0;
@@ -112,18 +195,16 @@ static __device__ __forceinline__ int gh_wd_find_group(const gh_wd_geometry *g, 
     return found;
   }
   gh_probe p = gh_wd_probe_begin(g, key);
-  const uint64_t empty = gh_wd_empty_key(g->key_bits);
   for (; !gh_probe_done(&p, g->max_probe_windows); gh_probe_next(&p, g->window_count)) {
-    for (unsigned pass = 0; pass < g->window_width; pass += grp.size) {
-      const gh_wd_bits bits = gh_wd_load_bits(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, p.window, pass + grp.rank)));
-      const uint64_t k = gh_wd_bits_key(g, bits);
-      const uint32_t match = gh_device_group_ballot(grp, k == key);
-      if (match) {
-        *value = gh_device_group_broadcast(grp, gh_wd_bits_value(g, bits), gh_lowest_bit(match));
-        return 1;
-      }
-      if (gh_device_group_ballot(grp, k == empty)) return 0;
+    uint64_t v = 0;
+    const gh_wd_masks mine = gh_wd_lane_masks(g, slots, grp, reading, p.window, key, &v);
+    /* Keys are stored once: any lane's match is the match. */
+    const uint32_t matched = gh_device_group_ballot(grp, mine.match != 0u);
+    if (matched) {
+      *value = gh_device_group_broadcast(grp, v, gh_lowest_bit(matched));
+      return 1;
     }
+    if (gh_device_group_ballot(grp, mine.empty != 0u)) return 0;
   }
   return 0;
 }
@@ -131,27 +212,26 @@ static __device__ __forceinline__ int gh_wd_find_group(const gh_wd_geometry *g, 
 /* Erases key with the group (bulk erase batches only); returns 1 in every lane if this group
  * removed it. */
 static __device__ __forceinline__ int gh_wd_erase_group(const gh_wd_geometry *g, void *slots, gh_device_group grp,
-                                                        uint64_t key) {
+                                                        gh_wd_reading reading, uint64_t key) {
   if (gh_wd_is_sentinel(key, g->key_bits)) {
     int erased = 0;
     if (grp.rank == 0) erased = gh_wd_side_erase(g, slots, key);
     return (int)gh_device_group_broadcast(grp, (uint64_t)erased, 0);
   }
   gh_probe p = gh_wd_probe_begin(g, key);
-  const uint64_t empty = gh_wd_empty_key(g->key_bits);
   for (; !gh_probe_done(&p, g->max_probe_windows); gh_probe_next(&p, g->window_count)) {
-    for (unsigned pass = 0; pass < g->window_width; pass += grp.size) {
-      const uint64_t slot_index = gh_wd_window_slot(g, p.window, pass + grp.rank);
-      const uint64_t k = gh_wd_bits_key(g, gh_wd_load_bits(g, gh_wd_slot_at(g, slots, slot_index)));
-      const uint32_t match = gh_device_group_ballot(grp, k == key);
-      if (match) {
-        int erased = 0;
-        if (grp.rank == gh_lowest_bit(match))
-          erased = gh_wd_erase_slot(g, gh_wd_slot_at(g, slots, slot_index), key, gh_wd_tombstone_key(g->key_bits));
-        return (int)gh_device_group_broadcast(grp, (uint64_t)erased, gh_lowest_bit(match));
-      }
-      if (gh_device_group_ballot(grp, k == empty)) return 0;
+    uint64_t unused = 0;
+    const gh_wd_masks mine = gh_wd_lane_masks(g, slots, grp, reading, p.window, key, &unused);
+    const uint32_t matched = gh_device_group_ballot(grp, mine.match != 0u);
+    if (matched) {
+      const unsigned owner = gh_lowest_bit(matched);
+      int erased = 0;
+      if (grp.rank == owner)
+        erased = gh_wd_erase_slot(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, p.window, gh_lowest_bit(mine.match))),
+                                  key, gh_wd_tombstone_key(g->key_bits));
+      return (int)gh_device_group_broadcast(grp, (uint64_t)erased, owner);
     }
+    if (gh_device_group_ballot(grp, mine.empty != 0u)) return 0;
   }
   return 0;
 }
@@ -200,7 +280,7 @@ static __device__ __forceinline__ gh_status gh_device_insert_group(gh_device_vie
     return GH_ERR_INVALID_ARGUMENT;
   }
   const gh_wd_geometry g = gh_wd_view_geometry(&v);
-  const gh_wd_outcome outcome = gh_wd_insert_group(&g, v.slots, group, key, value, (int)policy);
+  const gh_wd_outcome outcome = gh_wd_insert_group(&g, v.slots, group, GH_WD_BY_SLOT, key, value, (int)policy);
   gh_device_record(&v, group.rank == 0 && outcome == GH_WD_INSERTED,
                    group.rank == 0 ? gh_wd_outcome_flags(outcome) : 0u);
   return outcome == GH_WD_NOT_FITTED ? GH_ERR_TABLE_FULL : GH_OK;
@@ -215,7 +295,7 @@ static __device__ __forceinline__ int gh_device_find_group(gh_device_view v, gh_
     return -1;
   }
   const gh_wd_geometry g = gh_wd_view_geometry(&v);
-  return gh_wd_find_group(&g, v.slots, group, key, value);
+  return gh_wd_find_group(&g, v.slots, group, GH_WD_BY_SLOT, key, value);
 }
 
 #endif /* GPUHASH_WARPDRIVE_CUH */

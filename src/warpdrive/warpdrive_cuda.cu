@@ -36,6 +36,20 @@ static __device__ __forceinline__ gh_wd_geometry constant_geometry(gh_wd_geometr
   return g;
 }
 
+/* How each kernel reads windows (gpuhash/warpdrive.cuh), as measured on an H100 at n = 2^27, g = 2, 4
+ * and 8, loads 0.5 to 0.95 (bench/results/2026-11-27-h100-warpdrive-reading-*): finds in pieces,
+ * 1.05x to 1.4x the slot-by-slot rate (fewer lanes per key, so more keys in flight a warp);
+ * inserts and erases slot by slot, whose claiming CAS and tombstone write then have a lane for
+ * each slot (pieces were 0.75x to 0.95x for them at g <= 4). */
+#define WD_FIND_READING GH_WD_BY_PIECE
+#define WD_INSERT_READING GH_WD_BY_SLOT
+#define WD_ERASE_READING GH_WD_BY_SLOT
+
+/* Lanes of the group that handles one key. */
+static __host__ __device__ __forceinline__ unsigned lanes_per_key(const gh_wd_geometry &g, gh_wd_reading reading) {
+  return reading == GH_WD_BY_PIECE ? g.window_width / gh_wd_pieces_slots(&g) : g.window_width;
+}
+
 /* Resident blocks per multiprocessor the insert kernel is compiled for (a register cap): inserts
  * wait on two dependent memory round trips, so more resident groups mean more throughput, up
  * to the point where capped registers spill. On an H100 at load 0.9 (n = 2^27, g = 4): no cap
@@ -46,16 +60,16 @@ static __device__ __forceinline__ gh_wd_geometry constant_geometry(gh_wd_geometr
 
 template <unsigned KB, unsigned VB>
 __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
-    wd_insert_kernel(gh_wd_geometry geometry, void *slots, const void *keys, const void *values, uint64_t n,
-                     int policy, uint8_t *failed_out, gh_wd_counters *counters) {
+    wd_insert_kernel(gh_wd_geometry geometry, void *slots, const void *keys, const void *values,
+                     uint64_t n, int policy, uint8_t *failed_out, gh_wd_counters *counters) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-  const gh_group_loop l = gh_group_loop_make(g.window_width);
+  const gh_group_loop l = gh_group_loop_make(lanes_per_key(g, WD_INSERT_READING));
   /* 32-bit per-thread counts: a thread sees at most n / (resident threads) keys. */
   unsigned inserted = 0, failed = 0, flags = 0;
   for (uint64_t i = l.first; i < n; i += l.stride) {
     const uint64_t key = gh__read_word(keys, i, KB);
     const uint64_t value = VB ? gh__read_word(values, i, VB) : 0;
-    const gh_wd_outcome outcome = gh_wd_insert_group(&g, slots, l.group, key, value, policy);
+    const gh_wd_outcome outcome = gh_wd_insert_group(&g, slots, l.group, WD_INSERT_READING, key, value, policy);
     if (l.group.rank == 0) {
       inserted += outcome == GH_WD_INSERTED;
       failed += outcome == GH_WD_NOT_FITTED;
@@ -68,14 +82,22 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
   gh_warp_or(&counters->status, flags);
 }
 
+/* Finds and erases are compiled for 32 registers, so that every thread slot of a multiprocessor
+ * is filled (full occupancy): they wait on memory latency, and the loads in flight grow with the
+ * resident groups. Uncapped they took 36 to 38 registers and 75 % occupancy; on an H100 at load
+ * 0.8 (g = 4, n = 2^27) the cap and ballot-built masks took find from 10.6 to 18.0 G/s, with no
+ * spills. */
+#define WD_LATENCY_BOUND_MIN_BLOCKS 8
+
 template <unsigned KB, unsigned VB>
-__global__ void wd_find_kernel(gh_wd_geometry geometry, void *slots, const void *keys, uint64_t n,
-                               void *values_out, uint8_t *found_out, uint64_t default_value) {
+__global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
+    wd_find_kernel(gh_wd_geometry geometry, void *slots, const void *keys, uint64_t n, void *values_out,
+                   uint8_t *found_out, uint64_t default_value) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-  const gh_group_loop l = gh_group_loop_make(g.window_width);
+  const gh_group_loop l = gh_group_loop_make(lanes_per_key(g, WD_FIND_READING));
   for (uint64_t i = l.first; i < n; i += l.stride) {
     uint64_t value = default_value;
-    const int found = gh_wd_find_group(&g, slots, l.group, gh__read_word(keys, i, KB), &value);
+    const int found = gh_wd_find_group(&g, slots, l.group, WD_FIND_READING, gh__read_word(keys, i, KB), &value);
     if (l.group.rank == 0) {
       if (VB && values_out) gh__write_word(values_out, i, VB, found ? value : default_value);
       if (found_out) found_out[i] = (uint8_t)found;
@@ -86,13 +108,14 @@ __global__ void wd_find_kernel(gh_wd_geometry geometry, void *slots, const void 
 /* Erase also takes the erased keys off the size counter (adding 0 - count), so that the op needs
  * no second round trip for it. */
 template <unsigned KB, unsigned VB>
-__global__ void wd_erase_kernel(gh_wd_geometry geometry, void *slots, const void *keys, uint64_t n,
-                                uint8_t *erased_out, gh_wd_counters *counters) {
+__global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
+    wd_erase_kernel(gh_wd_geometry geometry, void *slots, const void *keys, uint64_t n, uint8_t *erased_out,
+                    gh_wd_counters *counters) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-  const gh_group_loop l = gh_group_loop_make(g.window_width);
+  const gh_group_loop l = gh_group_loop_make(lanes_per_key(g, WD_ERASE_READING));
   unsigned long long erased = 0;
   for (uint64_t i = l.first; i < n; i += l.stride) {
-    const int removed = gh_wd_erase_group(&g, slots, l.group, gh__read_word(keys, i, KB));
+    const int removed = gh_wd_erase_group(&g, slots, l.group, WD_ERASE_READING, gh__read_word(keys, i, KB));
     if (l.group.rank == 0) {
       erased += (unsigned long long)removed;
       if (erased_out) erased_out[i] = (uint8_t)removed;
@@ -168,7 +191,7 @@ static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, 
   int policy_value = (int)policy;
   void *args[] = {&g, &w->slots, (void *)&keys, (void *)&values, &n, &policy_value, &failed_out, &w->counters};
   gh_wd_call_counters after;
-  const gh_status status = run_counted(t, kernels_for(g).insert, n * g.window_width, args, &after, stream);
+  const gh_status status = run_counted(t, kernels_for(g).insert, n * lanes_per_key(g, WD_INSERT_READING), args, &after, stream);
   if (status == GH_OK) *failed = after.failed;
   return status;
 }
@@ -179,7 +202,8 @@ static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *valu
   gh_wd_geometry g = w->geometry;
   uint64_t default_value = gh__value_word(t, default_bytes);
   void *args[] = {&g, &w->slots, (void *)&keys, &n, &values_out, &found_out, &default_value};
-  return gh__cuda_launch(t, kernels_for(g).find, n * g.window_width, kLaunch.block_threads, args, stream);
+  return gh__cuda_launch(t, kernels_for(g).find, n * lanes_per_key(g, WD_FIND_READING), kLaunch.block_threads, args,
+                         stream);
 }
 
 static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out, uint64_t *erased,
@@ -188,7 +212,7 @@ static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *
   gh_wd_geometry g = w->geometry;
   void *args[] = {&g, &w->slots, (void *)&keys, &n, &erased_out, &w->counters};
   gh_wd_call_counters after;
-  const gh_status status = run_counted(t, kernels_for(g).erase, n * g.window_width, args, &after, stream);
+  const gh_status status = run_counted(t, kernels_for(g).erase, n * lanes_per_key(g, WD_ERASE_READING), args, &after, stream);
   if (status == GH_OK) *erased = after.erased;
   return status;
 }

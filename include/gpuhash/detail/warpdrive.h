@@ -126,6 +126,16 @@ GH_HD gh_probe gh_wd_probe_begin(const gh_wd_geometry *g, uint64_t key) {
   return gh_probe_begin(first, step, g->window_count);
 }
 
+/* How many slots each lane reads in the library's kernels: a window is read in pieces of up to 16
+ * bytes, one load each (16 / slot_bytes slots, or the whole window where it is narrower), so a key
+ * needs window_width / pieces_slots lanes. A find waits on memory latency, and the fewer lanes a key
+ * takes, the more keys a warp has in flight: g = 4 with 8-byte slots takes 2 lanes, 16 keys a
+ * warp, where one slot per lane gives 8. */
+GH_HD unsigned gh_wd_pieces_slots(const gh_wd_geometry *g) {
+  const unsigned per_load = 16u / g->slot_bytes;
+  return g->window_width < per_load ? g->window_width : per_load;
+}
+
 /* What one window holds for a key, one bit per slot of the window. */
 typedef struct gh_wd_masks {
   uint32_t match; /* slots holding the key */
