@@ -204,7 +204,7 @@ void bench_host_open(bench_backend *b);
 typedef enum { D_LIMITS, D_WARPDRIVE, D_CUCKOO, D_SORTED, D_SLAB, D_DYCUCKOO, D_HASHGRAPH, D_COUNT } bench_design;
 typedef enum {
   OP_INSERT, OP_BUILD, OP_FIND, OP_FIND_ABSENT, OP_ERASE, OP_FIND_ALL, OP_BATCHES, OP_MIXED,
-  OP_ALLOC, OP_DYNAMIC, OP_UPSIZE, OP_DOWNSIZE, OP_REINSERT, OP_JOIN, OP_JOIN_INTERSECT, OP_FIND_FIRST, OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD, OP_COUNT
+  OP_ALLOC, OP_DYNAMIC, OP_UPSIZE, OP_DOWNSIZE, OP_REINSERT, OP_JOIN, OP_JOIN_INTERSECT, OP_FIND_FIRST, OP_AGING, OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD, OP_COUNT
 } bench_op;
 enum { DIST_UNIQUE, DIST_ZIPF, DIST_CYCLIC };
 /* Every parameter of a state is an axis; consecutive states alike up to AX_ABSENT share a table. */
@@ -279,6 +279,12 @@ typedef struct bench_dynamic {
   /* theta_min: over the batches whose keys would fill the first table to fill_min (a table that
    * shrinks no further than its first size can hold theta >= fill_min there) */
   double theta_min, peak_bytes;
+  /* The aging workload (aging, bench/README.md), of the last run: finds of every resident key in a
+   * fresh table, in the aged one and after gh_compact, the compaction; per series point the
+   * slice's find rate (G/s) and the table's tombstones after it. */
+  double fresh_find_ms, aged_find_ms, compacted_find_ms, compact_ms;
+  uint64_t compactions; /* gh_compact calls during the slices (above 5 % tombstones) */
+  double find_rate[BENCH_MAX_SERIES], tombstones[BENCH_MAX_SERIES];
 } bench_dynamic;
 
 /* What the steps of a state work on: its inputs, its table and its lookup. */

@@ -40,6 +40,7 @@ typedef struct bench_result {
   uint32_t restarts[BENCH_MAX_REPS]; /* of each timed build (`builds` of them) */
   double phase_ms[PHASE_COUNT];      /* dynamic: each phase's median over the timed runs */
   const bench_dynamic *dynamic;      /* dynamic: the series of the last run */
+  const bench_dynamic *aging;        /* aging: the last run's finds, compaction and series */
 } bench_result;
 
 typedef struct bench_run {
@@ -185,6 +186,17 @@ static void print_row(const bench_run *run, const bench_result *r) {
          r->phase_ms[PHASE_ERASE], r->phase_ms[PHASE_RESIZE],
          100.0 * r->phase_ms[PHASE_RESIZE] / r->ms_median, r->dynamic->theta_min,
          r->dynamic->peak_bytes / 1048576.0);
+  if (r->aging && !r->skipped) {
+    const bench_dynamic *a = r->aging;
+    const double resident = (double)r->pairs / 2, fresh = resident / a->fresh_find_ms * 1e-6;
+    NOTE("slices: insert %.2f, erase %.2f, find %.2f G/s; finds of the %.0f resident keys: fresh %.2f G/s, "
+         "aged %.2f (%.3f of fresh), after gh_compact %.2f (%.3f), gh_compact %.1f ms; tombstones %.0f at the "
+         "end; %llu compactions during the slices (%.1f ms); ", r->n / 3.0 / r->phase_ms[PHASE_INSERT] * 1e-6, r->n / 3.0 / r->phase_ms[PHASE_ERASE] * 1e-6,
+         r->n / 3.0 / r->phase_ms[PHASE_FIND] * 1e-6, resident, fresh, resident / a->aged_find_ms * 1e-6,
+         a->fresh_find_ms / a->aged_find_ms, resident / a->compacted_find_ms * 1e-6,
+         a->fresh_find_ms / a->compacted_find_ms, a->compact_ms, a->points ? a->tombstones[a->points - 1] : 0.0,
+         (unsigned long long)a->compactions, r->phase_ms[PHASE_RESIZE]);
+  }
   if (ax[AX_MULT] >= 0)
     NOTE("multiplicity %.1f (%llu keys); ", (double)r->pairs / (double)r->distinct,
          (unsigned long long)r->distinct);
@@ -266,11 +278,14 @@ static void json_state(bench_run *run, const bench_result *r) {
   const double ms[] = {r->ms_median, r->ms_min, r->ms_max};
   char name[256], restarts[BENCH_MAX_REPS * 11 + 2] = "[";
   static char theta[BENCH_MAX_SERIES * 12 + 3], bytes[BENCH_MAX_SERIES * 16 + 3];
-  const bench_dynamic *d = r->skipped ? NULL : r->dynamic;
-  const char dyn = d ? 'f' : 0;
+  static char finds[BENCH_MAX_SERIES * 12 + 3], tombs[BENCH_MAX_SERIES * 16 + 3];
+  const bench_dynamic *d = r->skipped ? NULL : r->dynamic, *ag = r->skipped ? NULL : r->aging;
+  const char dyn = d ? 'f' : 0, aged = ag ? 'f' : 0;
   unsigned long long total = 0;
   series(theta, d ? d->theta : NULL, d ? d->points : 0, 4);
   series(bytes, d ? d->bytes : NULL, d ? d->points : 0, 0);
+  series(finds, ag ? ag->find_rate : NULL, ag ? ag->points : 0, 3);
+  series(tombs, ag ? ag->tombstones : NULL, ag ? ag->points : 0, 0);
   nv axes[AX_COUNT] = {{0}};
   describe(r->ax, name, sizeof name);
   fprintf(f, "%s\n{\"name\":\"%s\",\"device\":0,\"axis_values\":", run->states++ ? "," : "", name);
@@ -320,7 +335,15 @@ static void json_state(bench_run *run, const bench_result *r) {
       {"theta_min_where_possible", dyn, d ? d->theta_min : 0, 0},
       {"peak_bytes", dyn ? 'i' : 0, d ? d->peak_bytes : 0, 0},
       {"series_every_batches", dyn ? 'i' : 0, d ? (double)d->stride : 0, 0},
-      {"theta_per_batch", dyn ? 'L' : 0, 0, theta}, {"bytes_per_batch", dyn ? 'L' : 0, 0, bytes}};
+      {"theta_per_batch", dyn ? 'L' : 0, 0, theta}, {"bytes_per_batch", dyn ? 'L' : 0, 0, bytes},
+      {"slice_insert_ms", aged, r->phase_ms[PHASE_INSERT], 0}, {"slice_erase_ms", aged, r->phase_ms[PHASE_ERASE], 0},
+      {"slice_find_ms", aged, r->phase_ms[PHASE_FIND], 0}, {"slices", aged ? 'i' : 0, ag ? (double)ag->batches : 0, 0},
+      {"fresh_find_ms", aged, ag ? ag->fresh_find_ms : 0, 0}, {"aged_find_ms", aged, ag ? ag->aged_find_ms : 0, 0},
+      {"compacted_find_ms", aged, ag ? ag->compacted_find_ms : 0, 0}, {"compact_ms", aged, ag ? ag->compact_ms : 0, 0},
+      {"compactions", aged ? 'i' : 0, ag ? (double)ag->compactions : 0, 0},
+      {"compactions_ms", aged, r->phase_ms[PHASE_RESIZE], 0},
+      {"series_every_slices", aged ? 'i' : 0, ag ? (double)ag->stride : 0, 0},
+      {"find_gops_per_slice", aged ? 'L' : 0, 0, finds}, {"tombstones_per_slice", aged ? 'L' : 0, 0, tombs}};
   fputs("{\"tag\":\"gh/table\",\"name\":\"table\",\"data\":", f);
   jnamed(f, facts, sizeof facts / sizeof facts[0]);
   fprintf(f, "}],\"is_skipped\":%s", r->skipped ? "true,\"skip_reason\":" : "false");
@@ -485,9 +508,9 @@ static int allocate(bench_ctx *c, const bench_plan *p) {
   for (size_t k = 0; k < p->states; ++k) {
     state_at(p, k, c);
     designs |= 1u << (int)c->ax[AX_DESIGN];
-    /* (dynamic: keys_out takes warpdrive's entries when it rehashes) */
+    /* (dynamic: keys_out takes warpdrive's entries when it rehashes; aging: the resident keys) */
     runs |= c->ax[AX_VARIANT] > GH_VARIANT_MAP || c->ax[AX_OP] == OP_MIXED ||
-            c->ax[AX_OP] == OP_DYNAMIC;
+            c->ax[AX_OP] == OP_DYNAMIC || c->ax[AX_OP] == OP_AGING;
     n = c->n > n ? c->n : n, vb = c->vb > vb ? c->vb : vb;
     c->distinct = c->n; /* an upper bound for every distribution */
     const gh_config config = bench_table_config(c);
@@ -641,16 +664,17 @@ static int run_state(bench_run *run, bench_ctx *c, const bench_plan *p, int new_
   if (result == BENCH_OK) result = measure(c, steps, &r);
   if (result != BENCH_OK) return result;
   r.n = op == OP_FIND || op == OP_FIND_ABSENT || op == OP_FIND_ALL || op == OP_FIND_FIRST ? c->nq
-        : op == OP_ALLOC ? c->slabs : op == OP_DYNAMIC ? c->dynamic.ops
+        : op == OP_ALLOC ? c->slabs : op == OP_DYNAMIC || op == OP_AGING ? c->dynamic.ops
         : op == OP_UPSIZE || op == OP_DOWNSIZE ? c->moved
         : op == OP_REINSERT ? c->n - c->stored : c->n;
-  for (int phase = 0; op == OP_DYNAMIC && phase < PHASE_COUNT; ++phase) {
+  for (int phase = 0; (op == OP_DYNAMIC || op == OP_AGING) && phase < PHASE_COUNT; ++phase) {
     double samples[BENCH_MAX_REPS];
     for (unsigned k = 0; k < r.reps; ++k) samples[k] = c->dynamic.phase_ms[r.warmup + k][phase];
     qsort(samples, r.reps, sizeof samples[0], compare_double);
     r.phase_ms[phase] = (samples[(r.reps - 1) / 2] + samples[r.reps / 2]) / 2;
   }
   if (op == OP_DYNAMIC) r.dynamic = &c->dynamic;
+  if (op == OP_AGING) r.aging = &c->dynamic;
   r.rate = (double)r.n / (r.ms_median * 1e-3) / 1e9;
   r.stored = c->stored, r.failed = c->failed, r.full_runs = c->full_runs;
   r.slots = c->stats.slots, r.eviction_limit = c->stats.eviction_limit;

@@ -7,7 +7,7 @@ static const char *const VARIANTS[] = {"map", "compacting", "multivalue", NULL};
 static const char *const DISTS[] = {"unique", "zipf", "cyclic", NULL};
 static const char *const OPS[] = {"insert", "build", "find", "find_absent", "erase", "find_all",
                                   "batches", "mixed", "slab_alloc", "dynamic", "upsize", "downsize",
-                                  "rehash_by_insert", "join", "join_intersect", "find_first", "limit_copy",
+                                  "rehash_by_insert", "join", "join_intersect", "find_first", "aging", "limit_copy",
                                   "limit_sector_read", "limit_cas64", "limit_atomic_add32", NULL};
 const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_DESIGN] = {"design", DESIGNS, 's', 0, 0}, [AX_VARIANT] = {"variant", VARIANTS, 's', 0, 0},
@@ -55,7 +55,7 @@ const bench_op_def bench_ops[OP_COUNT] = {
     [OP_ERASE] = {2, -1}, [OP_FIND_ALL] = {1, -1}, [OP_BATCHES] = {2, 3}, [OP_MIXED] = {2, 1},
     [OP_ALLOC] = {-1, -1}, [OP_DYNAMIC] = {-1, -1}, [OP_UPSIZE] = {-1, -1},
     [OP_DOWNSIZE] = {-1, -1}, [OP_REINSERT] = {2, 3}, [OP_JOIN] = {1, -1}, [OP_JOIN_INTERSECT] = {1, -1},
-    [OP_FIND_FIRST] = {1, -1}};
+    [OP_FIND_FIRST] = {1, -1}, [OP_AGING] = {-1, -1}};
 const bench_scenario bench_scenarios[] = {
     {"limits", "ceilings: coalesced copy, random sector reads, random CAS and atomicAdd", 0, 0, 0},
     {"warpdrive", "warpdrive (paper V-B): insert, find, find of absent keys, erase", 0, 1, NULL},
@@ -71,6 +71,8 @@ const bench_scenario bench_scenarios[] = {
     {"slab-d", "slab-d (VI-C, fig. 7a): gh_mixed vs initial slabs per bucket x updates", 0, 0, 0},
     {"slab-e", "slab-e (SlabAlloc): slabs a build takes from SlabAlloc per second", 0, 0, 0},
     {"slab-growth", "slab-growth: build (whole, and in batches) into 16 base buckets vs a table sized for n", 3, 0, 0},
+    {"aging", "aging (WarpSpeed, ALENEX '26): a warpdrive table held at load 0.85 while slices of keys are "
+     "erased and inserted in turn; finds vs a fresh table, and after gh_compact", 3, 0, 0},
     {"dycuckoo-a", "dycuckoo-a (paper 6.2): insert, find vs d; subtables sized for n at theta 0.9", 0, 0, 0},
     {"dycuckoo-b", "dycuckoo-b (paper 6.3): one upsize from theta = beta, one downsize from theta = "
      "alpha, vs inserting a subtable's keys", 0, 0, 0},
@@ -174,6 +176,14 @@ const bench_row bench_rows[] = {
     {"slab-growth", AX_START, ALL, 2, {16, 0}},
     {"slab-growth", AX_BATCH, ALL, PER_MODE, {P2(20), P2(17), P2(14), P2(11)}},
     {"slab-growth", AX_OP, ALL, 2, {OP_BUILD, OP_BATCHES}},
+    /* aging: n key ids, half of them resident at a time (a ring: slice j erases the oldest slice and
+     * inserts the next), 1000 slices of n / 128 keys (on the GPU: 2^23 resident, 64 Ki a slice). */
+    {"aging", AX_DESIGN, ALL, 1, {D_WARPDRIVE}},
+    {"aging", AX_N, ALL, PER_MODE, {P2(24), P2(21), P2(18), P2(16)}},
+    {"aging", AX_G, ALL, 1, {4}},
+    {"aging", AX_LOAD, ALL, 1, {0.85}},
+    {"aging", AX_BATCH, ALL, PER_MODE, {P2(17), P2(14), P2(11), P2(9)}},
+    {"aging", AX_OP, ALL, 1, {OP_AGING}},
     {"dycuckoo-a", AX_DESIGN, ALL, 1, {D_DYCUCKOO}},
     {"dycuckoo-a", AX_N, ALL, PER_MODE, {P2(27), P2(22), P2(20), P2(16)}},
     {"dycuckoo-a", AX_D, QUICK, 2, {2, 4}},
@@ -296,6 +306,8 @@ gh_config bench_table_config(const bench_ctx *c) {
     config.hash_functions = (unsigned)c->ax[AX_D];
     config.table_factor = c->ax[AX_FACTOR];
   }
+  if (c->ax[AX_OP] == OP_AGING) /* half the key ids are resident at a time */
+    config.capacity = (uint64_t)ceil((double)(c->n / 2) / c->ax[AX_LOAD]);
   if (c->ax[AX_OP] == OP_DYNAMIC) { /* room for one batch at first; the tables grow from there */
     const double batch = c->ax[AX_BATCH];
     config.capacity = (uint64_t)(config.design == GH_WARPDRIVE ? ceil(batch / dynamic_fill_max()) : batch);
@@ -709,6 +721,129 @@ static int table_dynamic(bench_ctx *c) {
   return result;
 }
 
+/* ---- The aging workload (aging; bench/README.md) -------------------------------------------- */
+/* Key ids [0, n) in a ring, m = n / 2 of them resident: slice j erases ids [j s, j s + s) mod n
+ * (the oldest) and inserts [m + j s, m + j s + s) mod n, so the table stays at its load while
+ * erased slots pile up as tombstones; then it finds s resident keys (a slice the seed picks).
+ * Tombstones take the place of empty slots, and an insert probes on to an empty slot (to know its
+ * key absent): without a clean-up the inserts end up walking to the probe limit. So after a slice
+ * that leaves more than AGING_TOMBSTONES of the slots as tombstones the table is compacted
+ * (gh_compact, timed as the run's "resize" phase), as a user would from gh_get_stats. */
+enum { AGING_SLICES = 1000 };
+#define AGING_TOMBSTONES 0.05
+static uint64_t aging_resident(const bench_ctx *c) { return c->n / 2; }
+
+/* Finds ids [at, at + count) mod n: count <= n - at or wrapped into two calls (lap `lap`). */
+static int aging_find(bench_ctx *c, uint64_t at, uint64_t count, unsigned lap) {
+  uint64_t misses = 0;
+  if (bench_backend_failed(c, c->be->lap_start(lap) != 0, "timing") != BENCH_OK) return BENCH_FATAL;
+  for (uint64_t done = 0, k; done < count; done += k) {
+    const uint64_t from = (at + done) % c->n;
+    k = c->n - from < count - done ? c->n - from : count - done;
+    const int result = GH_CALL(c, gh_find(c->table, (char *)c->keys + from * c->kb, k,
+                                          c->vb ? (char *)c->values_out + done * c->vb : NULL,
+                                          c->flags + done, NULL, c->be->stream));
+    if (result != BENCH_OK) return result;
+  }
+  int result = bench_backend_failed(c, c->be->lap_stop(lap) != 0, "timing");
+  if (result == BENCH_OK) result = bench_count(c, c->flags, NULL, 1, count, 1, &misses);
+  if (result != BENCH_OK || misses == 0) return result;
+  return bench_wrong(c, "%llu of %llu resident keys not found", (unsigned long long)misses,
+                     (unsigned long long)count);
+}
+
+/* Inserts ids [at, at + count) mod n (one call, or two where the range wraps). */
+static int aging_insert(bench_ctx *c, uint64_t at, uint64_t count) {
+  int result = BENCH_OK;
+  for (uint64_t done = 0, k; done < count && result == BENCH_OK; done += k) {
+    const uint64_t from = (at + done) % c->n;
+    k = c->n - from < count - done ? c->n - from : count - done;
+    result = insert(c, NULL, from, k);
+  }
+  return result;
+}
+
+/* Untimed, before each run: a fresh table holding ids [0, m). */
+static int aging_setup(bench_ctx *c) {
+  gh_destroy(c->table), c->table = NULL;
+  int result = GH_CALL(c, gh_create(&c->config, &c->table));
+  if (result == BENCH_OK) result = aging_insert(c, 0, aging_resident(c));
+  c->stored = aging_resident(c);
+  return result;
+}
+
+/* Untimed: a find of the m resident keys as gh_export gave them (keys_out; lap `lap`). The order
+ * matters: in a table filled in one pass the keys inserted last are the ones displaced from their
+ * first window, so queries in insertion order meet them together, a warp at a time, and run faster
+ * than any other order (0.87x on an H200 at 2^23 resident keys). gh_export's order is the slots'. */
+static int aging_find_exported(bench_ctx *c, uint64_t m, double *ms) {
+  uint64_t misses = 0;
+  int result = LAP(c, LAP_FIND, gh_find(c->table, c->keys_out, m, c->vb ? c->values_out : NULL, c->flags, NULL,
+                                         c->be->stream));
+  if (result == BENCH_OK) result = bench_backend_failed(c, c->be->lap_ms(LAP_FIND, ms) != 0, "timing");
+  if (result == BENCH_OK) result = bench_count(c, c->flags, NULL, 1, m, 1, &misses);
+  if (result != BENCH_OK || misses == 0) return result;
+  return bench_wrong(c, "%llu of %llu resident keys not found", (unsigned long long)misses, (unsigned long long)m);
+}
+
+/* The slices (their inserts, erases and finds are the run's time), then untimed in the run's
+ * figures: the resident keys exported, found in the aged table, after gh_compact, and in a fresh
+ * table of them (cleared, then the keys inserted in their order). */
+static int table_aging(bench_ctx *c) {
+  bench_dynamic *d = &c->dynamic;
+  double *ms = d->phase_ms[c->runs++ % BENCH_MAX_RUNS];
+  const uint64_t m = aging_resident(c), s = (uint64_t)c->ax[AX_BATCH];
+  int result = BENCH_OK;
+  d->ops = 0, d->batches = AGING_SLICES, d->points = 0, d->compactions = 0;
+  d->stride = (AGING_SLICES + BENCH_MAX_SERIES - 1) / BENCH_MAX_SERIES;
+  for (int p = 0; p < PHASE_COUNT; ++p) ms[p] = 0;
+  if (s > m) return bench_wrong(c, "slices of %llu keys, %llu resident", (unsigned long long)s, (unsigned long long)m);
+  for (uint64_t j = 0; j < AGING_SLICES && result == BENCH_OK; ++j) {
+    const uint64_t out_at = j * s % c->n, in_at = (m + j * s) % c->n;
+    /* resident after the slice: ids [out_at + s, out_at + s + m) mod n; find a slice of them */
+    const uint64_t find_at = (out_at + s + bench_mix64(j ^ c->opts->seed) % (m - s + 1)) % c->n;
+    double lap[LAP_SHRINK + 1] = {0};
+    result = LAP(c, LAP_ERASE, gh_erase(c->table, (char *)c->keys + out_at * c->kb, s, NULL, NULL, c->be->stream));
+    if (result == BENCH_OK)
+      result = LAP(c, LAP_INSERT, gh_insert(c->table, (char *)c->keys + in_at * c->kb,
+                                            c->vb ? (char *)c->values + in_at * c->vb : NULL, s,
+                                            design(c)->policy, NULL, c->be->stream));
+    if (result == BENCH_OK) result = aging_find(c, find_at, s, LAP_FIND);
+    for (unsigned l = LAP_INSERT; l <= LAP_ERASE && result == BENCH_OK; ++l)
+      result = bench_backend_failed(c, c->be->lap_ms(l, &lap[l]) != 0, "timing");
+    if (result == BENCH_OK) result = GH_CALL(c, gh_get_stats(c->table, &c->stats));
+    if (result != BENCH_OK) return result;
+    if (c->stats.size != m)
+      return bench_wrong(c, "%llu keys after slice %llu, expected %llu", (unsigned long long)c->stats.size,
+                         (unsigned long long)j, (unsigned long long)m);
+    ms[PHASE_INSERT] += lap[LAP_INSERT], ms[PHASE_FIND] += lap[LAP_FIND], ms[PHASE_ERASE] += lap[LAP_ERASE];
+    d->ops += 3 * s;
+    if (j % d->stride == 0 && d->points < BENCH_MAX_SERIES)
+      d->find_rate[d->points] = (double)s / (lap[LAP_FIND] * 1e-3) / 1e9,
+      d->tombstones[d->points++] = (double)c->stats.tombstones;
+    if ((double)c->stats.tombstones > AGING_TOMBSTONES * (double)c->stats.slots) {
+      result = LAP(c, LAP_GROW, gh_compact(c->table, c->be->stream));
+      if (result == BENCH_OK) result = bench_backend_failed(c, c->be->lap_ms(LAP_GROW, &lap[LAP_GROW]) != 0, "timing");
+      ms[PHASE_RESIZE] += lap[LAP_GROW], d->compactions += 1;
+    }
+  }
+  c->own_ms = ms[PHASE_INSERT] + ms[PHASE_FIND] + ms[PHASE_ERASE] + ms[PHASE_RESIZE];
+  const uint64_t resident_at = AGING_SLICES * s % c->n;
+  uint64_t exported = 0;
+  if (result == BENCH_OK)
+    result = GH_CALL(c, gh_export(c->table, c->keys_out, c->vb ? c->values_out : NULL, m, &exported, c->be->stream));
+  if (result == BENCH_OK && exported != m)
+    return bench_wrong(c, "gh_export gave %llu keys, %llu resident", (unsigned long long)exported, (unsigned long long)m);
+  if (result == BENCH_OK) result = aging_find_exported(c, m, &d->aged_find_ms);
+  if (result == BENCH_OK) result = LAP(c, LAP_GROW, gh_compact(c->table, c->be->stream));
+  if (result == BENCH_OK) result = bench_backend_failed(c, c->be->lap_ms(LAP_GROW, &d->compact_ms) != 0, "timing");
+  if (result == BENCH_OK) result = aging_find_exported(c, m, &d->compacted_find_ms);
+  if (result == BENCH_OK) result = GH_CALL(c, gh_clear(c->table, c->be->stream));
+  if (result == BENCH_OK) result = aging_insert(c, resident_at, m);
+  if (result == BENCH_OK) result = aging_find_exported(c, m, &d->fresh_find_ms);
+  return result;
+}
+
 /* ---- One resize (dycuckoo-b; bench/README.md) ---------------------------------------------- */
 /* Untimed: a new table brought to the edge. upsize: sized for 0.9 n keys (about n slots), filled
  * to fill_max; downsize: grown from one bucket per subtable by the n keys, then erased down to
@@ -800,6 +935,7 @@ const bench_steps *bench_steps_for(int design, int op) {
       [OP_MIXED] = {mixed_prepare, mixed_setup, table_mixed, mixed_check},
       [OP_ALLOC] = {NULL, alloc_reset, table_insert, alloc_check},
       [OP_DYNAMIC] = {NULL, dynamic_setup, table_dynamic, NULL},
+      [OP_AGING] = {NULL, aging_setup, table_aging, NULL},
       [OP_UPSIZE] = {NULL, resize_setup, resize_op, resize_check},
       [OP_DOWNSIZE] = {NULL, resize_setup, resize_op, resize_check},
       [OP_REINSERT] = {NULL, resize_setup, resize_op, resize_check}};
