@@ -263,6 +263,7 @@ typedef struct bench_options {
   gh_backend backend;
   uint64_t n, seed; /* n: 0 unless --n */
   const char *scenarios, *json_path, *mode_name;
+  const char *peers_path; /* --peers: bench/peers' JSON lines from this GPU, or NULL */
   bench_row overrides[BENCH_MAX_LIST]; /* --axis and its aliases: before bench_rows */
   unsigned override_count;
 } bench_options;

@@ -51,6 +51,9 @@ typedef struct bench_run {
   unsigned benchmarks, states, broken; /* states: of the benchmark being written */
   size_t count;
   struct bench_best { uint64_t n; double rate, g, base; } best[TARGET_COUNT]; /* for the issues' targets */
+  /* --peers: the peers measured on this GPU by bench/peers (config, op, load, G ops/s at n = 2^27) */
+  struct peer_figure { char config[40], op[24]; double alpha, gops; } peers[256];
+  unsigned peer_count;
   double batches_ms; /* slab-c: the slab table's last */
 } bench_run;
 
@@ -442,6 +445,46 @@ static void track(bench_run *run, const bench_result *r) {
     b->n = r->n, b->rate = r->rate, b->g = r->ax[AX_G];
   }
 }
+/* The figure --peers gives for a row (this GPU, n = 2^27), or NAN: its peer's configuration in
+ * bench/peers' lines, and the op's name there. */
+static double same_gpu_peer(const bench_run *run, const struct target *t) {
+  static const char *const PEER_CONFIGS[][2] = {{"cuco insert_async", "double_hashing_cg4"},
+                                                {"cuco dh cg4", "double_hashing_cg4"},
+                                                {"cuco lp cg1", "linear_probing_cg1"},
+                                                {"BGHT bcht", "B16_3hash"}};
+  const char *config = NULL;
+  const char *op = t->op == OP_INSERT ? "insert" : t->op == OP_FIND ? "find_present"
+                   : t->op == OP_FIND_ABSENT ? "find_absent" : "erase";
+  for (size_t k = 0; t->peer_name && k < sizeof PEER_CONFIGS / sizeof PEER_CONFIGS[0]; ++k)
+    if (!strcmp(t->peer_name, PEER_CONFIGS[k][0])) config = PEER_CONFIGS[k][1];
+  for (unsigned i = 0; config && i < run->peer_count; ++i)
+    if (!strcmp(run->peers[i].config, config) && !strcmp(run->peers[i].op, op) &&
+        fabs(run->peers[i].alpha - t->at) < 1e-6)
+      return run->peers[i].gops;
+  return NAN;
+}
+/* Reads --peers: JSON lines of bench/peers (one measurement a line); only lines measured on this
+ * GPU at n = 2^27 count. Returns 0, or 1 with the error printed. */
+static int load_peers(bench_run *run, const char *path) {
+  char line[1024], gpu[128];
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return bench_error("--peers: cannot open '%s'", path), 1;
+  while (fgets(line, sizeof line, f) && run->peer_count < sizeof run->peers / sizeof run->peers[0]) {
+    struct peer_figure *p = &run->peers[run->peer_count];
+    const char *config = strstr(line, "\"config\":\""), *op = strstr(line, "\"op\":\"");
+    const char *alpha = strstr(line, "\"alpha\":"), *gops = strstr(line, "\"gops\":");
+    const char *n = strstr(line, "\"n\":"), *at = strstr(line, "\"gpu\":\"");
+    if (!config || !op || !alpha || !gops || !n || !at || sscanf(config + 10, "%39[^\"]", p->config) != 1 ||
+        sscanf(op + 6, "%23[^\"]", p->op) != 1 || sscanf(alpha + 8, "%lf", &p->alpha) != 1 ||
+        sscanf(gops + 7, "%lf", &p->gops) != 1 || sscanf(at + 7, "%127[^\"]", gpu) != 1)
+      continue;
+    /* (the bench names its GPU "NAME (device 0, ...)") */
+    if (strtod(n + 4, NULL) == 0x1p27 && !strncmp(run->be->device, gpu, strlen(gpu))) ++run->peer_count;
+  }
+  fclose(f);
+  printf("--peers %s: %u measurements on this GPU (%s) at n = 2^27\n", path, run->peer_count, run->be->device);
+  return 0;
+}
 static void summary(const bench_run *run) {
   char n_text[32], g[16], base_text[64];
   printf("\nacceptance (information only; warpdrive: unique 32/32-bit keys at load 0.90, the best"
@@ -451,8 +494,10 @@ static void summary(const bench_run *run) {
     const struct target *t = &TARGETS[i];
     const struct bench_best *b = &run->best[i];
     const int absolute = t->ceiling < 0 && t->base_axis < 0 && t->peer == 0;
-    /* (The peers' figures are GPU figures: no ratio on the host backend.) */
-    const double peer = run->be->kind == GH_BACKEND_CUDA ? t->peer : NAN;
+    /* (The peers' figures are GPU figures: no ratio on the host backend. With --peers, the peer
+     * measured on this GPU replaces the issue's H200 figure.) */
+    const double same = same_gpu_peer(run, t);
+    const double peer = run->be->kind != GH_BACKEND_CUDA ? NAN : isnan(same) ? t->peer : same;
     const double base = absolute ? 1 : t->peer > 0 ? peer : t->ceiling >= 0 ? ceiling_value(run, t->ceiling) : b->base;
     if (b->n == 0) continue;
     snprintf(g, sizeof g, " g = %.0f", b->g);
@@ -466,7 +511,7 @@ static void summary(const bench_run *run) {
     if (!isnan(base) && !absolute)
       printf(" = %.3f x %s (%.3f Gops/s%s)", b->rate / base,
              t->peer > 0 ? t->peer_name : t->ceiling >= 0 ? limit_name(t->ceiling) : base_text, base,
-             t->peer > 0 ? ", H200" : "");
+             t->peer == 0 ? "" : isnan(same) ? ", H200" : ", this GPU, --peers");
     if (isnan(base) || !t->least || (t->at_n && (double)b->n != t->at_n))
       printf(", %s%s%s\n", isnan(base) ? t->peer > 0 ? "a peer's GPU figure (on the host backend): no verdict"
                                    : t->ceiling < 0 ? "no baseline at this n: no verdict"
@@ -789,7 +834,7 @@ static int parse(int argc, char **argv, bench_options *o) {
       {"key-bits", 32, 64, 32, AT(key_bits), 4}, {"seed", 0, 0x1p53, 1, AT(seed), 8},
       {"value-bits", 0, 1024, 32, AT(value_bits), 4}};
   static const char *const OTHERS[] = {"axis", "backend", "scenario", "json", "group-sizes",
-                                       "loads", "dists", "ops"};
+                                       "loads", "dists", "ops", "peers"};
   static const char *const AXES[] = {"group_size", "load_factor", "dist", "op"};
   static const char *const BACKENDS[] = {"auto", "host", "cuda"}; /* as gh_backend */
   *o = (bench_options){.warmup = 1, .key_bits = 32, .value_bits = 32, .seed = 0x5eed,
@@ -806,13 +851,13 @@ static int parse(int argc, char **argv, bench_options *o) {
     if (!strcmp(key, "help"))
       return puts("gpuhash-bench [--quick --limits --validate] [--OPTION VALUE] for OPTION in "
                   "scenario, backend,\n  device, n, reps, warmup, key-bits, value-bits, axis, "
-                  "group-sizes, loads, dists, ops,\n  json, seed: bench/README.md says what they "
+                  "group-sizes, loads, dists, ops,\n  json, seed, peers: bench/README.md says what they "
                   "do."), -1;
     if (flag && value) return usage("--%s takes no value", key);
     if (flag && (*flag = 1)) continue;
     while (k < 7 && strcmp(key, NUMBERS[k].name)) ++k;
-    while (s < 8 && strcmp(key, OTHERS[s])) ++s;
-    if (k == 7 && s == 8) return usage("unknown option '%s'", argv[i]);
+    while (s < 9 && strcmp(key, OTHERS[s])) ++s;
+    if (k == 7 && s == 9) return usage("unknown option '%s'", argv[i]);
     if (!value && (i + 1 == argc || !strncmp(argv[i + 1], "--", 2)))
       return usage("--%s needs a value", key);
     value = value ? value + 1 : argv[++i];
@@ -836,6 +881,7 @@ static int parse(int argc, char **argv, bench_options *o) {
       for (k = 0; !selects(item, bench_scenarios[k].name);)
         if (++k == bench_scenario_count) return usage("--scenario: '%s' names none", item);
     if (s == 3) o->json_path = value;
+    if (s == 8) o->peers_path = value;
     if (result != 0) return result;
   }
   return 0;
@@ -879,6 +925,10 @@ int main(int argc, char **argv) {
     result = usage("n = %.0f is too large for 32-bit keys (at most 2^31)", largest);
   if (result != 0) return result < 0 ? 0 : result;
   if (open_backend(&o, &be, why, sizeof why) != 0) return 1;
+  if (o.peers_path && load_peers(&run, o.peers_path)) {
+    if (be.stream) bench_cuda_close();
+    return 1;
+  }
   o.mode = be.stream ? (o.quick ? M_QUICK_GPU : M_FULL_GPU)
                     : (o.quick ? M_QUICK_HOST : M_FULL_HOST);
   o.mode_name = o.limits_only ? "limits" : o.quick ? "quick" : "full";
