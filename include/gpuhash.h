@@ -150,8 +150,9 @@ typedef enum gh_hash_family {
 typedef enum gh_memory_kind { GH_MEMORY_HOST = 0, GH_MEMORY_DEVICE = 1 } gh_memory_kind;
 
 /** A pluggable allocator. alloc returns NULL on failure; device allocations must be usable by
- * the table's CUDA device. Host allocations must be aligned to at least 64 bytes. All fields NULL
- * selects the built-in allocator (aligned malloc / cudaMalloc). */
+ * the table's CUDA device and aligned to at least 16 bytes (tables read and swap slots in 16-byte
+ * units; cudaMalloc gives 256). Host allocations must be aligned to at least 64 bytes. All fields
+ * NULL selects the built-in allocator (aligned malloc / cudaMalloc). */
 typedef struct gh_allocator {
   void *(*alloc)(void *ctx, size_t bytes, gh_memory_kind kind);
   void (*free)(void *ctx, void *ptr, size_t bytes, gh_memory_kind kind);

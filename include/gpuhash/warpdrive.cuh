@@ -40,15 +40,16 @@ static __device__ __forceinline__ uint64_t gh_wd_bits_value(const gh_wd_geometry
   return gh_slot_bits_value(gh_wd_format(g), b);
 }
 
-/* How a group reads a window: in pieces (the library's kernels: each lane loads
+/* How a group reads a window for a find: in pieces (the library's find kernel: each lane loads
  * gh_wd_pieces_slots consecutive slots at once, and the group has window_width / that many lanes)
- * or slot by slot (groups given by users: one slot per lane per pass, window_width / size passes). */
+ * or slot by slot (one slot per lane per pass, window_width / size passes: inserts, erases and the
+ * groups users pass to the device API). A piece is loaded as 32-bit words, so an 8-byte slot is
+ * not read in one single-copy-atomic access: pieces are for batches no writer runs alongside. */
 typedef enum gh_wd_reading { GH_WD_BY_SLOT = 0, GH_WD_BY_PIECE = 1 } gh_wd_reading;
 
-/* The rank of the lane that read slot `lane` of a window. */
-static __device__ __forceinline__ unsigned gh_wd_slot_owner(const gh_wd_geometry *g, gh_device_group grp,
-                                                            gh_wd_reading reading, unsigned lane) {
-  return reading == GH_WD_BY_PIECE ? lane / gh_wd_pieces_slots(g) : lane & (grp.size - 1u);
+/* The rank of the lane that read slot `lane` of a window slot by slot. */
+static __device__ __forceinline__ unsigned gh_wd_slot_owner(gh_device_group grp, unsigned lane) {
+  return lane & (grp.size - 1u);
 }
 
 /* One slot seen by this lane at position `lane` of the window: its bits go into the lane's masks,
@@ -104,41 +105,20 @@ static __device__ __forceinline__ gh_wd_masks gh_wd_lane_masks(const gh_wd_geome
   return mine;
 }
 
-/* Bit r of `bits` moved to bit r * stride (stride 1, 2 or 4; at most 32 / stride bits). */
-static __device__ __forceinline__ uint32_t gh_wd_spread_bits(uint32_t x, unsigned stride) {
-  if (stride == 2u) {
-    x = (x | x << 8) & 0x00FF00FFu;
-    x = (x | x << 4) & 0x0F0F0F0Fu;
-    x = (x | x << 2) & 0x33333333u;
-    x = (x | x << 1) & 0x55555555u;
-  } else if (stride == 4u) {
-    x = (x | x << 12) & 0x000F000Fu;
-    x = (x | x << 6) & 0x03030303u;
-    x = (x | x << 3) & 0x11111111u;
-  }
-  return x;
-}
-
-/* One mask of the whole window from the lanes' parts, with ballots (which, unlike reductions, do
- * not queue behind the shuffles of other groups). */
+/* One mask of the whole window from the lanes' parts read slot by slot, with ballots (which,
+ * unlike reductions, do not queue behind the shuffles of other groups). */
 static __device__ __forceinline__ uint32_t gh_wd_window_mask(const gh_wd_geometry *g, gh_device_group grp,
-                                                             gh_wd_reading reading, uint32_t mine) {
+                                                             uint32_t mine) {
   uint32_t window = 0u;
-  if (reading == GH_WD_BY_PIECE) {
-    const unsigned per_lane = gh_wd_pieces_slots(g);
-    for (unsigned s = 0; s < per_lane; ++s)
-      window |= gh_wd_spread_bits(gh_device_group_ballot(grp, (mine >> (grp.rank * per_lane + s)) & 1u), per_lane) << s;
-  } else {
-    for (unsigned pass = 0; pass < g->window_width; pass += grp.size)
-      window |= gh_device_group_ballot(grp, (mine >> (pass + grp.rank)) & 1u) << pass;
-  }
+  for (unsigned pass = 0; pass < g->window_width; pass += grp.size)
+    window |= gh_device_group_ballot(grp, (mine >> (pass + grp.rank)) & 1u) << pass;
   return window;
 }
 
-/* Inserts key with the group; every lane returns the same outcome. */
+/* Inserts key with the group (reading slot by slot); every lane returns the same outcome. */
 static __device__ __forceinline__ gh_wd_outcome gh_wd_insert_group(const gh_wd_geometry *g, void *slots,
-                                                                   gh_device_group grp, gh_wd_reading reading,
-                                                                   uint64_t key, uint64_t value, int policy) {
+                                                                   gh_device_group grp, uint64_t key,
+                                                                   uint64_t value, int policy) {
   if (gh_wd_is_sentinel(key, g->key_bits)) {
     unsigned outcome = 0;
     if (grp.rank == 0) outcome = gh_wd_side_insert(g, slots, key, value, policy);
@@ -149,17 +129,17 @@ static __device__ __forceinline__ gh_wd_outcome gh_wd_insert_group(const gh_wd_g
   const uint64_t empty = gh_wd_empty_key(g->key_bits);
   for (;;) {
     uint64_t unused = 0;
-    const gh_wd_masks mine = gh_wd_lane_masks(g, slots, grp, reading, w.probe.window, key, &unused);
+    const gh_wd_masks mine = gh_wd_lane_masks(g, slots, grp, GH_WD_BY_SLOT, w.probe.window, key, &unused);
     gh_wd_masks m;
-    m.match = gh_wd_window_mask(g, grp, reading, mine.match);
-    m.empty = gh_wd_window_mask(g, grp, reading, mine.empty);
-    m.free = gh_wd_window_mask(g, grp, reading, mine.free);
+    m.match = gh_wd_window_mask(g, grp, mine.match);
+    m.empty = gh_wd_window_mask(g, grp, mine.empty);
+    m.free = gh_wd_window_mask(g, grp, mine.free);
     unsigned lane = 0;
     gh_wd_step step;
     while ((step = gh_wd_insert_decide(g, &w, m, &lane)) == GH_WD_STEP_CLAIM) {
       /* The leftmost free slot is tried; the paper's scheme, with the state machine's rules. */
       const uint64_t marker = (m.empty >> lane) & 1u ? empty : gh_wd_tombstone_key(g->key_bits);
-      const unsigned owner = gh_wd_slot_owner(g, grp, reading, lane);
+      const unsigned owner = gh_wd_slot_owner(grp, lane);
       uint64_t before = 0;
       if (grp.rank == owner) {
         void *slot = gh_wd_slot_at(g, slots, gh_wd_window_slot(g, w.probe.window, lane));
@@ -175,7 +155,7 @@ static __device__ __forceinline__ gh_wd_outcome gh_wd_insert_group(const gh_wd_g
       m.empty &= ~(1u << lane);
     }
     if (step == GH_WD_STEP_UPDATE) {
-      if (grp.rank == gh_wd_slot_owner(g, grp, reading, lane))
+      if (grp.rank == gh_wd_slot_owner(grp, lane))
         gh_wd_update_value(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, w.probe.window, lane)), policy, value);
       return GH_WD_UPDATED;
     }
@@ -209,10 +189,10 @@ static __device__ __forceinline__ int gh_wd_find_group(const gh_wd_geometry *g, 
   return 0;
 }
 
-/* Erases key with the group (bulk erase batches only); returns 1 in every lane if this group
- * removed it. */
+/* Erases key with the group (bulk erase batches only; reading slot by slot); returns 1 in every
+ * lane if this group removed it. */
 static __device__ __forceinline__ int gh_wd_erase_group(const gh_wd_geometry *g, void *slots, gh_device_group grp,
-                                                        gh_wd_reading reading, uint64_t key) {
+                                                        uint64_t key) {
   if (gh_wd_is_sentinel(key, g->key_bits)) {
     int erased = 0;
     if (grp.rank == 0) erased = gh_wd_side_erase(g, slots, key);
@@ -221,7 +201,7 @@ static __device__ __forceinline__ int gh_wd_erase_group(const gh_wd_geometry *g,
   gh_probe p = gh_wd_probe_begin(g, key);
   for (; !gh_probe_done(&p, g->max_probe_windows); gh_probe_next(&p, g->window_count)) {
     uint64_t unused = 0;
-    const gh_wd_masks mine = gh_wd_lane_masks(g, slots, grp, reading, p.window, key, &unused);
+    const gh_wd_masks mine = gh_wd_lane_masks(g, slots, grp, GH_WD_BY_SLOT, p.window, key, &unused);
     const uint32_t matched = gh_device_group_ballot(grp, mine.match != 0u);
     if (matched) {
       const unsigned owner = gh_lowest_bit(matched);
@@ -280,7 +260,7 @@ static __device__ __forceinline__ gh_status gh_device_insert_group(gh_device_vie
     return GH_ERR_INVALID_ARGUMENT;
   }
   const gh_wd_geometry g = gh_wd_view_geometry(&v);
-  const gh_wd_outcome outcome = gh_wd_insert_group(&g, v.slots, group, GH_WD_BY_SLOT, key, value, (int)policy);
+  const gh_wd_outcome outcome = gh_wd_insert_group(&g, v.slots, group, key, value, (int)policy);
   gh_device_record(&v, group.rank == 0 && outcome == GH_WD_INSERTED,
                    group.rank == 0 ? gh_wd_outcome_flags(outcome) : 0u);
   return outcome == GH_WD_NOT_FITTED ? GH_ERR_TABLE_FULL : GH_OK;

@@ -36,16 +36,15 @@ static __device__ __forceinline__ gh_wd_geometry constant_geometry(gh_wd_geometr
   return g;
 }
 
-/* How each kernel reads windows (gpuhash/warpdrive.cuh), as measured on an H100 at n = 2^27, g = 2, 4
- * and 8, loads 0.5 to 0.95 (bench/results/2026-11-27-h100-warpdrive-reading-*): finds in pieces,
- * 1.05x to 1.4x the slot-by-slot rate (fewer lanes per key, so more keys in flight a warp);
- * inserts and erases slot by slot, whose claiming CAS and tombstone write then have a lane for
- * each slot (pieces were 0.75x to 0.95x for them at g <= 4). */
+/* Finds read windows in pieces (gpuhash/warpdrive.cuh): on an H100 at n = 2^27, g = 2, 4 and 8,
+ * loads 0.5 to 0.95, 1.02x to 1.40x the slot-by-slot rate, fewer lanes per key putting more keys
+ * in flight a warp (bench/results/2026-11-27-h100-warpdrive-reading*). Inserts and erases read slot
+ * by slot, so that their claiming CAS and tombstone write have a lane for each slot: pieces ran at
+ * 0.66x to 1.01x for them at g <= 4 (faster at g = 8, 1.04x to 1.11x, but g = 4 slot by slot is
+ * the fastest of either). */
 #define WD_FIND_READING GH_WD_BY_PIECE
-#define WD_INSERT_READING GH_WD_BY_SLOT
-#define WD_ERASE_READING GH_WD_BY_SLOT
 
-/* Lanes of the group that handles one key. */
+/* Lanes of the group that handles one key: the window's pieces for a find, its slots else. */
 static __host__ __device__ __forceinline__ unsigned lanes_per_key(const gh_wd_geometry &g, gh_wd_reading reading) {
   return reading == GH_WD_BY_PIECE ? g.window_width / gh_wd_pieces_slots(&g) : g.window_width;
 }
@@ -63,13 +62,13 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
     wd_insert_kernel(gh_wd_geometry geometry, void *slots, const void *keys, const void *values,
                      uint64_t n, int policy, uint8_t *failed_out, gh_wd_counters *counters) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-  const gh_group_loop l = gh_group_loop_make(lanes_per_key(g, WD_INSERT_READING));
+  const gh_group_loop l = gh_group_loop_make(lanes_per_key(g, GH_WD_BY_SLOT));
   /* 32-bit per-thread counts: a thread sees at most n / (resident threads) keys. */
   unsigned inserted = 0, failed = 0, flags = 0;
   for (uint64_t i = l.first; i < n; i += l.stride) {
     const uint64_t key = gh__read_word(keys, i, KB);
     const uint64_t value = VB ? gh__read_word(values, i, VB) : 0;
-    const gh_wd_outcome outcome = gh_wd_insert_group(&g, slots, l.group, WD_INSERT_READING, key, value, policy);
+    const gh_wd_outcome outcome = gh_wd_insert_group(&g, slots, l.group, key, value, policy);
     if (l.group.rank == 0) {
       inserted += outcome == GH_WD_INSERTED;
       failed += outcome == GH_WD_NOT_FITTED;
@@ -112,10 +111,10 @@ __global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
     wd_erase_kernel(gh_wd_geometry geometry, void *slots, const void *keys, uint64_t n, uint8_t *erased_out,
                     gh_wd_counters *counters) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-  const gh_group_loop l = gh_group_loop_make(lanes_per_key(g, WD_ERASE_READING));
+  const gh_group_loop l = gh_group_loop_make(lanes_per_key(g, GH_WD_BY_SLOT));
   unsigned long long erased = 0;
   for (uint64_t i = l.first; i < n; i += l.stride) {
-    const int removed = gh_wd_erase_group(&g, slots, l.group, WD_ERASE_READING, gh__read_word(keys, i, KB));
+    const int removed = gh_wd_erase_group(&g, slots, l.group, gh__read_word(keys, i, KB));
     if (l.group.rank == 0) {
       erased += (unsigned long long)removed;
       if (erased_out) erased_out[i] = (uint8_t)removed;
@@ -191,7 +190,7 @@ static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, 
   int policy_value = (int)policy;
   void *args[] = {&g, &w->slots, (void *)&keys, (void *)&values, &n, &policy_value, &failed_out, &w->counters};
   gh_wd_call_counters after;
-  const gh_status status = run_counted(t, kernels_for(g).insert, n * lanes_per_key(g, WD_INSERT_READING), args, &after, stream);
+  const gh_status status = run_counted(t, kernels_for(g).insert, n * lanes_per_key(g, GH_WD_BY_SLOT), args, &after, stream);
   if (status == GH_OK) *failed = after.failed;
   return status;
 }
@@ -212,7 +211,7 @@ static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *
   gh_wd_geometry g = w->geometry;
   void *args[] = {&g, &w->slots, (void *)&keys, &n, &erased_out, &w->counters};
   gh_wd_call_counters after;
-  const gh_status status = run_counted(t, kernels_for(g).erase, n * lanes_per_key(g, WD_ERASE_READING), args, &after, stream);
+  const gh_status status = run_counted(t, kernels_for(g).erase, n * lanes_per_key(g, GH_WD_BY_SLOT), args, &after, stream);
   if (status == GH_OK) *erased = after.erased;
   return status;
 }

@@ -193,8 +193,8 @@ static void print_row(const bench_run *run, const bench_result *r) {
     const bench_dynamic *a = r->aging;
     const double resident = (double)r->pairs / 2, fresh = resident / a->fresh_find_ms * 1e-6;
     NOTE("slices: insert %.2f, erase %.2f, find %.2f G/s; finds of the %.0f resident keys: fresh %.2f G/s, "
-         "aged %.2f (%.3f of fresh), after gh_compact %.2f (%.3f), gh_compact %.1f ms; tombstones %.0f at the "
-         "end; %llu compactions during the slices (%.1f ms); ", r->n / 3.0 / r->phase_ms[PHASE_INSERT] * 1e-6, r->n / 3.0 / r->phase_ms[PHASE_ERASE] * 1e-6,
+         "aged %.2f (%.3f of fresh), after gh_compact %.2f (%.3f), gh_compact %.1f ms; tombstones %.0f after the "
+         "last slice; %llu compactions during the slices (%.1f ms); ", r->n / 3.0 / r->phase_ms[PHASE_INSERT] * 1e-6, r->n / 3.0 / r->phase_ms[PHASE_ERASE] * 1e-6,
          r->n / 3.0 / r->phase_ms[PHASE_FIND] * 1e-6, resident, fresh, resident / a->aged_find_ms * 1e-6,
          a->fresh_find_ms / a->aged_find_ms, resident / a->compacted_find_ms * 1e-6,
          a->fresh_find_ms / a->compacted_find_ms, a->compact_ms, a->points ? a->tombstones[a->points - 1] : 0.0,
@@ -263,7 +263,7 @@ static void series(char *out, const double *x, unsigned count, int decimals) {
   *at++ = '[';
   for (unsigned i = 0; i < count; ++i) {
     if (i) *at++ = ',';
-    at += sprintf(at, "%.*f", decimals, x[i]);
+    at += isfinite(x[i]) ? sprintf(at, "%.*f", decimals, x[i]) : sprintf(at, "null");
   }
   strcpy(at, "]");
 }
@@ -478,8 +478,7 @@ static int load_peers(bench_run *run, const char *path) {
         sscanf(op + 6, "%23[^\"]", p->op) != 1 || sscanf(alpha + 8, "%lf", &p->alpha) != 1 ||
         sscanf(gops + 7, "%lf", &p->gops) != 1 || sscanf(at + 7, "%127[^\"]", gpu) != 1)
       continue;
-    /* (the bench names its GPU "NAME (device 0, ...)") */
-    if (strtod(n + 4, NULL) == 0x1p27 && !strncmp(run->be->device, gpu, strlen(gpu))) ++run->peer_count;
+    if (strtod(n + 4, NULL) == 0x1p27 && !strcmp(run->be->device, gpu)) ++run->peer_count;
   }
   fclose(f);
   printf("--peers %s: %u measurements on this GPU (%s) at n = 2^27\n", path, run->peer_count, run->be->device);
