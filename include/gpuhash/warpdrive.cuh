@@ -58,9 +58,7 @@ static __device__ __forceinline__ void gh_wd_note_slot(const gh_wd_geometry *g, 
                                                        uint64_t key, gh_wd_masks *m, uint64_t *value) {
   const uint64_t k = gh_wd_bits_key(g, bits);
   if (k == key && !m->match) *value = gh_wd_bits_value(g, bits);
-  m->match |= (uint32_t)(k == key) << lane;
-  m->empty |= (uint32_t)(k == gh_wd_empty_key(g->key_bits)) << lane;
-  m->free |= (uint32_t)(k == gh_wd_empty_key(g->key_bits) || k == gh_wd_tombstone_key(g->key_bits)) << lane;
+  gh_wd_note_key(g, k, lane, key, m);
 }
 
 /* This lane's piece of a window: gh_wd_pieces_slots slots from slot `first`, in one load of 4, 8 or

@@ -145,17 +145,18 @@ typedef struct gh_wd_masks {
 
 /* Reads a window slot by slot (host backend, single-thread device API). A cooperative group
  * builds the same masks with one ballot per mask instead. */
+/* Adds what the slot at position `lane` of a window holds (key field k) to masks m, for key. */
+GH_HD void gh_wd_note_key(const gh_wd_geometry *g, uint64_t k, unsigned lane, uint64_t key, gh_wd_masks *m) {
+  const uint64_t empty = gh_wd_empty_key(g->key_bits);
+  m->match |= (uint32_t)(k == key) << lane;
+  m->empty |= (uint32_t)(k == empty) << lane;
+  m->free |= (uint32_t)(k == empty || k == gh_wd_tombstone_key(g->key_bits)) << lane;
+}
+
 GH_HD gh_wd_masks gh_wd_read_window(const gh_wd_geometry *g, void *slots, uint64_t window, uint64_t key) {
   gh_wd_masks m = {0u, 0u, 0u};
-  const uint64_t empty = gh_wd_empty_key(g->key_bits);
-  const uint64_t tomb = gh_wd_tombstone_key(g->key_bits);
-  for (unsigned lane = 0; lane < g->window_width; ++lane) {
-    const uint64_t k = gh_wd_load_key(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, window, lane)));
-    const uint32_t bit = 1u << lane;
-    if (k == key) m.match |= bit;
-    if (k == empty) m.empty |= bit;
-    if (k == empty || k == tomb) m.free |= bit;
-  }
+  for (unsigned lane = 0; lane < g->window_width; ++lane)
+    gh_wd_note_key(g, gh_wd_load_key(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, window, lane))), lane, key, &m);
   return m;
 }
 
