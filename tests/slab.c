@@ -7,7 +7,8 @@
  *            hundreds of slabs) and one sized for 2^14 keys grown to 2^20, both SlabAlloc
  *            variants, checked against a reference after every batch
  *   race     insert -> erase -> insert of the same keys racing in one gh_mixed batch (maps, sets
- *            and multivalue): no key twice, results consistent with what the table holds, validate
+ *            and multivalue): no key twice, results consistent with what the table holds, validate;
+ *            gh_insert of hot keys (hundreds of copies racing for one entry): GH_ADD adds each once
  *   mixed    > 10^6 random operations in gh_mixed batches (map and multivalue) against a reference
  *   compact  gh_compact: keys and values kept, tombstones gone, slabs back in SlabAlloc
  *   bad      gh_mixed's bad inputs (op codes, NULL arrays) and designs without gh_mixed / gh_compact
@@ -403,6 +404,69 @@ static void race_case(unsigned key_bits, unsigned value_bits, gh_variant variant
   free(counts);
 }
 
+/* gh_insert of hot keys: every copy of a key in one batch races for the same entry of the same
+ * list (the head pass's CAS, then the walk after a lost one). A map adds each value exactly once
+ * (GH_ADD), a multivalue table keeps every copy; gh_find then reads the sums. */
+static void hot_insert_case(unsigned key_bits, unsigned value_bits, gh_variant variant, uint64_t keys_n,
+                            uint64_t copies) {
+  const uint64_t n = keys_n * copies, mask = value_mask(value_bits);
+  const int multi = variant == GH_VARIANT_MULTIVALUE;
+  tu_rng rng = tu_rng_make(tu_mix_seed(sl_seed, key_bits, value_bits, 100u + (uint64_t)variant));
+  gh_table *t = make_table(key_bits, value_bits, variant, 4096, 0);
+  uint64_t *pool = (uint64_t *)tu_xmalloc(keys_n * 8), *keys = (uint64_t *)tu_xmalloc(n * 8);
+  uint64_t *values = (uint64_t *)tu_xmalloc(n * 8), *sums = (uint64_t *)calloc(keys_n, 8);
+  uint64_t *got = (uint64_t *)tu_xmalloc(keys_n * 8), *counts = (uint64_t *)tu_xmalloc(keys_n * 8);
+  uint8_t *found = (uint8_t *)tu_xmalloc(keys_n);
+  REQUIRE(sums != NULL, "out of memory");
+  tu_set_context("hot insert backend=%s k%u v%u variant=%s keys=%llu copies=%llu seed=0x%016llx",
+                 tu_backend_name(sl_backend), key_bits, value_bits, tu_variant_name(variant, value_bits),
+                 (unsigned long long)keys_n, (unsigned long long)copies, (unsigned long long)sl_seed);
+  tu_gen_unique_keys(&rng, key_bits, keys_n, NULL, pool);
+  tu_gen_values(&rng, value_bits ? value_bits : 32, n, values);
+  for (uint64_t i = 0; i < n; ++i) keys[i] = i; /* positions first, then shuffled into keys */
+  tu_shuffle(&rng, keys, n);
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t k = keys[i] % keys_n;
+    keys[i] = pool[k];
+    sums[k] = (sums[k] + values[i]) & mask;
+  }
+  void *pk = tu_pack(keys, n, key_bits), *pv = value_bits ? tu_pack(values, n, value_bits) : NULL;
+  void *pool_packed = tu_pack(pool, keys_n, key_bits), *out = value_bits ? tu_xmalloc(keys_n * 8) : NULL;
+  tu_set_phase("one gh_insert of every copy");
+  CHECK_OK(t, gh_insert(t, pk, pv, n, multi ? GH_APPEND : GH_ADD, NULL, NULL));
+  CHECK_OK(t, gh_validate(t));
+  CHECK(table_size(t) == (multi ? n : keys_n), "gh_size %llu, expected %llu", (unsigned long long)table_size(t),
+        (unsigned long long)(multi ? n : keys_n));
+  tu_set_phase("gh_find / gh_count of every key");
+  if (multi) {
+    CHECK_OK(t, gh_count(t, pool_packed, keys_n, counts, NULL, NULL));
+    for (uint64_t k = 0; k < keys_n; ++k)
+      if (!CHECK(counts[k] == copies, "key 0x%llx: %llu values, expected %llu", (unsigned long long)pool[k],
+                 (unsigned long long)counts[k], (unsigned long long)copies))
+        break;
+  } else {
+    CHECK_OK(t, gh_find(t, pool_packed, keys_n, out, found, NULL, NULL));
+    if (value_bits) tu_unpack(out, keys_n, value_bits, got);
+    for (uint64_t k = 0; k < keys_n; ++k)
+      if (!CHECK(found[k] && (!value_bits || got[k] == sums[k]), "key 0x%llx: found %u, value 0x%llx, sum 0x%llx",
+                 (unsigned long long)pool[k], found[k], (unsigned long long)(value_bits ? got[k] : 0),
+                 (unsigned long long)sums[k]))
+        break;
+  }
+  gh_destroy(t);
+  free(pool);
+  free(keys);
+  free(values);
+  free(sums);
+  free(got);
+  free(counts);
+  free(found);
+  free(pk);
+  free(pv);
+  free(pool_packed);
+  free(out);
+}
+
 static void part_race(void) {
   race_case(32, 32, GH_VARIANT_MAP, 20000, 3);
   race_case(64, 0, GH_VARIANT_MAP, 20000, 3);
@@ -419,6 +483,11 @@ static void part_race(void) {
   }
   sl_host_threads = 0;
   printf("  race: 20 rounds of 64 hot keys x 513 operations on 8 threads (map k32, map k64, multivalue)\n");
+  hot_insert_case(32, 32, GH_VARIANT_MAP, 64, 513);
+  hot_insert_case(64, 64, GH_VARIANT_MAP, 64, 513);
+  hot_insert_case(32, 0, GH_VARIANT_MAP, 2000, 7);
+  hot_insert_case(32, 32, GH_VARIANT_MULTIVALUE, 64, 513);
+  printf("  race: gh_insert of hot keys (64 x 513 copies, 2000 x 7) added once each, every multivalue copy kept\n");
 }
 
 /* ---- mixed differential ----------------------------------------------------------------------- */

@@ -98,27 +98,46 @@ static __device__ __forceinline__ uint4 gh_slab_load(const gh_device_group &tile
   return __ldcg((const uint4 *)slab + tile.rank);
 }
 
-/* What the tile learns from the words `mine` it read of a slab, looking for the key `stored`. */
+/* The words of this lane's four that start an entry (bit k = word 4 rank + k): every entry-sized
+ * step, except on the last lane, whose words past the data (the auxiliary and next lanes) are not. */
 template <unsigned KB, unsigned VB>
+static __device__ __forceinline__ unsigned gh_slab_entry_words(const gh_device_group &tile) {
+  typedef gh_slab_shape<KB, VB> S;
+  unsigned all = 0, last = 0;
+#pragma unroll
+  for (unsigned k = 0; k < GH_SLAB_TILE_WORDS; k += S::words) {
+    all |= 1u << k;
+    last |= (unsigned)(((GH_SLAB_TILE - 1u) * GH_SLAB_TILE_WORDS + k) / S::words < S::per_slab) << k;
+  }
+  return tile.rank == GH_SLAB_TILE - 1u ? last : all;
+}
+
+/* What the tile learns from the words `mine` it read of a slab, looking for the key `stored`
+ * (without branches: the masks are computed for every word and cut to the entries'). TOMBS = false
+ * leaves the tombstones out (a find needs none). */
+template <unsigned KB, unsigned VB, bool TOMBS = true>
 static __device__ __forceinline__ gh_slab_view gh_slab_classify(const gh_device_group &tile, uint4 mine,
                                                                 uint64_t stored) {
   typedef gh_slab_shape<KB, VB> S;
   const gh_slot_format f = gh_slot_format_make(KB, VB);
   const uint64_t empty = gh_slot_empty_key(KB);
+  const unsigned entries = gh_slab_entry_words<KB, VB>(tile);
   gh_slab_view v;
   v.mine = mine;
   v.my_match = v.my_empties = v.my_tombs = 0;
 #pragma unroll
   for (unsigned k = 0; k < GH_SLAB_TILE_WORDS; k += S::words) {
-    if ((tile.rank * GH_SLAB_TILE_WORDS + k) / S::words >= S::per_slab) continue; /* the auxiliary and next lanes */
     const uint64_t key = gh_slot_bits_key(f, gh_slab_entry_in<KB, VB>(v.mine, k));
     v.my_match |= (unsigned)(key == stored) << k;
     v.my_empties |= (unsigned)(key == empty) << k;
-    v.my_tombs |= (unsigned)(key == empty - 1u) << k;
+    if (TOMBS) v.my_tombs |= (unsigned)(key == empty - 1u) << k;
   }
+  v.my_match &= entries;
+  v.my_empties &= entries;
+  v.my_tombs &= entries;
   v.match = gh_device_group_ballot(tile, v.my_match != 0);
   v.empties = gh_device_group_ballot(tile, v.my_empties != 0);
-  v.tombs = gh_device_group_ballot(tile, v.my_tombs != 0);
+  v.tombs = TOMBS ? gh_device_group_ballot(tile, v.my_tombs != 0) : 0u;
   return v;
 }
 

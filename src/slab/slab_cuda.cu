@@ -145,14 +145,87 @@ static __device__ op_result tile_op(const gh_device_group &tile, const slab_args
   return r;
 }
 
-/* Head reads a tile keeps in flight: the heads of this many queued operations are loaded together
- * before the first of them is decided (an operation is mostly one read, so a tile that loaded one
- * head at a time would wait a full memory latency per operation). */
+/* Head reads a tile keeps in flight in the general kernel: the heads of this many queued
+ * operations are loaded together before the first of them is decided (an operation is mostly one
+ * read, so a tile that loaded one head at a time would wait a full memory latency per operation). */
 #define SLAB_AHEAD 2u
-/* gh_find's kernel: 12 blocks of 128 per SM (40 registers). Measured on an H200 at n = 2^27
- * (bench/results/2026-11-23-h200-slab-ahead.txt): 2 heads ahead at 12 blocks finds at 14.7 G/s,
- * 1 at 16 blocks at 13.7, 4 at 8 blocks at 12.5. */
-#define SLAB_FIND_MIN_BLOCKS 12
+/* gh_find's and gh_insert's kernels load the heads of this many operations at once (the whole
+ * tile's queue: eight 16-byte loads per lane in flight) and decide them without the list walk. */
+#ifndef SLAB_HEADS
+#define SLAB_HEADS 8u
+#endif
+#ifndef SLAB_FIND_MIN_BLOCKS
+#define SLAB_FIND_MIN_BLOCKS 8
+#endif
+#ifndef SLAB_INSERT_MIN_BLOCKS
+#define SLAB_INSERT_MIN_BLOCKS 8
+#endif
+
+/* What gh_find and gh_insert decide from a list's head slab alone, for the operations `batch` (bits
+ * of the tile's queue from `first` on): the tile loads all their heads first, so the reads are in
+ * flight together, then decides each with no branch that splits the tiles of a warp. A find is
+ * decided when its head holds the key or an EMPTY entry (the list ends there); an insert when its
+ * head holds the key (merged by the policy) or when the first free entry of a list that ends in its
+ * head is EMPTY (one CAS). Every CAS is issued before any outcome is read. The rest (a longer list,
+ * a lost CAS, a tombstone to reuse) is returned for the list walk, which decides it afresh: the
+ * head pass only ever completes what the walk would (same entry, same CAS). */
+template <unsigned KB, unsigned VB, int ONLY>
+static __device__ unsigned tile_decide_heads(const gh_device_group &tile, const slab_args &A, unsigned batch,
+                                             unsigned first, uint64_t my_bucket, uint64_t my_stored,
+                                             uint64_t my_value, op_result *mine) {
+  const gh_slot_format f = gh_slot_format_make(KB, VB);
+  const gh_slot_bits blank = gh_slot_pack(f, gh_slot_empty_key(KB), ~0ull);
+  const gh_slab_insert_mode mode = (gh_slab_insert_mode)A.mode;
+  const bool reuse = mode != GH_SLAB_FRONTIER;
+  /* Lanes without an operation hash to bucket 0: their loads read a real slab and are ignored. */
+  uint4 heads[SLAB_HEADS];
+#pragma unroll
+  for (unsigned j = 0; j < SLAB_HEADS; ++j)
+    heads[j] = gh_slab_load(tile, A.T.base + gh_device_group_broadcast(tile, my_bucket, first + j) * GH_SLAB_LANES);
+  unsigned decided = 0, tried = 0;
+  gh_slot_bits before[SLAB_HEADS];
+#pragma unroll
+  for (unsigned j = 0; j < SLAB_HEADS; ++j) {
+    const unsigned src = first + j;
+    const bool live = (batch >> j) & 1u;
+    const uint64_t stored = gh_slab_broadcast_word<KB>(tile, my_stored, src);
+    const gh_slab_view v = gh_slab_classify<KB, VB, ONLY != SLAB_FIND>(tile, heads[j], stored);
+    const unsigned owner = gh_slab_lowest(v.match); /* all ones when no lane matched */
+    const unsigned k = gh_slab_lowest(v.my_match);
+    if (ONLY == SLAB_FIND) {
+      uint64_t value = VB ? gh_slot_bits_value(f, gh_slab_entry_in<KB, VB>(v.mine, k)) : 0;
+      if (VB) value = gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, value, owner % GH_SLAB_TILE);
+      decided |= (unsigned)(v.match || v.empties) << j;
+      if (tile.rank == src) {
+        mine->code = v.match != 0;
+        mine->value = value;
+      }
+    } else {
+      const uint64_t value = VB ? gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, my_value, src) : 0;
+      uint32_t *head = A.T.base + gh_device_group_broadcast(tile, my_bucket, src) * GH_SLAB_LANES;
+      const bool merge = live && mode != GH_SLAB_APPEND && v.match;
+      if (merge && tile.rank == owner) gh_slot_update_value(f, gh_slab_own_word(tile, head, k), A.policy, value);
+      const unsigned candidates = v.empties | (reuse ? v.tombs : 0u);
+      const unsigned entry = gh_slab_lowest(v.my_empties | (reuse ? v.my_tombs : 0u));
+      const bool place = live && !merge && candidates && (mode == GH_SLAB_APPEND || v.empties) &&
+                         tile.rank == gh_slab_lowest(candidates) && ((v.my_empties >> entry) & 1u);
+      before[j] = blank;
+      if (place) {
+        before[j] = gh_slot_cas(f, gh_slab_own_word(tile, head, entry), blank, gh_slot_pack(f, stored, value));
+        tried |= 1u << j;
+      }
+      decided |= (unsigned)merge << j;
+      if (tile.rank == src) mine->code = (uint8_t)(merge ? GH_SLAB_MERGED : GH_SLAB_INSERTED);
+    }
+  }
+  if (ONLY == SLAB_INSERT) {
+    unsigned won = 0;
+#pragma unroll
+    for (unsigned j = 0; j < SLAB_HEADS; ++j) won |= (unsigned)(((tried >> j) & 1u) && gh_slot_bits_equal(before[j], blank)) << j;
+    decided |= __reduce_or_sync(tile.mask, won);
+  }
+  return batch & ~decided;
+}
 
 /* The work queue: each lane brings one operation and hashes its key; its tile runs the queue
  * SLAB_AHEAD operations at a time (their head slabs loaded together, then each decided, the whole
@@ -160,7 +233,9 @@ static __device__ op_result tile_op(const gh_device_group &tile, const slab_args
  * SLAB_ANY (operations from A.ops or A.op) or the one operation of a gh_insert / gh_find: those
  * instantiations leave the other operations' code and registers out (more warps per SM). */
 template <unsigned KB, unsigned VB, int ONLY>
-__global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND ? SLAB_FIND_MIN_BLOCKS : 1)
+__global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND     ? SLAB_FIND_MIN_BLOCKS
+                                                 : ONLY == SLAB_INSERT ? SLAB_INSERT_MIN_BLOCKS
+                                                                       : 1)
     slab_ops_kernel(const __grid_constant__ slab_args A) {
   const gh_device_group tile = gh_device_group_make(GH_SLAB_TILE);
   gh_slab_tile_alloc ta = gh_slab_tile_alloc_make((uint32_t)(gh_thread_index() / GH_SLAB_TILE));
@@ -172,33 +247,46 @@ __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND ? SLAB_FIND_M
     const uint64_t my_value = active && VB && A.values ? gh__read_word(A.values, i, VB) : 0;
     uint64_t my_stored = 0;
     const uint64_t my_bucket = active ? gh_slab_bucket(&A.T.g, my_key, &my_stored) : 0;
-    const unsigned queue = gh_device_group_ballot(tile, active);
+    unsigned queue = gh_device_group_ballot(tile, active);
     op_result mine = {0, 0, 0, 0, 0};
-    /* The tiles of a warp step through their queues together and meet at the end of every step: a
-     * warp whose tiles drifted apart would run them one after the other. */
-    for (unsigned first = 0; first < GH_SLAB_TILE; first += SLAB_AHEAD) {
-      uint64_t bucket[SLAB_AHEAD];
-      gh_slab_ahead ahead[SLAB_AHEAD];
+    if (ONLY == SLAB_FIND || ONLY == SLAB_INSERT) {
+      unsigned walk = 0;
 #pragma unroll
-      for (unsigned j = 0; j < SLAB_AHEAD; ++j) {
-        bucket[j] = gh_device_group_broadcast(tile, my_bucket, first + j);
-        ahead[j].have = (queue >> (first + j)) & 1u;
-        if (ahead[j].have) ahead[j].words = gh_slab_load(tile, A.T.base + bucket[j] * GH_SLAB_LANES);
-      }
+      for (unsigned first = 0; first < GH_SLAB_TILE; first += SLAB_HEADS)
+        walk |= tile_decide_heads<KB, VB, ONLY>(tile, A, (queue >> first) & ((1u << SLAB_HEADS) - 1u), first,
+                                                my_bucket, my_stored, my_value, &mine)
+                << first;
+      queue = walk;
+    }
+    /* The list walk: the general kernel's queue, or what the head pass left (skipped by a warp
+     * with nothing left). */
+    if (__any_sync(0xFFFFFFFFu, queue != 0)) {
+      /* The tiles of a warp step through their queues together and meet at the end of every step: a
+       * warp whose tiles drifted apart would run them one after the other. */
+      for (unsigned first = 0; first < GH_SLAB_TILE; first += SLAB_AHEAD) {
+        uint64_t bucket[SLAB_AHEAD];
+        gh_slab_ahead ahead[SLAB_AHEAD];
 #pragma unroll
-      for (unsigned j = 0; j < SLAB_AHEAD; ++j) {
-        const unsigned src = first + j;
-        const int op = ONLY != SLAB_ANY ? ONLY : (int)gh_slab_broadcast_word<32>(tile, (uint32_t)my_op, src);
-        const uint64_t stored = gh_slab_broadcast_word<KB>(tile, my_stored, src);
-        const uint64_t value =
-            ONLY == SLAB_FIND || VB == 0 ? 0 : gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, my_value, src);
-        const uint64_t index = i - tile.rank + src; /* the lanes of a tile hold consecutive operations */
-        if ((queue >> src) & 1u) {
-          op_result r = tile_op<KB, VB>(tile, A, &ta, op, bucket[j], stored, value, index, ahead[j]);
-          if (op == SLAB_FIND && VB) r.value = gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, r.value, r.owner);
-          if (tile.rank == src) mine = r;
+        for (unsigned j = 0; j < SLAB_AHEAD; ++j) {
+          bucket[j] = gh_device_group_broadcast(tile, my_bucket, first + j);
+          ahead[j].have = (queue >> (first + j)) & 1u;
+          if (ahead[j].have) ahead[j].words = gh_slab_load(tile, A.T.base + bucket[j] * GH_SLAB_LANES);
         }
-        __syncwarp();
+#pragma unroll
+        for (unsigned j = 0; j < SLAB_AHEAD; ++j) {
+          const unsigned src = first + j;
+          const int op = ONLY != SLAB_ANY ? ONLY : (int)gh_slab_broadcast_word<32>(tile, (uint32_t)my_op, src);
+          const uint64_t stored = gh_slab_broadcast_word<KB>(tile, my_stored, src);
+          const uint64_t value =
+              ONLY == SLAB_FIND || VB == 0 ? 0 : gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, my_value, src);
+          const uint64_t index = i - tile.rank + src; /* the lanes of a tile hold consecutive operations */
+          if ((queue >> src) & 1u) {
+            op_result r = tile_op<KB, VB>(tile, A, &ta, op, bucket[j], stored, value, index, ahead[j]);
+            if (op == SLAB_FIND && VB) r.value = gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, r.value, r.owner);
+            if (tile.rank == src) mine = r;
+          }
+          __syncwarp();
+        }
       }
     }
     if (active) {
@@ -296,12 +384,13 @@ __global__ void slab_split_kernel(gh_slab_geometry g, uint32_t *old_base, gh_sla
       unsigned live = 0, second = 0;
 #pragma unroll
       for (unsigned k = 0; k < GH_SLAB_TILE_WORDS; k += S::words) {
-        if ((tile.rank * GH_SLAB_TILE_WORDS + k) / S::words >= S::per_slab) continue;
         const uint64_t key = gh_slot_bits_key(f, gh_slab_entry_in<KB, VB>(w, k));
         const bool here = key != empty && key != empty - 1u;
         live |= (unsigned)here << k;
         second |= (unsigned)(here && gh_slab_split_half(&doubled, b, first, key)) << k;
       }
+      live &= gh_slab_entry_words<KB, VB>(tile);
+      second &= live;
       /* Ranks per half: the counts of both, 8 bits each, scanned over the lanes at once. */
       const unsigned mine = (unsigned)__popc((int)(live & ~second)) | (unsigned)__popc((int)second) << 8;
       const unsigned before = lanes_before(tile, mine);
