@@ -149,11 +149,8 @@ static __device__ op_result tile_op(const gh_device_group &tile, const slab_args
  * operations are loaded together before the first of them is decided (an operation is mostly one
  * read, so a tile that loaded one head at a time would wait a full memory latency per operation). */
 #define SLAB_AHEAD 2u
-/* gh_find's and gh_insert's kernels load the heads of this many operations at once (the whole
- * tile's queue: eight 16-byte loads per lane in flight) and decide them without the list walk. */
-#ifndef SLAB_HEADS
-#define SLAB_HEADS 8u
-#endif
+/* gh_find's and gh_insert's kernels: 8 blocks of 128 per SM (64 registers: a tile's eight slabs
+ * in flight take 32 of them). */
 #ifndef SLAB_FIND_MIN_BLOCKS
 #define SLAB_FIND_MIN_BLOCKS 8
 #endif
@@ -161,77 +158,107 @@ static __device__ op_result tile_op(const gh_device_group &tile, const slab_args
 #define SLAB_INSERT_MIN_BLOCKS 8
 #endif
 
-/* What gh_find and gh_insert decide from a list's head slab alone, for the operations `batch` (bits
- * of the tile's queue from `first` on): the tile loads all their heads first, so the reads are in
- * flight together, then decides each with no branch that splits the tiles of a warp. A find is
- * decided when its head holds the key or an EMPTY entry (the list ends there); an insert when its
- * head holds the key (merged by the policy) or when the first free entry of a list that ends in its
- * head is EMPTY (one CAS). Every CAS is issued before any outcome is read. The rest (a longer list,
- * a lost CAS, a tombstone to reuse) is returned for the list walk, which decides it afresh: the
- * head pass only ever completes what the walk would (same entry, same CAS). */
-template <unsigned KB, unsigned VB, int ONLY>
-static __device__ unsigned tile_decide_heads(const gh_device_group &tile, const slab_args &A, unsigned batch,
-                                             unsigned first, uint64_t my_bucket, uint64_t my_stored,
-                                             uint64_t my_value, op_result *mine) {
+/* The tile of a warp whose lanes all call together (the tiles in step, no branch between them):
+ * its exchanges sync the whole warp. A constant mask spares the convergence checks (a match and a
+ * reduction per exchange) that the compiler adds for the computed mask of a tile. */
+static __device__ __forceinline__ gh_device_group warp_converged(gh_device_group tile) {
+  tile.mask = 0xFFFFFFFFu;
+  return tile;
+}
+
+/* gh_find: the tile runs its whole queue at once, in rounds. Round r loads the r-th slab of every
+ * list not decided yet (eight 16-byte loads per lane in flight together) and decides each without a
+ * branch: the key found, or the list ends (an EMPTY entry or no next slab); otherwise the lane of
+ * that operation keeps the next slab's address for the next round. At the table's usual load a
+ * list is mostly one slab, so most warps need one round. `tile` is warp-converged. */
+template <unsigned KB, unsigned VB>
+static __device__ void tile_find_rounds(const gh_device_group &tile, const slab_args &A, unsigned queue,
+                                        uint64_t my_bucket, uint64_t my_stored, op_result *mine) {
+  const gh_slot_format f = gh_slot_format_make(KB, VB);
+  const uint32_t *my_slab = A.T.base + my_bucket * GH_SLAB_LANES; /* of this lane's operation */
+  for (unsigned pending = queue; __any_sync(0xFFFFFFFFu, pending != 0);) {
+    uint4 words[GH_SLAB_TILE];
+#pragma unroll
+    for (unsigned j = 0; j < GH_SLAB_TILE; ++j) {
+      const uint32_t *slab = (const uint32_t *)gh_device_group_broadcast(tile, (uint64_t)my_slab, j);
+      words[j] = (pending >> j) & 1u ? gh_slab_load(tile, slab) : make_uint4(0u, 0u, 0u, 0u);
+    }
+    unsigned ended = 0;
+#pragma unroll
+    for (unsigned j = 0; j < GH_SLAB_TILE; ++j) {
+      const gh_slab_view v = gh_slab_classify<KB, VB, false>(tile, words[j], gh_slab_broadcast_word<KB>(tile, my_stored, j));
+      uint64_t value = VB ? gh_slot_bits_value(f, gh_slab_entry_in<KB, VB>(v.mine, gh_slab_lowest(v.my_match))) : 0;
+      if (VB) value = gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, value, gh_slab_lowest(v.match) % GH_SLAB_TILE);
+      const uint32_t next = (uint32_t)gh_slab_broadcast_word<32>(tile, words[j].w, GH_SLAB_TILE - 1u);
+      const bool ends = v.match || v.empties || next == GH_SLAB_NULL;
+      if (tile.rank == j && ((pending >> j) & 1u)) {
+        mine->code = v.match != 0;
+        mine->value = value;
+        if (!ends) my_slab = gh_slab_at(&A.T.pool, next);
+      }
+      ended |= (unsigned)ends << j;
+    }
+    pending &= ~ended;
+  }
+}
+
+/* gh_insert: what the tile decides from the head slabs of its whole queue, loaded together: an
+ * insert whose head holds the key (merged by the policy), or whose list ends in its head with an
+ * EMPTY entry first among the free ones (one CAS on it, as the walk would make). Every CAS is issued
+ * before any outcome is read. Returns the operations left to the walk (a longer list, a lost CAS, a
+ * tombstone to reuse), which decides them afresh. `tile` is warp-converged. */
+template <unsigned KB, unsigned VB>
+static __device__ unsigned tile_insert_heads(const gh_device_group &tile, const slab_args &A, unsigned queue,
+                                             uint64_t my_bucket, uint64_t my_stored, uint64_t my_value,
+                                             op_result *mine) {
   const gh_slot_format f = gh_slot_format_make(KB, VB);
   const gh_slot_bits blank = gh_slot_pack(f, gh_slot_empty_key(KB), ~0ull);
   const gh_slab_insert_mode mode = (gh_slab_insert_mode)A.mode;
   const bool reuse = mode != GH_SLAB_FRONTIER;
   /* Lanes without an operation hash to bucket 0: their loads read a real slab and are ignored. */
-  uint4 heads[SLAB_HEADS];
+  uint4 heads[GH_SLAB_TILE];
 #pragma unroll
-  for (unsigned j = 0; j < SLAB_HEADS; ++j)
-    heads[j] = gh_slab_load(tile, A.T.base + gh_device_group_broadcast(tile, my_bucket, first + j) * GH_SLAB_LANES);
-  unsigned decided = 0, tried = 0;
-  gh_slot_bits before[SLAB_HEADS];
+  for (unsigned j = 0; j < GH_SLAB_TILE; ++j)
+    heads[j] = gh_slab_load(tile, A.T.base + gh_device_group_broadcast(tile, my_bucket, j) * GH_SLAB_LANES);
+  unsigned merged = 0, tried = 0;
+  gh_slot_bits before[GH_SLAB_TILE];
 #pragma unroll
-  for (unsigned j = 0; j < SLAB_HEADS; ++j) {
-    const unsigned src = first + j;
-    const bool live = (batch >> j) & 1u;
-    const uint64_t stored = gh_slab_broadcast_word<KB>(tile, my_stored, src);
-    const gh_slab_view v = gh_slab_classify<KB, VB, ONLY != SLAB_FIND>(tile, heads[j], stored);
-    const unsigned owner = gh_slab_lowest(v.match); /* all ones when no lane matched */
-    const unsigned k = gh_slab_lowest(v.my_match);
-    if (ONLY == SLAB_FIND) {
-      uint64_t value = VB ? gh_slot_bits_value(f, gh_slab_entry_in<KB, VB>(v.mine, k)) : 0;
-      if (VB) value = gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, value, owner % GH_SLAB_TILE);
-      decided |= (unsigned)(v.match || v.empties) << j;
-      if (tile.rank == src) {
-        mine->code = v.match != 0;
-        mine->value = value;
-      }
-    } else {
-      const uint64_t value = VB ? gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, my_value, src) : 0;
-      uint32_t *head = A.T.base + gh_device_group_broadcast(tile, my_bucket, src) * GH_SLAB_LANES;
-      const bool merge = live && mode != GH_SLAB_APPEND && v.match;
-      if (merge && tile.rank == owner) gh_slot_update_value(f, gh_slab_own_word(tile, head, k), A.policy, value);
-      const unsigned candidates = v.empties | (reuse ? v.tombs : 0u);
-      const unsigned entry = gh_slab_lowest(v.my_empties | (reuse ? v.my_tombs : 0u));
-      const bool place = live && !merge && candidates && (mode == GH_SLAB_APPEND || v.empties) &&
-                         tile.rank == gh_slab_lowest(candidates) && ((v.my_empties >> entry) & 1u);
-      before[j] = blank;
-      if (place) {
-        before[j] = gh_slot_cas(f, gh_slab_own_word(tile, head, entry), blank, gh_slot_pack(f, stored, value));
-        tried |= 1u << j;
-      }
-      decided |= (unsigned)merge << j;
-      if (tile.rank == src) mine->code = (uint8_t)(merge ? GH_SLAB_MERGED : GH_SLAB_INSERTED);
+  for (unsigned j = 0; j < GH_SLAB_TILE; ++j) {
+    const bool live = (queue >> j) & 1u;
+    const uint64_t stored = gh_slab_broadcast_word<KB>(tile, my_stored, j);
+    const uint64_t value = VB ? gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, my_value, j) : 0;
+    uint32_t *head = A.T.base + gh_device_group_broadcast(tile, my_bucket, j) * GH_SLAB_LANES;
+    const gh_slab_view v = gh_slab_classify<KB, VB>(tile, heads[j], stored);
+    const bool merge = live && mode != GH_SLAB_APPEND && v.match;
+    if (merge && tile.rank == gh_slab_lowest(v.match))
+      gh_slot_update_value(f, gh_slab_own_word(tile, head, gh_slab_lowest(v.my_match)), A.policy, value);
+    const unsigned candidates = v.empties | (reuse ? v.tombs : 0u);
+    const unsigned entry = gh_slab_lowest(v.my_empties | (reuse ? v.my_tombs : 0u));
+    const bool place = live && !merge && candidates && (mode == GH_SLAB_APPEND || v.empties) &&
+                       tile.rank == gh_slab_lowest(candidates) && ((v.my_empties >> entry) & 1u);
+    before[j] = blank;
+    if (place) {
+      before[j] = gh_slot_cas(f, gh_slab_own_word(tile, head, entry), blank, gh_slot_pack(f, stored, value));
+      tried |= 1u << j;
     }
+    merged |= (unsigned)merge << j;
+    if (tile.rank == j) mine->code = (uint8_t)(merge ? GH_SLAB_MERGED : GH_SLAB_INSERTED);
   }
-  if (ONLY == SLAB_INSERT) {
-    unsigned won = 0;
+  unsigned won = 0;
 #pragma unroll
-    for (unsigned j = 0; j < SLAB_HEADS; ++j) won |= (unsigned)(((tried >> j) & 1u) && gh_slot_bits_equal(before[j], blank)) << j;
-    decided |= __reduce_or_sync(tile.mask, won);
-  }
-  return batch & ~decided;
+  for (unsigned j = 0; j < GH_SLAB_TILE; ++j)
+    won |= (unsigned)(((tried >> j) & 1u) && gh_slot_bits_equal(before[j], blank)) << j;
+  /* The tile's wins: each tile's byte of one warp-wide OR. */
+  won = (__reduce_or_sync(0xFFFFFFFFu, won << tile.first_lane) >> tile.first_lane) & 0xFFu;
+  return queue & ~(merged | won);
 }
 
-/* The work queue: each lane brings one operation and hashes its key; its tile runs the queue
- * SLAB_AHEAD operations at a time (their head slabs loaded together, then each decided, the whole
- * tile on one operation), and every lane writes its own results at the end (coalesced). ONLY is
- * SLAB_ANY (operations from A.ops or A.op) or the one operation of a gh_insert / gh_find: those
- * instantiations leave the other operations' code and registers out (more warps per SM). */
+/* The work queue: each lane brings one operation and hashes its key; its tile runs the queue, and
+ * every lane writes its own results at the end (coalesced). ONLY is SLAB_ANY (operations from A.ops
+ * or A.op: the queue SLAB_AHEAD operations at a time, their head slabs loaded together, then each
+ * decided by the whole tile) or the one operation of a gh_find (tile_find_rounds) or a gh_insert
+ * (tile_insert_heads, then the walk for what it left): those instantiations leave the other
+ * operations' code and registers out. */
 template <unsigned KB, unsigned VB, int ONLY>
 __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND     ? SLAB_FIND_MIN_BLOCKS
                                                  : ONLY == SLAB_INSERT ? SLAB_INSERT_MIN_BLOCKS
@@ -247,38 +274,42 @@ __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND     ? SLAB_FI
     const uint64_t my_value = active && VB && A.values ? gh__read_word(A.values, i, VB) : 0;
     uint64_t my_stored = 0;
     const uint64_t my_bucket = active ? gh_slab_bucket(&A.T.g, my_key, &my_stored) : 0;
-    unsigned queue = gh_device_group_ballot(tile, active);
+    const unsigned queue = gh_device_group_ballot(tile, active);
     op_result mine = {0, 0, 0, 0, 0};
-    if (ONLY == SLAB_FIND || ONLY == SLAB_INSERT) {
-      unsigned walk = 0;
-#pragma unroll
-      for (unsigned first = 0; first < GH_SLAB_TILE; first += SLAB_HEADS)
-        walk |= tile_decide_heads<KB, VB, ONLY>(tile, A, (queue >> first) & ((1u << SLAB_HEADS) - 1u), first,
-                                                my_bucket, my_stored, my_value, &mine)
-                << first;
-      queue = walk;
-    }
-    /* The list walk: the general kernel's queue, or what the head pass left (skipped by a warp
-     * with nothing left). */
-    if (__any_sync(0xFFFFFFFFu, queue != 0)) {
+    if (ONLY == SLAB_FIND) {
+      tile_find_rounds<KB, VB>(warp_converged(tile), A, queue, my_bucket, my_stored, &mine);
+    } else if (ONLY == SLAB_INSERT) {
+      /* What the heads left, walked by each tile on its own (rare: the tiles part here). */
+      unsigned walk = tile_insert_heads<KB, VB>(warp_converged(tile), A, queue, my_bucket, my_stored, my_value, &mine);
+      for (; walk; walk &= walk - 1u) {
+        const unsigned src = gh_slab_lowest(walk);
+        const uint64_t bucket = gh_device_group_broadcast(tile, my_bucket, src);
+        const uint64_t stored = gh_slab_broadcast_word<KB>(tile, my_stored, src);
+        const uint64_t value = VB ? gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, my_value, src) : 0;
+        const op_result r = tile_op<KB, VB>(tile, A, &ta, SLAB_INSERT, bucket, stored, value, i - tile.rank + src,
+                                            gh_slab_no_ahead());
+        if (tile.rank == src) mine = r;
+      }
+      __syncwarp();
+    } else {
       /* The tiles of a warp step through their queues together and meet at the end of every step: a
        * warp whose tiles drifted apart would run them one after the other. */
+      const gh_device_group warp = warp_converged(tile); /* for the exchanges between the steps */
       for (unsigned first = 0; first < GH_SLAB_TILE; first += SLAB_AHEAD) {
         uint64_t bucket[SLAB_AHEAD];
         gh_slab_ahead ahead[SLAB_AHEAD];
 #pragma unroll
         for (unsigned j = 0; j < SLAB_AHEAD; ++j) {
-          bucket[j] = gh_device_group_broadcast(tile, my_bucket, first + j);
+          bucket[j] = gh_device_group_broadcast(warp, my_bucket, first + j);
           ahead[j].have = (queue >> (first + j)) & 1u;
           if (ahead[j].have) ahead[j].words = gh_slab_load(tile, A.T.base + bucket[j] * GH_SLAB_LANES);
         }
 #pragma unroll
         for (unsigned j = 0; j < SLAB_AHEAD; ++j) {
           const unsigned src = first + j;
-          const int op = ONLY != SLAB_ANY ? ONLY : (int)gh_slab_broadcast_word<32>(tile, (uint32_t)my_op, src);
-          const uint64_t stored = gh_slab_broadcast_word<KB>(tile, my_stored, src);
-          const uint64_t value =
-              ONLY == SLAB_FIND || VB == 0 ? 0 : gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, my_value, src);
+          const int op = (int)gh_slab_broadcast_word<32>(warp, (uint32_t)my_op, src);
+          const uint64_t stored = gh_slab_broadcast_word<KB>(warp, my_stored, src);
+          const uint64_t value = VB ? gh_slab_broadcast_word<VB == 0 ? 32 : VB>(warp, my_value, src) : 0;
           const uint64_t index = i - tile.rank + src; /* the lanes of a tile hold consecutive operations */
           if ((queue >> src) & 1u) {
             op_result r = tile_op<KB, VB>(tile, A, &ta, op, bucket[j], stored, value, index, ahead[j]);
