@@ -66,6 +66,9 @@ typedef struct slab_args {
   int rerun;
 } slab_args;
 
+/* The result code of an insert gh_insert's head pass leaves to the walk (never returned). */
+#define SLAB_LEFT 3u
+
 /* What an operation leaves: code, removed and count on every lane; a find's value on lane `owner`
  * (the lane that read it: it writes the value out, no exchange). */
 typedef struct op_result {
@@ -269,6 +272,7 @@ __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND     ? SLAB_FI
   unsigned long long inserted = 0, failed = 0, removed = 0, erased = 0, total = 0;
   for (uint64_t i = gh_thread_index(); i < gh_warp_rounded(A.n); i += gh_grid_threads()) {
     const bool active = i < A.n && (!A.rerun || (A.retry_bits[i / 32] >> (i % 32)) & 1u);
+    if (!__any_sync(0xFFFFFFFFu, active)) continue; /* a rerun's warps mostly have nothing to do */
     const int my_op = ONLY != SLAB_ANY ? ONLY : (active ? (A.ops ? (int)A.ops[i] : A.op) : 0);
     const uint64_t my_key = active ? gh__read_word(A.keys, i, KB) : 0;
     const uint64_t my_value = active && VB && A.values ? gh__read_word(A.values, i, VB) : 0;
@@ -279,18 +283,10 @@ __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND     ? SLAB_FI
     if (ONLY == SLAB_FIND) {
       tile_find_rounds<KB, VB>(warp_converged(tile), A, queue, my_bucket, my_stored, &mine);
     } else if (ONLY == SLAB_INSERT) {
-      /* What the heads left, walked by each tile on its own (rare: the tiles part here). */
-      unsigned walk = tile_insert_heads<KB, VB>(warp_converged(tile), A, queue, my_bucket, my_stored, my_value, &mine);
-      for (; walk; walk &= walk - 1u) {
-        const unsigned src = gh_slab_lowest(walk);
-        const uint64_t bucket = gh_device_group_broadcast(tile, my_bucket, src);
-        const uint64_t stored = gh_slab_broadcast_word<KB>(tile, my_stored, src);
-        const uint64_t value = VB ? gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, my_value, src) : 0;
-        const op_result r = tile_op<KB, VB>(tile, A, &ta, SLAB_INSERT, bucket, stored, value, i - tile.rank + src,
-                                            gh_slab_no_ahead());
-        if (tile.rank == src) mine = r;
-      }
-      __syncwarp();
+      /* What the heads left is walked by a second launch (run_batch): a walk here would part the
+       * tiles of the warp, and its rare long chains would hold up the other three. */
+      const unsigned left = tile_insert_heads<KB, VB>(warp_converged(tile), A, queue, my_bucket, my_stored, my_value, &mine);
+      if ((left >> tile.rank) & 1u) mine.code = SLAB_LEFT;
     } else {
       /* The tiles of a warp step through their queues together and meet at the end of every step: a
        * warp whose tiles drifted apart would run them one after the other. */
@@ -320,7 +316,13 @@ __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND     ? SLAB_FI
         }
       }
     }
-    if (active) {
+    if (ONLY == SLAB_INSERT) {
+      /* The operations left for the walk: the warp's 32 operations are one word of the bits, which
+       * the host cleared and no other warp writes. */
+      const unsigned left = __ballot_sync(0xFFFFFFFFu, active && mine.code == SLAB_LEFT);
+      if (left && gh_device_lane() == 0) A.retry_bits[i / 32] = left;
+    }
+    if (active && mine.code != SLAB_LEFT) {
       if (my_op == SLAB_INSERT) {
         inserted += mine.code == GH_SLAB_INSERTED;
         failed += mine.code == GH_SLAB_NO_MEMORY;
@@ -516,10 +518,10 @@ static slab_args args_for(gh_table *t, int op, const void *keys, uint64_t n) {
   return a;
 }
 
-/* The instantiation that runs a launch: gh_insert's and gh_find's own, the general one otherwise. */
+/* The instantiation that runs a launch: gh_find's own, the general one otherwise (gh_insert's head
+ * pass is launched by run_batch before it). */
 static const void *ops_kernel(const slab_args *a) {
   const slab_kernels k = kernels_for(a->T.g);
-  if (a->ops == NULL && a->op == SLAB_INSERT) return k.insert;
   return a->ops == NULL && a->op == SLAB_FIND ? k.find : k.ops;
 }
 
@@ -552,10 +554,18 @@ static uint64_t spares(gh_table *t, const gh_slab_batch *b) {
   return (uint64_t)gh_cuda_resident_grid(b->n, ops_kernel(&a), kBlockThreads) * (kBlockThreads / GH_SLAB_TILE) + 1;
 }
 
+/* A batch's kernels. gh_insert's first run is two: its head pass (which takes no slab), then the
+ * general kernel on the operations the pass left, flagged in the retry bits (a rerun of those). */
 static gh_status run_batch(gh_table *t, const gh_slab_batch *b, uint64_t *failed, void *stream) {
   slab_args a = batch_args(t, b); /* after the reservation: the pool may have grown */
   gh_slab_call_counters after;
-  const gh_status status = run_ops(t, &a, &after, stream);
+  gh_status status = GH_OK;
+  if (a.ops == NULL && !a.rerun && a.retry_bits != NULL) {
+    void *args[] = {&a};
+    status = gh__cuda_launch(t, kernels_for(a.T.g).insert, a.n, kBlockThreads, args, stream);
+    a.rerun = 1;
+  }
+  if (status == GH_OK) status = run_ops(t, &a, &after, stream);
   if (status == GH_OK) *failed = after.failed;
   return status;
 }
