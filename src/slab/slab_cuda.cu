@@ -256,12 +256,104 @@ static __device__ unsigned tile_insert_heads(const gh_device_group &tile, const 
   return queue & ~(merged | won);
 }
 
-/* The work queue: each lane brings one operation and hashes its key; its tile runs the queue, and
- * every lane writes its own results at the end (coalesced). ONLY is SLAB_ANY (operations from A.ops
- * or A.op: the queue SLAB_AHEAD operations at a time, their head slabs loaded together, then each
- * decided by the whole tile) or the one operation of a gh_find (tile_find_rounds) or a gh_insert
- * (tile_insert_heads, then the walk for what it left): those instantiations leave the other
- * operations' code and registers out. */
+/* What a thread's operations add to the call's counters. */
+typedef struct op_tally {
+  unsigned long long inserted, failed, removed, erased, total;
+} op_tally;
+
+/* One operation per lane (operation i of the batch with its key and value, or none: active = 0)
+ * through its tile's queue, and its results written. Every lane of the warp calls. ONLY is SLAB_ANY
+ * (operations from A.ops or A.op: the queue SLAB_AHEAD operations at a time, their head slabs loaded
+ * together, then each decided by the whole tile) or the one operation of a gh_find
+ * (tile_find_rounds) or of gh_insert's head pass (tile_insert_heads): those instantiations leave the
+ * other operations' code and registers out. */
+template <unsigned KB, unsigned VB, int ONLY>
+static __device__ __forceinline__ void slab_ops_step(const gh_device_group &tile, const slab_args &A,
+                                                     gh_slab_tile_alloc *ta, uint64_t i, bool active,
+                                                     uint64_t my_key, uint64_t my_value, op_tally *tally) {
+  const int my_op = ONLY != SLAB_ANY ? ONLY : (active ? (A.ops ? (int)A.ops[i] : A.op) : 0);
+  uint64_t my_stored = 0;
+  const uint64_t my_bucket = active ? gh_slab_bucket(&A.T.g, my_key, &my_stored) : 0;
+  const unsigned queue = gh_device_group_ballot(tile, active);
+  const gh_device_group warp = warp_converged(tile);
+  op_result mine = {0, 0, 0, 0, 0};
+  if (ONLY == SLAB_FIND) {
+    tile_find_rounds<KB, VB>(warp, A, queue, my_bucket, my_stored, &mine);
+  } else if (ONLY == SLAB_INSERT) {
+    /* What the heads left is walked by a second launch (run_batch): a walk here would part the
+     * tiles of the warp, and its rare long chains would hold up the other three. */
+    const unsigned left = tile_insert_heads<KB, VB>(warp, A, queue, my_bucket, my_stored, my_value, &mine);
+    if ((left >> tile.rank) & 1u) mine.code = SLAB_LEFT;
+  } else {
+    /* The tiles of a warp step through their queues together and meet at the end of every step: a
+     * warp whose tiles drifted apart would run them one after the other. */
+    for (unsigned first = 0; first < GH_SLAB_TILE; first += SLAB_AHEAD) {
+      uint64_t bucket[SLAB_AHEAD];
+      gh_slab_ahead ahead[SLAB_AHEAD];
+#pragma unroll
+      for (unsigned j = 0; j < SLAB_AHEAD; ++j) {
+        bucket[j] = gh_device_group_broadcast(warp, my_bucket, first + j);
+        ahead[j].have = (queue >> (first + j)) & 1u;
+        if (ahead[j].have) ahead[j].words = gh_slab_load(tile, A.T.base + bucket[j] * GH_SLAB_LANES);
+      }
+#pragma unroll
+      for (unsigned j = 0; j < SLAB_AHEAD; ++j) {
+        const unsigned src = first + j;
+        const int op = (int)gh_slab_broadcast_word<32>(warp, (uint32_t)my_op, src);
+        const uint64_t stored = gh_slab_broadcast_word<KB>(warp, my_stored, src);
+        const uint64_t value = VB ? gh_slab_broadcast_word<VB == 0 ? 32 : VB>(warp, my_value, src) : 0;
+        const uint64_t index = gh_device_group_broadcast(warp, i, src);
+        if ((queue >> src) & 1u) {
+          op_result r = tile_op<KB, VB>(tile, A, ta, op, bucket[j], stored, value, index, ahead[j]);
+          if (op == SLAB_FIND && VB) r.value = gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, r.value, r.owner);
+          if (tile.rank == src) mine = r;
+        }
+        __syncwarp();
+      }
+    }
+  }
+  if (ONLY == SLAB_INSERT) {
+    /* The operations left for the walk: the warp's 32 operations are one word of the bits, which
+     * the host cleared and no other warp writes. */
+    const unsigned left = __ballot_sync(0xFFFFFFFFu, active && mine.code == SLAB_LEFT);
+    if (left && gh_device_lane() == 0) A.retry_bits[i / 32] = left;
+  }
+  if (!active || mine.code == SLAB_LEFT) return;
+  if (my_op == SLAB_INSERT) {
+    tally->inserted += mine.code == GH_SLAB_INSERTED;
+    tally->failed += mine.code == GH_SLAB_NO_MEMORY;
+    /* The retry bit: set when the insert found no slab, cleared when a rerun placed it. */
+    const uint32_t bit = 1u << (i % 32);
+    if (A.retry_bits && !A.rerun && mine.code == GH_SLAB_NO_MEMORY) atomicOr(&A.retry_bits[i / 32], bit);
+    if (A.retry_bits && A.rerun && mine.code != GH_SLAB_NO_MEMORY) atomicAnd(&A.retry_bits[i / 32], ~bit);
+  }
+  if (my_op == SLAB_ERASE || my_op == SLAB_ELECT) tally->erased += mine.code;
+  tally->removed += mine.removed;
+  tally->total += mine.count;
+  if (my_op == SLAB_FIND && VB && A.values_out)
+    gh__write_word(A.values_out, i, VB, mine.code ? mine.value : A.default_value);
+  if (my_op == SLAB_COUNT && A.numbers) A.numbers[i] = mine.count;
+  if (A.results_out && (my_op <= SLAB_FIND || my_op == SLAB_ELECT))
+    A.results_out[i] =
+        (uint8_t)(my_op == SLAB_INSERT && A.insert_failed_only ? mine.code == GH_SLAB_NO_MEMORY : mine.code);
+}
+
+/* Operation i's key and value (zero past the batch's end). */
+template <unsigned KB, unsigned VB>
+static __device__ __forceinline__ void read_op(const slab_args &A, uint64_t i, uint64_t *key, uint64_t *value) {
+  *key = i < A.n ? gh__read_word(A.keys, i, KB) : 0;
+  *value = i < A.n && VB && A.values ? gh__read_word(A.values, i, VB) : 0;
+}
+
+/* Operations per warp gathered at a time by a rerun: 32 words of the retry bits, one per lane. */
+#define SLAB_GATHER_OPS 1024u
+
+/* The work queue: each lane brings one operation (operation i of a grid-stride loop) and hashes its
+ * key; its tile runs the queue (slab_ops_step), and every lane writes its own results at the end
+ * (coalesced). gh_find's and gh_insert's instantiations load the next iteration's keys and values
+ * one iteration ahead, so that waiting for them overlaps this iteration's slab reads. A rerun (the
+ * flagged operations only, few and scattered) gathers them first: each warp collects the set bits
+ * of SLAB_GATHER_OPS operations into shared memory and runs them 32 at a time, in full warps. */
 template <unsigned KB, unsigned VB, int ONLY>
 __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND     ? SLAB_FIND_MIN_BLOCKS
                                                  : ONLY == SLAB_INSERT ? SLAB_INSERT_MIN_BLOCKS
@@ -269,85 +361,53 @@ __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND     ? SLAB_FI
     slab_ops_kernel(const __grid_constant__ slab_args A) {
   const gh_device_group tile = gh_device_group_make(GH_SLAB_TILE);
   gh_slab_tile_alloc ta = gh_slab_tile_alloc_make((uint32_t)(gh_thread_index() / GH_SLAB_TILE));
-  unsigned long long inserted = 0, failed = 0, removed = 0, erased = 0, total = 0;
-  for (uint64_t i = gh_thread_index(); i < gh_warp_rounded(A.n); i += gh_grid_threads()) {
-    const bool active = i < A.n && (!A.rerun || (A.retry_bits[i / 32] >> (i % 32)) & 1u);
-    if (!__any_sync(0xFFFFFFFFu, active)) continue; /* a rerun's warps mostly have nothing to do */
-    const int my_op = ONLY != SLAB_ANY ? ONLY : (active ? (A.ops ? (int)A.ops[i] : A.op) : 0);
-    const uint64_t my_key = active ? gh__read_word(A.keys, i, KB) : 0;
-    const uint64_t my_value = active && VB && A.values ? gh__read_word(A.values, i, VB) : 0;
-    uint64_t my_stored = 0;
-    const uint64_t my_bucket = active ? gh_slab_bucket(&A.T.g, my_key, &my_stored) : 0;
-    const unsigned queue = gh_device_group_ballot(tile, active);
-    op_result mine = {0, 0, 0, 0, 0};
-    if (ONLY == SLAB_FIND) {
-      tile_find_rounds<KB, VB>(warp_converged(tile), A, queue, my_bucket, my_stored, &mine);
-    } else if (ONLY == SLAB_INSERT) {
-      /* What the heads left is walked by a second launch (run_batch): a walk here would part the
-       * tiles of the warp, and its rare long chains would hold up the other three. */
-      const unsigned left = tile_insert_heads<KB, VB>(warp_converged(tile), A, queue, my_bucket, my_stored, my_value, &mine);
-      if ((left >> tile.rank) & 1u) mine.code = SLAB_LEFT;
-    } else {
-      /* The tiles of a warp step through their queues together and meet at the end of every step: a
-       * warp whose tiles drifted apart would run them one after the other. */
-      const gh_device_group warp = warp_converged(tile); /* for the exchanges between the steps */
-      for (unsigned first = 0; first < GH_SLAB_TILE; first += SLAB_AHEAD) {
-        uint64_t bucket[SLAB_AHEAD];
-        gh_slab_ahead ahead[SLAB_AHEAD];
+  op_tally tally = {0, 0, 0, 0, 0};
+  if (ONLY == SLAB_ANY && A.rerun) {
+    __shared__ uint16_t gathered[kBlockThreads / 32][SLAB_GATHER_OPS];
+    uint16_t *order = gathered[threadIdx.x / 32];
+    const unsigned lane = gh_device_lane();
+    const uint64_t words = (A.n + 31) / 32, warps = gh_grid_threads() / 32;
+    for (uint64_t first = gh_thread_index() / 32 * 32; first < words; first += warps * 32) {
+      uint32_t bits = first + lane < words ? A.retry_bits[first + lane] : 0u;
+      /* This lane's place in the warp's order: the set bits of the lanes before it. */
+      const unsigned count = (unsigned)__popc(bits);
+      unsigned before = count;
 #pragma unroll
-        for (unsigned j = 0; j < SLAB_AHEAD; ++j) {
-          bucket[j] = gh_device_group_broadcast(warp, my_bucket, first + j);
-          ahead[j].have = (queue >> (first + j)) & 1u;
-          if (ahead[j].have) ahead[j].words = gh_slab_load(tile, A.T.base + bucket[j] * GH_SLAB_LANES);
-        }
-#pragma unroll
-        for (unsigned j = 0; j < SLAB_AHEAD; ++j) {
-          const unsigned src = first + j;
-          const int op = (int)gh_slab_broadcast_word<32>(warp, (uint32_t)my_op, src);
-          const uint64_t stored = gh_slab_broadcast_word<KB>(warp, my_stored, src);
-          const uint64_t value = VB ? gh_slab_broadcast_word<VB == 0 ? 32 : VB>(warp, my_value, src) : 0;
-          const uint64_t index = i - tile.rank + src; /* the lanes of a tile hold consecutive operations */
-          if ((queue >> src) & 1u) {
-            op_result r = tile_op<KB, VB>(tile, A, &ta, op, bucket[j], stored, value, index, ahead[j]);
-            if (op == SLAB_FIND && VB) r.value = gh_slab_broadcast_word<VB == 0 ? 32 : VB>(tile, r.value, r.owner);
-            if (tile.rank == src) mine = r;
-          }
-          __syncwarp();
-        }
+      for (unsigned d = 1; d < 32; d <<= 1) {
+        const unsigned below = __shfl_up_sync(0xFFFFFFFFu, before, d);
+        if (lane >= d) before += below;
       }
-    }
-    if (ONLY == SLAB_INSERT) {
-      /* The operations left for the walk: the warp's 32 operations are one word of the bits, which
-       * the host cleared and no other warp writes. */
-      const unsigned left = __ballot_sync(0xFFFFFFFFu, active && mine.code == SLAB_LEFT);
-      if (left && gh_device_lane() == 0) A.retry_bits[i / 32] = left;
-    }
-    if (active && mine.code != SLAB_LEFT) {
-      if (my_op == SLAB_INSERT) {
-        inserted += mine.code == GH_SLAB_INSERTED;
-        failed += mine.code == GH_SLAB_NO_MEMORY;
-        /* The retry bit: set when the insert found no slab, cleared when a rerun placed it. */
-        const uint32_t bit = 1u << (i % 32);
-        if (A.retry_bits && !A.rerun && mine.code == GH_SLAB_NO_MEMORY) atomicOr(&A.retry_bits[i / 32], bit);
-        if (A.retry_bits && A.rerun && mine.code != GH_SLAB_NO_MEMORY) atomicAnd(&A.retry_bits[i / 32], ~bit);
+      const unsigned gathered_n = __shfl_sync(0xFFFFFFFFu, before, 31);
+      before -= count;
+      for (; bits; bits &= bits - 1u) order[before++] = (uint16_t)(lane * 32u + gh_slab_lowest(bits));
+      __syncwarp();
+      for (unsigned at = 0; at < gathered_n; at += 32) {
+        const bool active = at + lane < gathered_n;
+        const uint64_t i = first * 32 + (active ? order[at + lane] : 0u);
+        uint64_t key = 0, value = 0;
+        if (active) read_op<KB, VB>(A, i, &key, &value);
+        slab_ops_step<KB, VB, ONLY>(tile, A, &ta, i, active, key, value, &tally);
       }
-      if (my_op == SLAB_ERASE || my_op == SLAB_ELECT) erased += mine.code;
-      removed += mine.removed;
-      total += mine.count;
-      if (my_op == SLAB_FIND && VB && A.values_out)
-        gh__write_word(A.values_out, i, VB, mine.code ? mine.value : A.default_value);
-      if (my_op == SLAB_COUNT && A.numbers) A.numbers[i] = mine.count;
-      if (A.results_out && (my_op <= SLAB_FIND || my_op == SLAB_ELECT))
-        A.results_out[i] =
-            (uint8_t)(my_op == SLAB_INSERT && A.insert_failed_only ? mine.code == GH_SLAB_NO_MEMORY : mine.code);
+      __syncwarp();
+    }
+  } else {
+    const uint64_t stride = gh_grid_threads();
+    uint64_t next_key = 0, next_value = 0;
+    if (ONLY != SLAB_ANY) read_op<KB, VB>(A, gh_thread_index(), &next_key, &next_value);
+    for (uint64_t i = gh_thread_index(); i < gh_warp_rounded(A.n); i += stride) {
+      const bool active = i < A.n;
+      uint64_t key = next_key, value = next_value;
+      if (ONLY != SLAB_ANY) read_op<KB, VB>(A, i + stride, &next_key, &next_value);
+      else read_op<KB, VB>(A, i, &key, &value);
+      slab_ops_step<KB, VB, ONLY>(tile, A, &ta, i, active, key, value, &tally);
     }
   }
-  gh_warp_add(&A.counters->call.inserted, inserted);
-  gh_warp_add(&A.counters->call.failed, failed);
-  gh_warp_add(&A.counters->call.removed, removed);
-  gh_warp_add(&A.counters->call.erased, erased);
-  gh_warp_add(&A.counters->call.total, total);
-  gh_warp_add(&A.counters->size, inserted - removed);
+  gh_warp_add(&A.counters->call.inserted, tally.inserted);
+  gh_warp_add(&A.counters->call.failed, tally.failed);
+  gh_warp_add(&A.counters->call.removed, tally.removed);
+  gh_warp_add(&A.counters->call.erased, tally.erased);
+  gh_warp_add(&A.counters->call.total, tally.total);
+  gh_warp_add(&A.counters->size, tally.inserted - tally.removed);
 }
 
 /* FLUSH: one thread per list. */
