@@ -338,11 +338,11 @@ static __device__ __forceinline__ void slab_ops_step(const gh_device_group &tile
         (uint8_t)(my_op == SLAB_INSERT && A.insert_failed_only ? mine.code == GH_SLAB_NO_MEMORY : mine.code);
 }
 
-/* Operation i's key and value (zero past the batch's end). */
+/* Operation i's key and value (i < n). */
 template <unsigned KB, unsigned VB>
 static __device__ __forceinline__ void read_op(const slab_args &A, uint64_t i, uint64_t *key, uint64_t *value) {
-  *key = i < A.n ? gh__read_word(A.keys, i, KB) : 0;
-  *value = i < A.n && VB && A.values ? gh__read_word(A.values, i, VB) : 0;
+  *key = gh__read_word(A.keys, i, KB);
+  *value = VB && A.values ? gh__read_word(A.values, i, VB) : 0;
 }
 
 /* Operations per warp gathered at a time by a rerun: 32 words of the retry bits, one per lane. */
@@ -390,15 +390,17 @@ __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND     ? SLAB_FI
       }
       __syncwarp();
     }
-  } else {
-    const uint64_t stride = gh_grid_threads();
+  } else if (A.n > 0) {
+    /* The loads ahead read operation min(i, n - 1): unconditional, so that the load lands in its
+     * register with no select that would wait for it at once. */
+    const uint64_t stride = gh_grid_threads(), last = A.n - 1;
     uint64_t next_key = 0, next_value = 0;
-    if (ONLY != SLAB_ANY) read_op<KB, VB>(A, gh_thread_index(), &next_key, &next_value);
+    if (ONLY != SLAB_ANY) read_op<KB, VB>(A, min(gh_thread_index(), last), &next_key, &next_value);
     for (uint64_t i = gh_thread_index(); i < gh_warp_rounded(A.n); i += stride) {
       const bool active = i < A.n;
       uint64_t key = next_key, value = next_value;
-      if (ONLY != SLAB_ANY) read_op<KB, VB>(A, i + stride, &next_key, &next_value);
-      else read_op<KB, VB>(A, i, &key, &value);
+      if (ONLY != SLAB_ANY) read_op<KB, VB>(A, min(i + stride, last), &next_key, &next_value);
+      else if (active) read_op<KB, VB>(A, i, &key, &value);
       slab_ops_step<KB, VB, ONLY>(tile, A, &ta, i, active, key, value, &tally);
     }
   }
