@@ -48,10 +48,11 @@ gh_slab_geometry gh__slab_geometry(const gh_config *config);
 /* The base buckets double (each list split in two, host-driven between batches) before an update
  * batch that would take the average fill of the base slabs past GH_SLAB_GROW_FILL x slab_load, and
  * double again until the fill is at most slab_load. One doubling takes a table that has just
- * passed the threshold to 0.625 x slab_load, so the fill of a growing table stays about slab_load:
- * inserts slow down steeply as lists spill into second slabs, which a higher threshold lets many
- * lists do (docs/architecture.md, "Growing the buckets"). */
-#define GH_SLAB_GROW_FILL 1.25
+ * passed the threshold to 0.55 x slab_load, so the fill of a growing table stays about slab_load:
+ * inserts slow down steeply as lists spill into second slabs (gh_insert's first pass leaves those
+ * to a second launch), which a higher threshold lets many lists do (docs/architecture.md,
+ * "Growing the buckets"). */
+#define GH_SLAB_GROW_FILL 1.1
 
 /* One batch of updates: gh_insert (ops NULL: every operation an insert) or gh_mixed. */
 typedef struct gh_slab_batch {
