@@ -83,7 +83,8 @@ unsigned gh_version_number(void);
   X(GH_ERR_CORRUPT, 7, "validation found a broken invariant")                                \
   X(GH_ERR_BUFFER_TOO_SMALL, 8, "an output buffer is smaller than the result")               \
   X(GH_ERR_INTERNAL, 9, "internal error (a bug: please report it)")                         \
-  X(GH_ERR_PEER, 10, "a peer failed: an NCCL error, a timeout, a rank that left")
+  X(GH_ERR_PEER, 10, "a peer failed: an NCCL error, a timeout, a rank that left")            \
+  X(GH_ERR_BAD_IMAGE, 11, "not a table image this gpuhash can load: format, version, size, checksum")
 
 typedef enum gh_status {
 #define GH_STATUS_ENUM_ENTRY(name, value, text) name = value,
@@ -214,7 +215,7 @@ typedef struct gh_config {
   /* slab: the wanted average fill of the base slabs; base buckets = ceil(capacity /
    * (entries per slab * slab_load)). 0.05..16; default 0.6. Larger values mean longer chains.
    * The base buckets grow: before an insert or mixed batch that would take the average fill past
-   * 1.25 * slab_load, their number doubles (every list split in two in place), and doubles again
+   * 1.1 * slab_load, their number doubles (every list split in two in place), and doubles again
    * while the fill would still pass slab_load; without memory for that the table goes on in the
    * buckets it has. */
   double slab_load;
@@ -425,6 +426,31 @@ gh_status gh_export(gh_table *table, void *keys_out, void *values_out, uint64_t 
  * tables return GH_ERR_UNSUPPORTED; any other failure writes nothing. */
 gh_status gh_keys_of_ids(gh_table *table, const void *ids, uint64_t n, void *keys_out,
                          gh_stream stream);
+
+/** Saving and loading. A table image holds the table's configuration (the fields that define it:
+ * design, variant, widths, capacity, seed and the design's knobs; not the backend, device, worker
+ * threads or allocator) and every (key, value) pair gh_export gives, behind a versioned header
+ * with checksums of itself and of the pairs. Images are portable between backends and devices: a
+ * table saved on the GPU loads on the host and back. Loading re-inserts the pairs into a table
+ * made from the image's configuration, so it holds the same pairs (a multi-value key's values may
+ * come back in another order) but not necessarily the same layout. Compacting tables cannot be
+ * saved yet (GH_ERR_UNSUPPORTED): their ids would not survive the re-insertion.
+ *
+ * gh_save_to_memory: *bytes (host, required) receives the image's size; with buffer NULL nothing
+ * else happens (ask first, then allocate). A capacity below it gives GH_ERR_BUFFER_TOO_SMALL and
+ * writes nothing. gh_save writes the image to a file (created or truncated; on failure no partial
+ * file is left). */
+gh_status gh_save_to_memory(gh_table *table, void *buffer, size_t capacity, size_t *bytes, gh_stream stream);
+gh_status gh_save(gh_table *table, const char *path, gh_stream stream);
+
+/** Makes a table from an image (of gh_save / gh_save_to_memory). runtime: NULL for the defaults,
+ * or a config whose backend, device, host_threads and allocator the table takes (its other fields
+ * are ignored). An image that is not one (wrong magic, format version, sizes, a truncated or
+ * corrupted file, a configuration this library refuses, a map key stored twice) gives
+ * GH_ERR_BAD_IMAGE; a design this library does not have, GH_ERR_UNSUPPORTED. On any failure
+ * *table is NULL and gh_last_create_error() says why. */
+gh_status gh_load_from_memory(const void *buffer, size_t bytes, const gh_config *runtime, gh_table **table);
+gh_status gh_load(const char *path, const gh_config *runtime, gh_table **table);
 
 /** Operation codes of gh_mixed. Values are stable. */
 typedef enum gh_op_code { GH_OP_INSERT = 1, GH_OP_ERASE = 2, GH_OP_FIND = 3 } gh_op_code;

@@ -458,7 +458,7 @@ static void test_backend_choice(void) {
 }
 
 static void test_status_texts(void) {
-  static const gh_status unknown[] = {(gh_status)(GH_ERR_PEER + 1), (gh_status)1000, (gh_status)-1}; /* GH_ERR_PEER: the last */
+  static const gh_status unknown[] = {(gh_status)(GH_ERR_BAD_IMAGE + 1), (gh_status)1000, (gh_status)-1}; /* GH_ERR_BAD_IMAGE: the last */
   size_t i;
   tu_set_context("bad_inputs status names and strings");
   tu_set_phase("every status of GH_STATUS_LIST");

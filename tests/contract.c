@@ -316,7 +316,7 @@ static int ct_succeeded(ct *c, gh_status got, const char *call, int line) {
 /* ---------------------------------------------------------------------------------------- */
 
 static void test_tableless(const tu_design *design, gh_variant variant, gh_backend backend) {
-  static const gh_status unknown[] = {(gh_status)(GH_ERR_PEER + 1), (gh_status)1000, (gh_status)-1}; /* GH_ERR_PEER: the last */
+  static const gh_status unknown[] = {(gh_status)(GH_ERR_BAD_IMAGE + 1), (gh_status)1000, (gh_status)-1}; /* GH_ERR_BAD_IMAGE: the last */
   gh_config c, canary;
   gh_design_traits traits;
   gh_design found;

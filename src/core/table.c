@@ -16,6 +16,14 @@ static _Thread_local char create_error[GH_ERROR_CAPACITY];
 
 const char *gh_last_create_error(void) { return create_error; }
 
+gh_status gh__create_fail(gh_status status, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(create_error, sizeof create_error, format, args);
+  va_end(args);
+  return status;
+}
+
 gh_status gh__fail(gh_table *t, gh_status status, const char *format, ...) {
   va_list args;
   va_start(args, format);

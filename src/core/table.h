@@ -83,6 +83,11 @@ struct gh_table {
   char last_error[GH_ERROR_CAPACITY];
 };
 
+/* Formats the message gh_last_create_error() gives (a call that makes a table and failed, so has
+ * none to hold it); returns status. */
+gh_status gh__create_fail(gh_status status, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Formats the table's last-error message; returns status so callers can `return gh__fail(...)`. */
 gh_status gh__fail(gh_table *t, gh_status status, const char *format, ...)
     __attribute__((format(printf, 3, 4)));

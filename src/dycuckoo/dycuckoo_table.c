@@ -14,6 +14,16 @@
 
 static gh_dy_table *state(gh_table *t) { return (gh_dy_table *)t->impl; }
 
+/* The buckets each subtable needs for capacity keys at fill_max (before rounding up). */
+static double wanted_buckets(const gh_config *c) {
+  const double slots = (double)(GH_DY_LINE_BYTES / (c->key_bits / 8u));
+  return (double)c->capacity / (double)c->hash_functions / (slots * c->fill_max);
+}
+
+/* More buckets than that per subtable (128 bytes each: 128 TiB) no memory holds; a config that
+ * asks for them is refused, so sizes stay far from 64-bit overflow. */
+#define DY_MAX_INITIAL_BUCKETS 0x1p40
+
 gh_dy_geometry gh__dy_geometry(const gh_config *c) {
   gh_dy_geometry g;
   memset(&g, 0, sizeof g);
@@ -23,8 +33,7 @@ gh_dy_geometry gh__dy_geometry(const gh_config *c) {
   g.slots = GH_DY_LINE_BYTES / (c->key_bits / 8u);
   /* Equal subtables, enough for capacity keys at fill_max. Sizes only double and halve from
    * here (never below this one), so a halved subtable always has an even count to merge. */
-  const double keys_per_table = (double)c->capacity / (double)g.tables;
-  const double wanted = keys_per_table / ((double)g.slots * c->fill_max);
+  const double wanted = wanted_buckets(c);
   const uint64_t buckets = wanted < 1.0 ? 1u : (uint64_t)wanted + (wanted > (double)(uint64_t)wanted);
   for (unsigned i = 0; i < g.tables; ++i) {
     g.buckets[i] = buckets;
@@ -88,6 +97,12 @@ static gh_status check_config(const gh_config *c, char *message, size_t size) {
     if (size)
       snprintf(message, size, "fill_min = %g must be above 0 and below fill_max * d / (d + 1) = %g (fill_max %g, d %u)",
                c->fill_min, c->fill_max * d / (d + 1.0), c->fill_max, c->hash_functions);
+    return GH_ERR_INVALID_ARGUMENT;
+  }
+  if ((c->key_bits == 32 || c->key_bits == 64) && !(wanted_buckets(c) <= DY_MAX_INITIAL_BUCKETS)) {
+    if (size)
+      snprintf(message, size, "capacity %llu at fill_max %g needs %g buckets per subtable: more than any memory holds",
+               (unsigned long long)c->capacity, c->fill_max, wanted_buckets(c));
     return GH_ERR_INVALID_ARGUMENT;
   }
   return GH_OK;

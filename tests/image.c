@@ -1,0 +1,415 @@
+/*
+ * image - gh_save / gh_load on every design, on either backend.
+ *
+ *   image host|cuda --design NAME [--seed S]
+ *
+ * Round trips: for every variant the design takes (compacting excepted) and every key / value
+ * width it accepts (values of any size for GH_CAP_VALUE_RECORDS), random pairs with the sentinel
+ * keys among them (duplicated keys for multi-value tables) are saved to memory (the size asked
+ * first; a buffer one byte short refused, untouched) and to a file, and loaded on this backend and
+ * on the host: the same pairs, size, configuration and validate. An empty table round-trips too.
+ * A compacting table cannot be saved (GH_ERR_UNSUPPORTED).
+ * Bad images, from one valid image: NULL arguments, a missing file, an unwritable path, every
+ * truncation, trailing bytes, every byte flipped, and crafted images sealed with correct
+ * checksums (core/image.h): another magic, format, design, key or value width, a configuration
+ * the design refuses, a count that does not match the payload, a map key stored twice, a
+ * compacting table. Each gives its status, a message and no table.
+ * Allocation failures: the loaded table's allocator fails its k-th allocation for every k until
+ * the load gets through (the status, no table, nothing leaked), and the saved table's fails
+ * during gh_save_to_memory (the status, the buffer untouched, the table unchanged).
+ * Every failure prints the case, the phase and the seed.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/image.h"
+#include "gpuhash.h"
+#include "test_util.h"
+#include "tracking_alloc.h"
+
+#define IMAGE_BASE_SEED 0x1A6E5EEDull
+
+static uint64_t image_seed;
+static char image_path[256];
+static unsigned round_trips; /* cases run (a combination the design refuses is skipped) */
+
+/* ---- A table's pairs, as sortable byte strings ------------------------------------------------- */
+
+/* Each pair as key (8 bytes, big-endian: byte order = numeric order) then its value bytes. */
+typedef struct pair_list {
+  unsigned char *bytes;
+  uint64_t n;
+  size_t width;
+} pair_list;
+
+static size_t sort_width;
+static int by_bytes(const void *a, const void *b) { return memcmp(a, b, sort_width); }
+
+static pair_list pairs_of(gh_table *t) {
+  pair_list p = {NULL, 0, 0};
+  gh_config c;
+  uint64_t size = 0, count = 0;
+  if (!CHECK_OK(t, gh_get_config(t, &c)) || !CHECK_OK(t, gh_size(t, &size))) return p;
+  const size_t kb = c.key_bits / 8u, vb = c.value_bits / 8u;
+  unsigned char *keys = (unsigned char *)tu_xmalloc(size * kb + 8), *values = (unsigned char *)tu_xmalloc(size * vb + 8);
+  p.width = 8 + vb;
+  p.bytes = (unsigned char *)tu_xmalloc(size * p.width + 8);
+  if (CHECK_OK(t, gh_export(t, keys, vb ? values : NULL, size, &count, NULL))) {
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t key = 0;
+      memcpy(&key, keys + i * kb, kb); /* little-endian host */
+      for (int b = 0; b < 8; ++b) p.bytes[i * p.width + (size_t)b] = (unsigned char)(key >> (56 - 8 * b));
+      memcpy(p.bytes + i * p.width + 8, values + i * vb, vb);
+    }
+    p.n = count;
+    sort_width = p.width;
+    qsort(p.bytes, count, p.width, by_bytes);
+  }
+  free(keys);
+  free(values);
+  return p;
+}
+
+static int same_pairs(const pair_list *a, const pair_list *b) {
+  return a->n == b->n && a->width == b->width && memcmp(a->bytes, b->bytes, a->n * a->width) == 0;
+}
+
+/* The loaded table against the saved one: pairs, size, defining configuration, validate. */
+static void check_same(gh_table *loaded, gh_table *saved, const pair_list *want, const char *how) {
+  tu_set_phase("%s: contents", how);
+  pair_list got = pairs_of(loaded);
+  CHECK(same_pairs(&got, want), "the loaded table holds %llu pairs, the saved %llu, or others",
+        (unsigned long long)got.n, (unsigned long long)want->n);
+  free(got.bytes);
+  gh_config a, b;
+  if (CHECK_OK(loaded, gh_get_config(loaded, &a)) && CHECK_OK(saved, gh_get_config(saved, &b)))
+    CHECK(a.design == b.design && a.variant == b.variant && a.key_bits == b.key_bits && a.value_bits == b.value_bits &&
+              a.seed == b.seed && a.group_size == b.group_size && a.hash_functions == b.hash_functions &&
+              a.table_factor == b.table_factor && a.slab_load == b.slab_load && a.fill_max == b.fill_max &&
+              a.load_factor == b.load_factor,
+          "the loaded table's configuration differs from the saved one's");
+  CHECK_OK(loaded, gh_validate(loaded));
+}
+
+/* ---- Tables -------------------------------------------------------------------------------------- */
+
+static gh_config config_for(const tu_design *design, gh_backend backend, gh_variant variant, unsigned key_bits,
+                            unsigned value_bits) {
+  gh_config c = gh_config_default(design->design);
+  c.backend = backend;
+  c.variant = variant;
+  c.key_bits = key_bits;
+  c.value_bits = value_bits;
+  c.capacity = 4096;
+  c.seed = image_seed;
+  return c;
+}
+
+/* n random keys (the sentinel patterns among them), each with 1 value, or 1..3 for a multi-value
+ * table, inserted. */
+static gh_table *filled_table(const gh_config *c, uint64_t n, tu_rng *rng) {
+  gh_table *t = NULL;
+  if (!CHECK(gh_create(c, &t) == GH_OK, "gh_create: %s", gh_last_create_error())) return NULL;
+  const int multi = c->variant == GH_VARIANT_MULTIVALUE;
+  const size_t kb = c->key_bits / 8u, vb = c->value_bits / 8u;
+  uint64_t *unique = (uint64_t *)tu_xmalloc(n * 8 + 8);
+  tu_gen_unique_keys(rng, c->key_bits, n, NULL, unique);
+  const uint64_t all_ones = c->key_bits == 32 ? 0xFFFFFFFFull : ~0ull;
+  if (n >= 3) unique[0] = all_ones, unique[1] = all_ones - 1u, unique[2] = 0;
+  unsigned char *keys = (unsigned char *)tu_xmalloc(3 * n * kb + 8), *values = (unsigned char *)tu_xmalloc(3 * n * vb + 8);
+  uint64_t m = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    const unsigned copies = multi ? 1u + (unsigned)(tu_below(rng, 3)) : 1u;
+    for (unsigned k = 0; k < copies; ++k, ++m) {
+      memcpy(keys + m * kb, &unique[i], kb);
+      for (size_t b = 0; b < vb; ++b) values[m * vb + b] = (unsigned char)tu_next(rng);
+    }
+  }
+  CHECK_OK(t, gh_insert(t, keys, vb ? values : NULL, m, multi ? GH_APPEND : GH_KEEP_FIRST, NULL, NULL));
+  free(unique);
+  free(keys);
+  free(values);
+  return t;
+}
+
+/* The table's image (its size asked first), or NULL. */
+static unsigned char *image_of(gh_table *t, size_t *bytes) {
+  *bytes = 0;
+  if (!CHECK_OK(t, gh_save_to_memory(t, NULL, 0, bytes, NULL))) return NULL;
+  unsigned char *image = (unsigned char *)tu_xmalloc(*bytes + 1);
+  size_t again = 0;
+  if (!CHECK_OK(t, gh_save_to_memory(t, image, *bytes, &again, NULL)) || !CHECK(again == *bytes, "sizes differ")) {
+    free(image);
+    return NULL;
+  }
+  return image;
+}
+
+/* gh_load_from_memory expected to refuse the image with `want`: no table, a message. */
+static void check_refused(const void *image, size_t bytes, gh_status want, const char *what) {
+  gh_table *t = (gh_table *)image; /* anything but NULL: the call must clear it */
+  const gh_status got = gh_load_from_memory(image, bytes, NULL, &t);
+  if (!CHECK(got == want && t == NULL && gh_last_create_error()[0] != '\0',
+             "%s: gh_load_from_memory gave %s (%s), table %p; expected %s", what, gh_status_name(got),
+             gh_last_create_error(), (void *)t, gh_status_name(want)))
+    if (t != NULL && got == GH_OK) gh_destroy(t);
+}
+
+/* ---- Cases --------------------------------------------------------------------------------------- */
+
+static void round_trip(const tu_design *design, gh_backend backend, gh_variant variant, unsigned key_bits,
+                       unsigned value_bits, uint64_t n) {
+  gh_config c = config_for(design, backend, variant, key_bits, value_bits);
+  char message[512];
+  if (gh_config_validate(&c, message, sizeof message) != GH_OK) return; /* a combination the design refuses */
+  tu_set_context("image round trip %s %s %s k%u v%u n=%llu seed 0x%016llx", tu_backend_name(backend), design->name,
+                 tu_variant_name(variant, value_bits), key_bits, value_bits, (unsigned long long)n,
+                 (unsigned long long)image_seed);
+  tu_rng rng = tu_rng_make(tu_mix_seed(image_seed, key_bits, value_bits, (uint64_t)variant * 1000u + n));
+  tu_set_phase("fill");
+  round_trips += 1;
+  gh_table *t = filled_table(&c, n, &rng);
+  if (t == NULL) return;
+  pair_list want = pairs_of(t);
+  size_t bytes = 0;
+  tu_set_phase("save to memory");
+  unsigned char *image = image_of(t, &bytes);
+  if (image != NULL) {
+    CHECK(bytes == GH_IMAGE_HEADER_BYTES + want.n * (key_bits + value_bits) / 8u, "an image of %zu bytes", bytes);
+    /* A buffer one byte short: refused, untouched. */
+    unsigned char *short_buffer = (unsigned char *)tu_xmalloc(bytes);
+    memset(short_buffer, 0xA5, bytes);
+    size_t said = 0;
+    CHECK_STATUS(t, gh_save_to_memory(t, short_buffer, bytes - 1, &said, NULL), GH_ERR_BUFFER_TOO_SMALL);
+    int untouched = said == bytes;
+    for (size_t i = 0; i + 1 < bytes; ++i) untouched &= short_buffer[i] == 0xA5;
+    CHECK(untouched, "a refused gh_save_to_memory wrote into the buffer or did not say the size");
+    free(short_buffer);
+    gh_config host = gh_config_default(design->design);
+    host.backend = GH_BACKEND_HOST;
+    const gh_config *runtimes[2] = {&c, &host};
+    for (int r = 0; r < (backend == GH_BACKEND_HOST ? 1 : 2); ++r) {
+      gh_table *back = NULL;
+      tu_set_phase("load from memory on the %s backend", r ? "host" : tu_backend_name(backend));
+      if (CHECK(gh_load_from_memory(image, bytes, runtimes[r], &back) == GH_OK, "gh_load_from_memory: %s",
+                gh_last_create_error())) {
+        check_same(back, t, &want, r ? "loaded on the host" : "loaded");
+        gh_destroy(back);
+      }
+    }
+    free(image);
+  }
+  tu_set_phase("save to a file, load it");
+  gh_table *back = NULL;
+  if (CHECK_OK(t, gh_save(t, image_path, NULL)) &&
+      CHECK(gh_load(image_path, &c, &back) == GH_OK, "gh_load: %s", gh_last_create_error())) {
+    check_same(back, t, &want, "loaded from a file");
+    gh_destroy(back);
+  }
+  remove(image_path);
+  free(want.bytes);
+  gh_destroy(t);
+}
+
+static void case_round_trips(const tu_design *design, gh_backend backend) {
+  static const unsigned key_widths[] = {32, 64}, value_widths[] = {0, 32, 64, 192};
+  static const gh_variant variants[] = {GH_VARIANT_MAP, GH_VARIANT_MULTIVALUE};
+  for (size_t v = 0; v < 2; ++v) {
+    if (!tu_design_accepts_variant(design, variants[v])) continue;
+    for (size_t k = 0; k < 2; ++k)
+      for (size_t w = 0; w < 4; ++w) round_trip(design, backend, variants[v], key_widths[k], value_widths[w], 1500);
+  }
+  round_trip(design, backend, GH_VARIANT_MAP, 32, 32, 0);
+  printf("image %s %s: %u round trips (memory, file%s)\n", tu_backend_name(backend), design->name, round_trips,
+         backend == GH_BACKEND_HOST ? "" : ", and onto the host");
+  if (tu_design_accepts_variant(design, GH_VARIANT_COMPACTING)) {
+    gh_config c = config_for(design, backend, GH_VARIANT_COMPACTING, 32, 32);
+    gh_table *t = NULL;
+    tu_set_context("image compacting %s %s", tu_backend_name(backend), design->name);
+    if (CHECK(gh_create(&c, &t) == GH_OK, "gh_create: %s", gh_last_create_error())) {
+      size_t bytes = 0;
+      CHECK_STATUS(t, gh_save_to_memory(t, NULL, 0, &bytes, NULL), GH_ERR_UNSUPPORTED);
+      CHECK_STATUS(t, gh_save(t, image_path, NULL), GH_ERR_UNSUPPORTED);
+      gh_destroy(t);
+    }
+  }
+}
+
+/* A copy of image with the 64-bit field at `at` set to value, sealed. */
+static unsigned char *crafted(const unsigned char *image, size_t bytes, size_t at, uint64_t value) {
+  unsigned char *copy = (unsigned char *)tu_xmalloc(bytes);
+  memcpy(copy, image, bytes);
+  for (int b = 0; b < 8; ++b) copy[at + (size_t)b] = (unsigned char)(value >> (8 * b));
+  gh__image_seal(copy, bytes);
+  return copy;
+}
+
+static void case_bad_images(const tu_design *design, gh_backend backend) {
+  tu_set_context("image bad inputs %s %s seed 0x%016llx", tu_backend_name(backend), design->name,
+                 (unsigned long long)image_seed);
+  tu_rng rng = tu_rng_make(tu_mix_seed(image_seed, 7, 7, 7));
+  gh_config c = config_for(design, backend, GH_VARIANT_MAP, 32, 32);
+  gh_table *t = filled_table(&c, 40, &rng);
+  if (t == NULL) return;
+  size_t bytes = 0;
+  unsigned char *image = image_of(t, &bytes);
+  if (image == NULL) {
+    gh_destroy(t);
+    return;
+  }
+  tu_set_phase("NULL arguments, files");
+  gh_table *out = t;
+  CHECK(gh_load_from_memory(NULL, bytes, NULL, &out) == GH_ERR_INVALID_ARGUMENT && out == NULL, "buffer NULL");
+  CHECK(gh_load_from_memory(image, bytes, NULL, NULL) == GH_ERR_INVALID_ARGUMENT, "table handle NULL");
+  out = t;
+  CHECK(gh_load(NULL, NULL, &out) == GH_ERR_INVALID_ARGUMENT && out == NULL, "path NULL");
+  out = t;
+  CHECK(gh_load("/nonexistent-gpuhash-dir/table.image", NULL, &out) == GH_ERR_INVALID_ARGUMENT && out == NULL,
+        "a missing file");
+  CHECK(gh_load(image_path, NULL, NULL) == GH_ERR_INVALID_ARGUMENT, "gh_load: table handle NULL");
+  CHECK_STATUS(t, gh_save(t, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(t, gh_save(t, "/nonexistent-gpuhash-dir/table.image", NULL), GH_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(t, gh_save_to_memory(t, image, bytes, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
+  CHECK(gh_save(NULL, image_path, NULL) == GH_ERR_INVALID_ARGUMENT, "gh_save: table NULL");
+  tu_set_phase("every truncation, trailing bytes");
+  for (size_t len = 0; len < bytes; ++len) check_refused(image, len, GH_ERR_BAD_IMAGE, "a truncated image");
+  unsigned char *longer = (unsigned char *)tu_xmalloc(bytes + 1);
+  memcpy(longer, image, bytes);
+  longer[bytes] = 0;
+  check_refused(longer, bytes + 1, GH_ERR_BAD_IMAGE, "an image with a trailing byte");
+  free(longer);
+  tu_set_phase("every byte flipped");
+  for (size_t i = 0; i < bytes; ++i) {
+    image[i] ^= 0x01;
+    check_refused(image, bytes, GH_ERR_BAD_IMAGE, "an image with a bit flipped");
+    image[i] ^= 0x81;
+    check_refused(image, bytes, GH_ERR_BAD_IMAGE, "an image with a byte changed");
+    image[i] ^= 0x80;
+  }
+  tu_set_phase("crafted images with correct checksums");
+  static const struct {
+    size_t at;
+    uint64_t value;
+    gh_status want;
+    const char *what;
+  } crafts[] = {{0, 0x1234, GH_ERR_BAD_IMAGE, "another magic"},
+                {GH_IMAGE_AT_FORMAT, 2, GH_ERR_BAD_IMAGE, "format 2"},
+                {GH_IMAGE_AT_DESIGN, 99, GH_ERR_UNSUPPORTED, "design 99"},
+                {GH_IMAGE_AT_DESIGN, ~0ull, GH_ERR_UNSUPPORTED, "design 2^64 - 1"},
+                {GH_IMAGE_AT_KEY_BITS, 48, GH_ERR_BAD_IMAGE, "48-bit keys"},
+                {GH_IMAGE_AT_VALUE_BITS, 12, GH_ERR_BAD_IMAGE, "12-bit values"},
+                {GH_IMAGE_AT_VALUE_BITS, 64, GH_ERR_BAD_IMAGE, "a value width that does not match the payload"},
+                {GH_IMAGE_AT_VARIANT, GH_VARIANT_COMPACTING, GH_ERR_BAD_IMAGE, "a compacting table"},
+                {GH_IMAGE_AT_VARIANT, 77, GH_ERR_BAD_IMAGE, "variant 77"},
+                {GH_IMAGE_AT_COUNT, 41, GH_ERR_BAD_IMAGE, "a count the payload does not hold"},
+                {GH_IMAGE_AT_COUNT, ~0ull / 4u, GH_ERR_BAD_IMAGE, "a count of 2^62"},
+                {GH_IMAGE_AT_PAYLOAD_BYTES, 0, GH_ERR_BAD_IMAGE, "a payload size that does not match"}};
+  for (size_t i = 0; i < sizeof crafts / sizeof crafts[0]; ++i) {
+    unsigned char *copy = crafted(image, bytes, crafts[i].at, crafts[i].value);
+    check_refused(copy, bytes, crafts[i].want, crafts[i].what);
+    free(copy);
+  }
+  if (design->design == GH_WARPDRIVE) {
+    unsigned char *copy = crafted(image, bytes, GH_IMAGE_AT_GROUP_SIZE, 3);
+    check_refused(copy, bytes, GH_ERR_BAD_IMAGE, "warpdrive with groups of 3 lanes");
+    free(copy);
+  }
+  /* The second key made a copy of the first: a map cannot hold it. */
+  unsigned char *twice = (unsigned char *)tu_xmalloc(bytes);
+  memcpy(twice, image, bytes);
+  memcpy(twice + GH_IMAGE_HEADER_BYTES + 4, twice + GH_IMAGE_HEADER_BYTES, 4);
+  gh__image_seal(twice, bytes);
+  check_refused(twice, bytes, GH_ERR_BAD_IMAGE, "a map image with a key twice");
+  free(twice);
+  tu_set_phase("the image still loads");
+  out = NULL;
+  if (CHECK(gh_load_from_memory(image, bytes, &c, &out) == GH_OK, "%s", gh_last_create_error())) gh_destroy(out);
+  free(image);
+  gh_destroy(t);
+}
+
+/* Loads and saves with each allocation failing in turn. */
+static void case_alloc(const tu_design *design, gh_backend backend) {
+  tu_set_context("image alloc %s %s seed 0x%016llx", tu_backend_name(backend), design->name,
+                 (unsigned long long)image_seed);
+  tu_rng rng = tu_rng_make(tu_mix_seed(image_seed, 9, 9, 9));
+  gh_config c = config_for(design, backend, GH_VARIANT_MAP, 32, 32);
+  tu_tracker *tracker = tu_tracker_new();
+  tu_tracker_attach(tracker, &c);
+  gh_table *t = filled_table(&c, 300, &rng);
+  size_t bytes = 0;
+  unsigned char *image = t ? image_of(t, &bytes) : NULL;
+  if (image == NULL) {
+    gh_destroy(t);
+    tu_tracker_delete(tracker);
+    return;
+  }
+  pair_list want = pairs_of(t);
+  tu_set_phase("gh_load_from_memory, each allocation failing in turn");
+  tu_tracker *loads = tu_tracker_new();
+  gh_config runtime = c;
+  tu_tracker_attach(loads, &runtime);
+  gh_status got = GH_ERR_OUT_OF_MEMORY;
+  uint64_t k = 1;
+  for (; got != GH_OK && k < 10000 && tu_failure_count() == 0; ++k) {
+    tu_tracker_fail_nth(loads, k);
+    gh_table *back = (gh_table *)image;
+    got = gh_load_from_memory(image, bytes, &runtime, &back);
+    if (got == GH_OK) {
+      check_same(back, t, &want, "loaded after the failures");
+      gh_destroy(back);
+    } else {
+      CHECK(got == GH_ERR_OUT_OF_MEMORY && back == NULL && tu_tracker_injected(loads),
+            "allocation %llu failing: %s, table %p", (unsigned long long)k, gh_status_name(got), (void *)back);
+    }
+    CHECK(tu_tracker_live_bytes(loads, GH_MEMORY_HOST) == 0 && tu_tracker_live_bytes(loads, GH_MEMORY_DEVICE) == 0,
+          "allocation %llu failing: memory left behind", (unsigned long long)k);
+  }
+  CHECK(got == GH_OK, "the load never got through");
+  tu_set_phase("gh_save_to_memory, each allocation failing in turn");
+  unsigned char *buffer = (unsigned char *)tu_xmalloc(bytes);
+  got = GH_ERR_OUT_OF_MEMORY;
+  for (k = 1; got != GH_OK && k < 10000 && tu_failure_count() == 0; ++k) {
+    tu_tracker_fail_nth(tracker, k);
+    memset(buffer, 0xA5, bytes);
+    size_t said = 0;
+    got = gh_save_to_memory(t, buffer, bytes, &said, NULL);
+    tu_tracker_fail_nth(tracker, 0);
+    if (got == GH_OK) {
+      CHECK(memcmp(buffer, image, bytes) == 0, "the image after the failures differs");
+    } else {
+      int untouched = 1;
+      for (size_t i = 0; i < bytes; ++i) untouched &= buffer[i] == 0xA5;
+      CHECK(got == GH_ERR_OUT_OF_MEMORY && untouched, "allocation %llu failing: %s, buffer %s",
+            (unsigned long long)k, gh_status_name(got), untouched ? "untouched" : "written");
+      pair_list now = pairs_of(t);
+      CHECK(same_pairs(&now, &want), "a failed save changed the table");
+      free(now.bytes);
+    }
+  }
+  tu_tracker_fail_nth(tracker, 0);
+  free(buffer);
+  free(want.bytes);
+  free(image);
+  gh_destroy(t);
+  tu_tracker_delete(loads);
+  tu_tracker_delete(tracker);
+}
+
+int main(int argc, char **argv) {
+  const tu_design *design;
+  gh_backend backend;
+  image_seed = IMAGE_BASE_SEED;
+  if (!tu_parse_case_args(argc, argv, &backend, &design, NULL, &image_seed)) return tu_case_usage(argv[0]);
+  tu_skip_unless_backend_usable(backend);
+  snprintf(image_path, sizeof image_path, "gh_test_image_%s_%s_%ld.image", design->name, tu_backend_name(backend),
+           (long)getpid());
+  case_round_trips(design, backend);
+  case_bad_images(design, backend);
+  case_alloc(design, backend);
+  remove(image_path);
+  return tu_finish("image");
+}
