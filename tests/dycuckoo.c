@@ -11,7 +11,7 @@
  *   duplicates  batches where every key comes many times, under every policy (the racing copies
  *               of one key never store it twice), 32- and 64-bit keys
  *   config      d out of 2..8, fill_min >= fill_max, fill_min too close to fill_max for a halving,
- *               fill_max above 0.95, value sizes that are not whole bytes or above 128 bytes, record
+ *               fill_max above 0.95, subtables no memory holds (capacity / fill_max), value sizes that are not whole bytes or above 128 bytes, record
  *               sizes on the other designs: GH_ERR_INVALID_ARGUMENT naming the field; sizes of 1 to
  *               128 bytes accepted; a combining policy on records refused, nothing changed
  *   alloc       an insert that must double subtables and an erase that halves them, with each of
@@ -421,6 +421,11 @@ static void part_config(void) {
   expect_invalid(c, "fill_max", "fill_max above 0.95");
   c.fill_min = 0.0, c.fill_max = 0.9;
   expect_invalid(c, "fill_min", "fill_min 0");
+  /* Subtables no memory holds (the float-to-integer overflow fuzz_image found). */
+  c.fill_min = 1e-300, c.fill_max = 1e-200;
+  expect_invalid(c, "buckets per subtable", "fill_max 1e-200");
+  c.fill_min = 0.4, c.fill_max = 0.9, c.capacity = ~0ull;
+  expect_invalid(c, "capacity", "capacity 2^64 - 1");
   /* Values of other sizes: dycuckoo takes any multiple of 8 bits up to 1024, the other designs none. */
   c = dy_config(32, 12, 1000);
   expect_invalid(c, "value_bits", "12-bit values (not whole bytes)");
