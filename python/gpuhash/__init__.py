@@ -1,0 +1,446 @@
+"""gpuhash for Python: the C library's tables, called through ctypes (no second implementation).
+
+    import numpy as np, gpuhash
+    t = gpuhash.Table(design="warpdrive", key_dtype=np.uint32, value_dtype=np.uint32, capacity=1 << 20)
+    t.insert(np.arange(100, dtype=np.uint32), np.arange(100, dtype=np.uint32) * 2)
+    values, found = t.find(np.array([3, 1000], dtype=np.uint32))   # [6, 0], [True, False]
+
+Arrays: NumPy arrays go through the host path (the library copies them to the GPU when the table
+lives there). Any array with ``__cuda_array_interface__`` (CuPy, PyTorch, Numba) is passed to the
+C API by its device pointer, no copy, and the results come back as arrays of the same framework on
+the same device. Arrays must be 1-D, contiguous and of the table's dtypes: anything else raises
+TypeError / ValueError before any work. Every status of the C API but GH_OK raises its own
+exception class (``gpuhash.TableFullError`` for GH_ERR_TABLE_FULL, ...) with the C message.
+
+The library: the libgpuhash next to this file (``pip install ./python`` builds it with CMake), or
+the one named by the environment variable GPUHASH_LIBRARY.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+
+__all__ = ["Table", "GpuhashError", "version", "cuda_available"]
+
+# ---- The library ------------------------------------------------------------------------------------
+
+
+def _load_library() -> ctypes.CDLL:
+    named = os.environ.get("GPUHASH_LIBRARY")
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [named] if named else [os.path.join(here, n) for n in sorted(os.listdir(here)) if n.startswith("libgpuhash.so")]
+    for path in candidates:
+        if path and os.path.exists(path):
+            return ctypes.CDLL(path)
+    raise ImportError("gpuhash: libgpuhash not found next to the package (install it with `pip install ./python`) "
+                      "and GPUHASH_LIBRARY is not set")
+
+
+_lib = _load_library()
+
+_P = ctypes.c_void_p
+_U64 = ctypes.c_uint64
+
+
+class _Allocator(ctypes.Structure):
+    _fields_ = [("alloc", _P), ("free", _P), ("ctx", _P)]
+
+
+class _Config(ctypes.Structure):
+    """gh_config, field for field (include/gpuhash.h); the library reads struct_size bytes of it."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("version", ctypes.c_uint), ("design", ctypes.c_int),
+                ("backend", ctypes.c_int), ("device", ctypes.c_int), ("key_bits", ctypes.c_uint),
+                ("value_bits", ctypes.c_uint), ("capacity", _U64), ("group_size", ctypes.c_uint),
+                ("max_probe_windows", _U64), ("seed", _U64), ("variant", ctypes.c_int),
+                ("hash_functions", ctypes.c_uint), ("hash_family", ctypes.c_int), ("table_factor", ctypes.c_double),
+                ("host_threads", ctypes.c_uint), ("allocator", _Allocator), ("slab_load", ctypes.c_double),
+                ("slab_light", ctypes.c_int), ("fill_min", ctypes.c_double), ("fill_max", ctypes.c_double),
+                ("load_factor", ctypes.c_double), ("bin_vertices", ctypes.c_uint)]
+
+
+class _Stats(ctypes.Structure):
+    """gh_stats, field for field."""
+    _fields_ = [("size", _U64), ("distinct_keys", _U64), ("slots", _U64), ("restarts", _U64), ("grows", _U64),
+                ("eviction_limit", _U64), ("stash_keys", _U64), ("subtables", _U64),
+                ("subtable_buckets", _U64 * 8), ("upsizes", _U64), ("downsizes", _U64), ("evictions", _U64),
+                ("longest_search", _U64), ("insert_failures", _U64), ("resize_seconds", ctypes.c_double),
+                ("subtable_keys", _U64 * 8), ("tombstones", _U64)]
+
+
+def _declare(name: str, restype: Any, *argtypes: Any) -> Any:
+    f = getattr(_lib, name)
+    f.restype, f.argtypes = restype, list(argtypes)
+    return f
+
+
+_int = ctypes.c_int
+_status_name = _declare("gh_status_name", ctypes.c_char_p, _int)
+_version_number = _declare("gh_version_number", ctypes.c_uint)
+_cuda_available = _declare("gh_cuda_available", _int)
+_config_init = _declare("gh_config_init", _int, ctypes.POINTER(_Config), ctypes.c_size_t, ctypes.c_uint, _int)
+_design_by_name = _declare("gh_design_by_name", _int, ctypes.c_char_p, ctypes.POINTER(_int))
+_create = _declare("gh_create", _int, ctypes.POINTER(_Config), ctypes.POINTER(_P))
+_destroy = _declare("gh_destroy", None, _P)
+_last_error = _declare("gh_last_error", ctypes.c_char_p, _P)
+_last_create_error = _declare("gh_last_create_error", ctypes.c_char_p)
+_insert = _declare("gh_insert", _int, _P, _P, _P, _U64, _int, _P, _P)
+_find = _declare("gh_find", _int, _P, _P, _U64, _P, _P, _P, _P)
+_contains = _declare("gh_contains", _int, _P, _P, _U64, _P, _P)
+_erase = _declare("gh_erase", _int, _P, _P, _U64, _P, _P, _P)
+_count = _declare("gh_count", _int, _P, _P, _U64, _P, ctypes.POINTER(_U64), _P)
+_find_all = _declare("gh_find_all", _int, _P, _P, _U64, _P, _P, _U64, _P)
+_export = _declare("gh_export", _int, _P, _P, _P, _U64, ctypes.POINTER(_U64), _P)
+_mixed = _declare("gh_mixed", _int, _P, _P, _P, _P, _U64, _int, _P, _P, _P)
+_clear = _declare("gh_clear", _int, _P, _P)
+_size = _declare("gh_size", _int, _P, ctypes.POINTER(_U64))
+_validate = _declare("gh_validate", _int, _P)
+_get_config = _declare("gh_get_config_sized", _int, _P, ctypes.POINTER(_Config), ctypes.c_size_t)
+_get_stats = _declare("gh_get_stats_sized", _int, _P, ctypes.POINTER(_Stats), ctypes.c_size_t)
+_save = _declare("gh_save", _int, _P, ctypes.c_char_p, _P)
+_save_to_memory = _declare("gh_save_to_memory", _int, _P, _P, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t), _P)
+_load = _declare("gh_load", _int, ctypes.c_char_p, ctypes.POINTER(_Config), ctypes.POINTER(_P))
+_load_from_memory = _declare("gh_load_from_memory", _int, _P, ctypes.c_size_t, ctypes.POINTER(_Config),
+                             ctypes.POINTER(_P))
+
+_VERSION = _version_number()
+
+
+def version() -> str:
+    """The linked library's version, "major.minor.patch"."""
+    return "%d.%d.%d" % (_VERSION // 10000, _VERSION // 100 % 100, _VERSION % 100)
+
+
+def cuda_available() -> bool:
+    """Whether the library was built with CUDA and a device is usable."""
+    return bool(_cuda_available())
+
+
+# ---- Errors: one class per status -------------------------------------------------------------------
+
+
+class GpuhashError(RuntimeError):
+    """A call of the C API returned a status other than GH_OK; .status is the code, .status_name its name."""
+
+    status = -1
+    status_name = "GH_UNKNOWN_STATUS"
+
+
+_ERRORS: Dict[int, type] = {}
+for _code in range(1, 64):
+    _name = _status_name(_code).decode()
+    if _name == "GH_UNKNOWN_STATUS":
+        break
+    # GH_ERR_TABLE_FULL -> TableFullError
+    _cls_name = "".join(w.capitalize() for w in _name[len("GH_ERR_"):].split("_")) + "Error"
+    _cls = type(_cls_name, (GpuhashError,), {"status": _code, "status_name": _name,
+                                              "__doc__": "Raised for %s." % _name})
+    _ERRORS[_code] = _cls
+    globals()[_cls_name] = _cls
+    __all__.append(_cls_name)
+
+
+def _raise(status: int, message: str) -> None:
+    cls = _ERRORS.get(status, GpuhashError)
+    err = cls("%s: %s" % (_status_name(status).decode(), message))
+    raise err
+
+
+# ---- Arrays -------------------------------------------------------------------------------------------
+
+
+class _Array:
+    """An input's pointer and where it lives; `like` makes outputs of the same kind and device."""
+
+    def __init__(self, obj: Any, dtype: np.dtype, name: str, length: Optional[int] = None):
+        cai = getattr(obj, "__cuda_array_interface__", None)
+        if cai is not None:
+            shape, typestr = tuple(cai["shape"]), cai["typestr"]
+            if len(shape) != 1:
+                raise ValueError("%s: a 1-D array is needed, this one has shape %s" % (name, shape))
+            if np.dtype(typestr) != dtype:
+                raise TypeError("%s: dtype %s, the table takes %s" % (name, np.dtype(typestr), dtype))
+            strides = cai.get("strides")
+            if strides is not None and shape[0] > 1 and strides[0] != dtype.itemsize:
+                raise ValueError("%s: not contiguous (stride %d bytes)" % (name, strides[0]))
+            self.obj, self.ptr, self.n, self.device = obj, cai["data"][0], shape[0], True
+        else:
+            arr = obj if isinstance(obj, np.ndarray) else np.asarray(obj, dtype=dtype)
+            if arr.ndim != 1:
+                raise ValueError("%s: a 1-D array is needed, this one has shape %s" % (name, arr.shape))
+            if arr.dtype != dtype:
+                raise TypeError("%s: dtype %s, the table takes %s" % (name, arr.dtype, dtype))
+            if not arr.flags["C_CONTIGUOUS"]:
+                raise ValueError("%s: not contiguous" % name)
+            self.obj, self.ptr, self.n, self.device = arr, arr.ctypes.data, arr.shape[0], False
+        if length is not None and self.n != length:
+            raise ValueError("%s: %d elements, %d expected" % (name, self.n, length))
+
+    def empty(self, n: int, dtype: np.dtype) -> Tuple[Any, int]:
+        """An uninitialised 1-D array of n elements of the same framework and device, and its pointer."""
+        if not self.device:
+            out = np.empty(n, dtype=dtype)
+            return out, out.ctypes.data
+        module = type(self.obj).__module__.split(".")[0]
+        if module == "cupy":
+            import cupy
+            with cupy.cuda.Device(self.obj.device.id):
+                out = cupy.empty(n, dtype=dtype)
+            return out, out.data.ptr
+        if module == "torch":
+            import torch
+            torch_dtype = {np.dtype(np.uint8): torch.uint8, np.dtype(np.uint32): torch.uint32,
+                           np.dtype(np.uint64): torch.uint64, np.dtype(np.int64): torch.int64}[np.dtype(dtype)]
+            out = torch.empty(n, dtype=torch_dtype, device=self.obj.device)
+            return out, out.data_ptr()
+        raise TypeError("outputs for device arrays of %s are not supported; pass CuPy or PyTorch arrays" % module)
+
+
+def _stream_handle(stream: Any) -> Optional[int]:
+    """A raw cudaStream_t from None, an int, or a framework's stream object."""
+    if stream is None or isinstance(stream, int):
+        return stream
+    for attribute in ("cuda_stream", "ptr", "handle"):  # torch, cupy, numba
+        if hasattr(stream, attribute):
+            return int(getattr(stream, attribute))
+    raise TypeError("stream: None, a raw handle (int) or a CuPy / PyTorch / Numba stream, not %r" % (stream,))
+
+
+_POLICIES = {"keep_first": 0, "overwrite": 1, "add": 2, "min": 3, "max": 4, "append": 5}
+_BACKENDS = {"auto": 0, "host": 1, "cuda": 2}
+_VARIANTS = {"map": 0, "compacting": 1, "multivalue": 2}
+
+
+def _value_bits(dtype: Any) -> Tuple[int, Optional[np.dtype]]:
+    if dtype is None:
+        return 0, None
+    d = np.dtype(dtype)
+    return d.itemsize * 8, d
+
+
+# ---- The table ----------------------------------------------------------------------------------------
+
+
+class Table:
+    """A gpuhash table (gh_create): one design, one backend, fixed key and value types.
+
+    design: "warpdrive", "cuckoo", "slab", "dycuckoo" or "hashgraph".
+    key_dtype: uint32 or uint64. value_dtype: uint32, uint64, None for a set, or (dycuckoo) any
+    fixed-size record dtype, e.g. np.dtype((np.void, 24)).
+    backend: "auto" (the GPU when there is one), "cuda" or "host". variant: "map", "multivalue"
+    (any number of values per key) or "compacting" (cuckoo: keys get dense ids).
+    **options: any other gh_config field (group_size, seed, hash_functions, table_factor, slab_load,
+    fill_min, fill_max, load_factor, host_threads, ...), as in include/gpuhash.h.
+    """
+
+    def __init__(self, design: str = "warpdrive", key_dtype: Any = np.uint32, value_dtype: Any = np.uint32,
+                 capacity: int = 1 << 20, backend: str = "auto", variant: str = "map", **options: Any):
+        self._handle = _P()
+        design_code = _int()
+        if _design_by_name(design.encode(), ctypes.byref(design_code)) != 0:
+            raise ValueError("design %r: not one of gpuhash's" % design)
+        config = _Config()
+        status = _config_init(ctypes.byref(config), ctypes.sizeof(_Config), _VERSION, design_code.value)
+        if status != 0:
+            _raise(status, "gh_config_init")
+        self.key_dtype = np.dtype(key_dtype)
+        config.key_bits = self.key_dtype.itemsize * 8
+        config.value_bits, self.value_dtype = _value_bits(value_dtype)
+        config.capacity = capacity
+        config.backend = _BACKENDS[backend]
+        config.variant = _VARIANTS[variant]
+        for name, value in options.items():
+            if name not in dict(_Config._fields_) or name in ("struct_size", "version", "allocator"):
+                raise TypeError("Table: unknown option %r" % name)
+            setattr(config, name, value)
+        status = _create(ctypes.byref(config), ctypes.byref(self._handle))
+        if status != 0:
+            _raise(status, _last_create_error().decode())
+        self._multivalue = variant == "multivalue"
+
+    @classmethod
+    def _adopt(cls, handle: _P) -> "Table":
+        t = cls.__new__(cls)
+        t._handle = handle
+        config = t.config()
+        t.key_dtype = np.dtype(np.uint32 if config["key_bits"] == 32 else np.uint64)
+        bits = config["value_bits"]
+        t.value_dtype = None if bits == 0 else np.dtype({32: np.uint32, 64: np.uint64}.get(bits, (np.void, bits // 8)))
+        t._multivalue = config["variant"] == _VARIANTS["multivalue"]
+        return t
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle:
+            _destroy(handle)
+            self._handle = _P()
+
+    def _check(self, status: int) -> None:
+        if status != 0:
+            _raise(status, _last_error(self._handle).decode())
+
+    def _keys(self, keys: Any) -> _Array:
+        return _Array(keys, self.key_dtype, "keys")
+
+    # -- bulk operations
+
+    def insert(self, keys: Any, values: Any = None, policy: str = "keep_first", stream: Any = None) -> None:
+        """Inserts keys (and values; None for sets) with the duplicate policy "keep_first",
+        "overwrite", "add", "min", "max" or "append" (multi-value tables). gh_insert."""
+        k = self._keys(keys)
+        v = None
+        if self.value_dtype is not None:
+            if values is None and not self._multivalue:
+                raise ValueError("insert: this table stores values; values is None")
+            if values is not None:
+                v = _Array(values, self.value_dtype, "values", k.n)
+        elif values is not None:
+            raise ValueError("insert: a set takes no values")
+        if policy not in _POLICIES:
+            raise ValueError("insert: policy %r is not one of %s" % (policy, sorted(_POLICIES)))
+        self._check(_insert(self._handle, k.ptr, v.ptr if v else None, k.n, _POLICIES[policy], None,
+                            _stream_handle(stream)))
+
+    def find(self, keys: Any, default: Any = 0, stream: Any = None) -> Tuple[Any, Any]:
+        """(values, found): each key's value (default where absent) and whether it is there. gh_find."""
+        k = self._keys(keys)
+        found, found_ptr = k.empty(k.n, np.dtype(np.uint8))
+        values, values_ptr = (None, None) if self.value_dtype is None else k.empty(k.n, self.value_dtype)
+        default_buffer = None
+        if self.value_dtype is not None and default is not None:
+            default_buffer = np.zeros(1, dtype=self.value_dtype)
+            if default_buffer.dtype.kind in "ui":
+                default_buffer[0] = default
+            else:
+                default_buffer = np.frombuffer(bytes(default).ljust(self.value_dtype.itemsize, b"\0"),
+                                               dtype=self.value_dtype).copy()
+        self._check(_find(self._handle, k.ptr, k.n, values_ptr, found_ptr,
+                          default_buffer.ctypes.data if default_buffer is not None else None, _stream_handle(stream)))
+        return values, found.astype(bool)
+
+    def contains(self, keys: Any, stream: Any = None) -> Any:
+        """Whether each key is present (a bool array). gh_contains."""
+        k = self._keys(keys)
+        found, found_ptr = k.empty(k.n, np.dtype(np.uint8))
+        self._check(_contains(self._handle, k.ptr, k.n, found_ptr, _stream_handle(stream)))
+        return found.astype(bool)
+
+    def erase(self, keys: Any, stream: Any = None) -> Any:
+        """Erases the keys (multi-value tables: every value); a bool array of those erased. gh_erase."""
+        k = self._keys(keys)
+        erased, erased_ptr = k.empty(k.n, np.dtype(np.uint8))
+        self._check(_erase(self._handle, k.ptr, k.n, erased_ptr, None, _stream_handle(stream)))
+        return erased.astype(bool)
+
+    def count(self, keys: Any, stream: Any = None) -> Any:
+        """Each key's number of values (multi-value tables), as uint64. gh_count."""
+        k = self._keys(keys)
+        counts, counts_ptr = k.empty(k.n, np.dtype(np.uint64))
+        total = _U64()
+        self._check(_count(self._handle, k.ptr, k.n, counts_ptr, ctypes.byref(total), _stream_handle(stream)))
+        return counts
+
+    def find_all(self, keys: Any, stream: Any = None) -> Tuple[Any, Any]:
+        """(offsets, values): key i's values are values[offsets[i]:offsets[i + 1]] (offsets has n + 1
+        entries). gh_count, then gh_find_all."""
+        k = self._keys(keys)
+        total = _U64()
+        counts, counts_ptr = k.empty(k.n, np.dtype(np.uint64))
+        self._check(_count(self._handle, k.ptr, k.n, counts_ptr, ctypes.byref(total), _stream_handle(stream)))
+        offsets, offsets_ptr = k.empty(k.n + 1, np.dtype(np.uint64))
+        values, values_ptr = k.empty(max(total.value, 1), self.value_dtype)
+        self._check(_find_all(self._handle, k.ptr, k.n, offsets_ptr, values_ptr, total.value, _stream_handle(stream)))
+        return offsets, values[: total.value]
+
+    def export(self, stream: Any = None) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        """Every (key, value) as NumPy arrays, in no particular order. gh_export."""
+        n = len(self)
+        keys = np.empty(max(n, 1), dtype=self.key_dtype)
+        values = None if self.value_dtype is None else np.empty(max(n, 1), dtype=self.value_dtype)
+        count = _U64()
+        self._check(_export(self._handle, keys.ctypes.data, values.ctypes.data if values is not None else None, n,
+                            ctypes.byref(count), _stream_handle(stream)))
+        return keys[: count.value], (values[: count.value] if values is not None else None)
+
+    def mixed(self, ops: Any, keys: Any, values: Any = None, policy: str = "keep_first",
+              stream: Any = None) -> Tuple[Any, Any]:
+        """One concurrent batch of inserts (1), erases (2) and finds (3), as gh_mixed: (values found,
+        per-operation results)."""
+        k = self._keys(keys)
+        o = _Array(ops, np.dtype(np.uint8), "ops", k.n)
+        v = None if values is None or self.value_dtype is None else _Array(values, self.value_dtype, "values", k.n)
+        results, results_ptr = k.empty(k.n, np.dtype(np.uint8))
+        out, out_ptr = (None, None) if self.value_dtype is None else k.empty(k.n, self.value_dtype)
+        self._check(_mixed(self._handle, o.ptr, k.ptr, v.ptr if v else None, k.n, _POLICIES[policy], out_ptr,
+                           results_ptr, _stream_handle(stream)))
+        return out, results
+
+    # -- the table as a whole
+
+    def __len__(self) -> int:
+        size = _U64()
+        self._check(_size(self._handle, ctypes.byref(size)))
+        return size.value
+
+    def clear(self, stream: Any = None) -> None:
+        """Removes every key. gh_clear."""
+        self._check(_clear(self._handle, _stream_handle(stream)))
+
+    def validate(self) -> None:
+        """Checks every invariant of the table; raises CorruptError if one is broken. gh_validate."""
+        self._check(_validate(self._handle))
+
+    def config(self) -> Dict[str, Any]:
+        """The effective configuration, as a dict of gh_config's fields. gh_get_config."""
+        c = _Config()
+        self._check(_get_config(self._handle, ctypes.byref(c), ctypes.sizeof(_Config)))
+        return {name: getattr(c, name) for name, _ in _Config._fields_ if name not in ("allocator",)}
+
+    def stats(self) -> Dict[str, Any]:
+        """Counters of the table's life, as a dict of gh_stats's fields. gh_get_stats."""
+        s = _Stats()
+        self._check(_get_stats(self._handle, ctypes.byref(s), ctypes.sizeof(_Stats)))
+        return {name: (list(getattr(s, name)) if name.startswith("subtable_") else getattr(s, name))
+                for name, _ in _Stats._fields_}
+
+    # -- saving and loading
+
+    def save(self, path: str, stream: Any = None) -> None:
+        """Writes the table's image to a file. gh_save."""
+        self._check(_save(self._handle, os.fsencode(path), _stream_handle(stream)))
+
+    def to_bytes(self, stream: Any = None) -> bytes:
+        """The table's image. gh_save_to_memory."""
+        size = ctypes.c_size_t()
+        self._check(_save_to_memory(self._handle, None, 0, ctypes.byref(size), _stream_handle(stream)))
+        buffer = ctypes.create_string_buffer(max(size.value, 1))
+        self._check(_save_to_memory(self._handle, buffer, size.value, ctypes.byref(size), _stream_handle(stream)))
+        return buffer.raw[: size.value]
+
+    @staticmethod
+    def _runtime(backend: str) -> _Config:
+        c = _Config()
+        _config_init(ctypes.byref(c), ctypes.sizeof(_Config), _VERSION, 1)
+        c.backend = _BACKENDS[backend]
+        return c
+
+    @classmethod
+    def load(cls, path: str, backend: str = "auto") -> "Table":
+        """A table made from an image file, on the backend asked for. gh_load."""
+        handle, runtime = _P(), cls._runtime(backend)
+        status = _load(os.fsencode(path), ctypes.byref(runtime), ctypes.byref(handle))
+        if status != 0:
+            _raise(status, _last_create_error().decode())
+        return cls._adopt(handle)
+
+    @classmethod
+    def from_bytes(cls, image: bytes, backend: str = "auto") -> "Table":
+        """A table made from an image (of to_bytes). gh_load_from_memory."""
+        handle, runtime = _P(), cls._runtime(backend)
+        buffer = ctypes.create_string_buffer(bytes(image), len(image))
+        status = _load_from_memory(buffer, len(image), ctypes.byref(runtime), ctypes.byref(handle))
+        if status != 0:
+            _raise(status, _last_create_error().decode())
+        return cls._adopt(handle)

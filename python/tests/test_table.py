@@ -1,0 +1,164 @@
+"""gpuhash's Python package against NumPy references, on the host backend (and, where a GPU and
+CuPy or PyTorch are there, zero-copy on the CUDA backend). Seeds are fixed and printed on failure
+through the parametrisation ids."""
+import numpy as np
+import pytest
+
+import gpuhash
+
+DESIGNS = ["warpdrive", "cuckoo", "slab", "dycuckoo", "hashgraph"]
+SEED = 0x5EED
+
+
+def unique_keys(rng, n, dtype):
+    keys = np.unique(rng.integers(0, np.iinfo(dtype).max - 2, size=2 * n, dtype=np.uint64).astype(dtype))
+    rng.shuffle(keys)
+    return keys[:n]
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+@pytest.mark.parametrize("key_dtype,value_dtype", [(np.uint32, np.uint32), (np.uint64, np.uint64), (np.uint32, None)])
+def test_map_against_numpy(design, key_dtype, value_dtype):
+    rng = np.random.default_rng(SEED)
+    t = gpuhash.Table(design=design, key_dtype=key_dtype, value_dtype=value_dtype, capacity=8192, backend="host")
+    keys = unique_keys(rng, 3000, key_dtype)
+    values = None if value_dtype is None else rng.integers(0, 1 << 30, size=keys.size, dtype=np.uint64).astype(value_dtype)
+    t.insert(keys, values)
+    assert len(t) == keys.size
+    t.validate()
+    absent = unique_keys(rng, 500, key_dtype)
+    absent = absent[~np.isin(absent, keys)]
+    got, found = t.find(np.concatenate([keys, absent]), default=7)
+    assert found.dtype == bool and found[: keys.size].all() and not found[keys.size:].any()
+    if value_dtype is not None:
+        assert np.array_equal(got[: keys.size], values) and (got[keys.size:] == 7).all()
+    assert t.contains(keys[:10]).all()
+    exported_keys, exported_values = t.export()
+    order = np.argsort(exported_keys)
+    assert np.array_equal(exported_keys[order], np.sort(keys))
+    if value_dtype is not None:
+        assert np.array_equal(exported_values[order], values[np.argsort(keys)])
+    erased = t.erase(keys[:100])
+    assert erased.all() and len(t) == keys.size - 100 and not t.contains(keys[:100]).any()
+    t.clear()
+    assert len(t) == 0
+
+
+@pytest.mark.parametrize("design", ["cuckoo", "slab", "hashgraph"])
+def test_multivalue_count_and_find_all(design):
+    rng = np.random.default_rng(SEED + 1)
+    t = gpuhash.Table(design=design, variant="multivalue", capacity=4096, backend="host")
+    keys = unique_keys(rng, 400, np.uint32)
+    repeats = rng.integers(1, 4, size=keys.size)
+    all_keys = np.repeat(keys, repeats)
+    all_values = rng.integers(0, 1 << 31, size=all_keys.size, dtype=np.uint64).astype(np.uint32)
+    t.insert(all_keys, all_values, policy="append")
+    assert len(t) == all_keys.size
+    assert np.array_equal(t.count(keys), repeats.astype(np.uint64))
+    offsets, values = t.find_all(keys)
+    assert offsets.size == keys.size + 1 and offsets[-1] == all_keys.size
+    for i in range(0, keys.size, 37):
+        want = np.sort(all_values[all_keys == keys[i]])
+        assert np.array_equal(np.sort(values[offsets[i]:offsets[i + 1]]), want)
+
+
+def test_policies_and_mixed_batch():
+    t = gpuhash.Table(design="slab", capacity=1024, backend="host")
+    keys = np.arange(1, 101, dtype=np.uint32)
+    t.insert(keys, np.full(100, 5, dtype=np.uint32))
+    t.insert(keys, np.full(100, 3, dtype=np.uint32), policy="add")
+    values, _ = t.find(keys)
+    assert (values == 8).all()
+    ops = np.array([1, 2, 3], dtype=np.uint8)  # insert a new key, erase an old one, find one
+    out, results = t.mixed(ops, np.array([1000, 1, 2], dtype=np.uint32), np.array([9, 0, 0], dtype=np.uint32))
+    assert list(results) == [1, 1, 1] and out[2] == 8
+    assert t.contains(np.array([1000], dtype=np.uint32))[0] and not t.contains(np.array([1], dtype=np.uint32))[0]
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_save_load(design, tmp_path):
+    rng = np.random.default_rng(SEED + 2)
+    t = gpuhash.Table(design=design, capacity=4096, backend="host")
+    keys = unique_keys(rng, 1000, np.uint32)
+    t.insert(keys, keys ^ np.uint32(0x5A5A))
+    path = str(tmp_path / "table.image")
+    t.save(path)
+    for back in (gpuhash.Table.load(path, backend="host"), gpuhash.Table.from_bytes(t.to_bytes(), backend="host")):
+        assert len(back) == len(t) and back.config()["design"] == t.config()["design"]
+        values, found = back.find(keys)
+        assert found.all() and np.array_equal(values, keys ^ np.uint32(0x5A5A))
+        back.validate()
+    image = t.to_bytes()
+    with pytest.raises(gpuhash.BadImageError):
+        gpuhash.Table.from_bytes(image[:-1], backend="host")
+    with pytest.raises(gpuhash.BadImageError):
+        gpuhash.Table.from_bytes(image[:100] + bytes([image[100] ^ 1]) + image[101:], backend="host")
+    with pytest.raises(gpuhash.InvalidArgumentError):
+        gpuhash.Table.load(str(tmp_path / "missing.image"), backend="host")
+
+
+def test_bad_inputs_raise_before_any_work():
+    t = gpuhash.Table(design="warpdrive", capacity=64, backend="host")
+    with pytest.raises(TypeError):
+        t.insert(np.arange(4, dtype=np.int64), np.arange(4, dtype=np.uint32))
+    with pytest.raises(ValueError):
+        t.insert(np.zeros((2, 2), dtype=np.uint32), np.zeros(4, dtype=np.uint32))
+    with pytest.raises(ValueError):
+        t.insert(np.arange(8, dtype=np.uint32)[::2], np.arange(4, dtype=np.uint32))
+    with pytest.raises(ValueError):
+        t.insert(np.arange(4, dtype=np.uint32), np.arange(3, dtype=np.uint32))
+    with pytest.raises(ValueError):
+        t.insert(np.arange(4, dtype=np.uint32), np.arange(4, dtype=np.uint32), policy="sometimes")
+    with pytest.raises(ValueError):
+        t.insert(np.arange(4, dtype=np.uint32))  # a map needs values
+    assert len(t) == 0
+    with pytest.raises(ValueError):
+        gpuhash.Table(design="no-such-design")
+    with pytest.raises(TypeError):
+        gpuhash.Table(design="warpdrive", no_such_option=1, backend="host")
+    with pytest.raises(gpuhash.InvalidArgumentError):
+        gpuhash.Table(design="warpdrive", group_size=3, backend="host")
+    with pytest.raises(gpuhash.UnsupportedError):
+        t.count(np.arange(4, dtype=np.uint32))  # a map has no gh_count
+
+
+def test_full_table_raises_its_class():
+    t = gpuhash.Table(design="warpdrive", capacity=32, backend="host")
+    keys = np.arange(1, 200, dtype=np.uint32)
+    with pytest.raises(gpuhash.TableFullError) as info:
+        t.insert(keys, keys)
+    assert info.value.status_name == "GH_ERR_TABLE_FULL" and "GH_ERR_TABLE_FULL" in str(info.value)
+    t.validate()
+
+
+def test_every_status_has_a_class():
+    names = [name for name in gpuhash.__all__ if name.endswith("Error") and name != "GpuhashError"]
+    assert "BadImageError" in names and "TableFullError" in names and "PeerError" in names
+    assert all(issubclass(getattr(gpuhash, name), gpuhash.GpuhashError) for name in names)
+
+
+def test_records_of_any_size():
+    record = np.dtype((np.void, 24))
+    t = gpuhash.Table(design="dycuckoo", value_dtype=record, capacity=1024, backend="host")
+    keys = np.arange(10, 60, dtype=np.uint32)
+    values = np.frombuffer(bytes(range(24)) * keys.size, dtype=record).copy()
+    t.insert(keys, values)
+    got, found = t.find(keys)
+    assert found.all() and got.tobytes() == values.tobytes()
+
+
+@pytest.mark.skipif(not gpuhash.cuda_available(), reason="no GPU here")
+@pytest.mark.parametrize("framework", ["cupy", "torch"])
+def test_device_arrays_zero_copy(framework):
+    lib = pytest.importorskip(framework)
+    t = gpuhash.Table(design="warpdrive", capacity=1 << 16, backend="cuda")
+    if framework == "cupy":
+        keys = lib.arange(1000, dtype=lib.uint32)
+        ptr = keys.data.ptr
+    else:
+        keys = lib.arange(1000, dtype=lib.int64).to(lib.uint32).cuda()
+        ptr = keys.data_ptr()
+    assert gpuhash._Array(keys, np.dtype(np.uint32), "keys").ptr == ptr  # passed by its pointer, no copy
+    t.insert(keys, keys)
+    values, found = t.find(keys)
+    assert type(values).__module__.split(".")[0] == framework and bool(found.all())
