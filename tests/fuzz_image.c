@@ -105,9 +105,9 @@ static void add_seed(gh_design design, gh_variant variant, unsigned key_bits, un
   gh_table *t = NULL;
   if (seed_count == sizeof seeds / sizeof seeds[0] || gh_create(&c, &t) != GH_OK) return;
   enum { N = 24 };
-  unsigned char keys[N * 8], values[N * 128];
-  for (size_t i = 0; i < sizeof keys; ++i) keys[i] = (unsigned char)next_random(rng);
-  for (size_t i = 0; i < sizeof values; ++i) values[i] = (unsigned char)next_random(rng);
+  uint64_t keys[N], values[N * 16]; /* 8-byte aligned for every width */
+  for (size_t i = 0; i < N; ++i) keys[i] = next_random(rng);
+  for (size_t i = 0; i < N * 16; ++i) values[i] = next_random(rng);
   const gh_dup_policy policy = variant == GH_VARIANT_MULTIVALUE ? GH_APPEND : GH_KEEP_FIRST;
   size_t size = 0;
   if (gh_insert(t, keys, value_bits ? values : NULL, N, policy, NULL, NULL) == GH_OK &&

@@ -100,21 +100,30 @@ gh_status gh_save_to_memory(gh_table *t, void *buffer, size_t capacity, size_t *
   const size_t payload = payload_bytes(count, c.key_bits, c.value_bits, &overflow);
   if (overflow) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_save: %llu pairs do not fit an image in memory",
                                 (unsigned long long)count);
-  const size_t key_bytes = (size_t)count * (c.key_bits / 8u);
   *bytes = IMAGE_HEADER_BYTES + payload;
   if (buffer == NULL) return GH_OK;
   if (capacity < *bytes)
     return gh__fail(t, GH_ERR_BUFFER_TOO_SMALL, "gh_save_to_memory: the image takes %zu bytes, the buffer has %zu",
                     *bytes, capacity);
-  /* Exported into aligned scratch (the caller's buffer need not be aligned for the widths). */
-  unsigned char *pairs = (unsigned char *)malloc(payload ? payload : 1);
-  if (pairs == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "gh_save: out of host memory for %zu bytes", payload);
+  /* Exported into aligned scratch, keys and values apart (the caller's buffer need not be aligned
+   * for the widths, nor would the values be behind an odd number of 32-bit keys). */
+  const size_t key_bytes = (size_t)count * (c.key_bits / 8u), value_bytes = payload - key_bytes;
+  unsigned char *keys = (unsigned char *)malloc(key_bytes ? key_bytes : 1);
+  unsigned char *values = (unsigned char *)malloc(value_bytes ? value_bytes : 1);
+  if (keys == NULL || values == NULL) {
+    free(keys);
+    free(values);
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "gh_save: out of host memory for %zu bytes", payload);
+  }
   uint64_t exported = 0;
-  status = gh_export(t, pairs, c.value_bits ? pairs + key_bytes : NULL, count, &exported, stream);
+  status = gh_export(t, keys, c.value_bits ? values : NULL, count, &exported, stream);
   if (status == GH_OK && exported != count)
     status = gh__fail(t, GH_ERR_INTERNAL, "gh_save: gh_size said %llu pairs, gh_export gave %llu",
                       (unsigned long long)count, (unsigned long long)exported);
   if (status == GH_OK) {
+    unsigned char *out = (unsigned char *)buffer;
+    memcpy(out + IMAGE_HEADER_BYTES, keys, key_bytes);
+    memcpy(out + IMAGE_HEADER_BYTES + key_bytes, values, value_bytes);
     uint64_t h[IMAGE_FIELDS] = {0};
     h[F_MAGIC] = read_u64(image_magic);
     h[F_FORMAT] = IMAGE_FORMAT;
@@ -137,13 +146,12 @@ gh_status gh_save_to_memory(gh_table *t, void *buffer, size_t capacity, size_t *
     h[F_BIN_VERTICES] = c.bin_vertices;
     h[F_COUNT] = count;
     h[F_PAYLOAD_BYTES] = payload;
-    h[F_PAYLOAD_CHECKSUM] = checksum(pairs, payload);
-    unsigned char *out = (unsigned char *)buffer;
+    h[F_PAYLOAD_CHECKSUM] = checksum(out + IMAGE_HEADER_BYTES, payload);
     for (int f = 0; f < F_HEADER_CHECKSUM; ++f) write_u64(out + 8 * f, h[f]);
     seal_header(out);
-    memcpy(out + IMAGE_HEADER_BYTES, pairs, payload);
   }
-  free(pairs);
+  free(keys);
+  free(values);
   return status;
 }
 
@@ -271,16 +279,22 @@ gh_status gh_load_from_memory(const void *buffer, size_t bytes, const gh_config 
   if (status == GH_OK) status = image_config(h, runtime, &c);
   if (status != GH_OK) return status;
   const uint64_t count = h[F_COUNT];
-  const size_t key_bytes = (size_t)count * (c.key_bits / 8u), payload = (size_t)h[F_PAYLOAD_BYTES];
-  /* Aligned copies of the pairs for the insert (the image's may sit at any address). */
-  unsigned char *pairs = (unsigned char *)malloc(payload ? payload : 1);
-  if (pairs == NULL) return gh__create_fail(GH_ERR_OUT_OF_MEMORY, "gh_load: out of host memory for %zu bytes", payload);
-  memcpy(pairs, p + IMAGE_HEADER_BYTES, payload);
+  const size_t payload = (size_t)h[F_PAYLOAD_BYTES], key_bytes = (size_t)count * (c.key_bits / 8u);
+  /* Aligned copies of the keys and the values for the insert (the image's sit at any address). */
+  unsigned char *keys = (unsigned char *)malloc(key_bytes ? key_bytes : 1);
+  unsigned char *values = (unsigned char *)malloc(payload - key_bytes ? payload - key_bytes : 1);
+  if (keys == NULL || values == NULL) {
+    free(keys);
+    free(values);
+    return gh__create_fail(GH_ERR_OUT_OF_MEMORY, "gh_load: out of host memory for %zu bytes", payload);
+  }
+  memcpy(keys, p + IMAGE_HEADER_BYTES, key_bytes);
+  memcpy(values, p + IMAGE_HEADER_BYTES + key_bytes, payload - key_bytes);
   gh_table *t = NULL;
   status = gh_create(&c, &t);
   if (status == GH_OK && count > 0) {
     const gh_dup_policy policy = c.variant == GH_VARIANT_MULTIVALUE ? GH_APPEND : GH_KEEP_FIRST;
-    status = gh_insert(t, pairs, c.value_bits ? pairs + key_bytes : NULL, count, policy, NULL, NULL);
+    status = gh_insert(t, keys, c.value_bits ? values : NULL, count, policy, NULL, NULL);
     if (status != GH_OK) gh__create_fail(status, "gh_load: inserting the image's %llu pairs: %s",
                                          (unsigned long long)count, gh_last_error(t));
   }
@@ -290,7 +304,8 @@ gh_status gh_load_from_memory(const void *buffer, size_t bytes, const gh_config 
   if (status == GH_OK && size != count)
     status = gh__create_fail(GH_ERR_BAD_IMAGE, "gh_load: the image's %llu pairs make a table of %llu (a key twice)",
                              (unsigned long long)count, (unsigned long long)size);
-  free(pairs);
+  free(keys);
+  free(values);
   if (status != GH_OK) {
     gh_destroy(t);
     return status;
