@@ -1,5 +1,5 @@
 # Thin wrapper over CMake: the README's two commands.
-#   make run    build, then run the main job (gpuhash-bench --quick; GPU if present, else host)
+#   make run    build, then run the main job (gpuhash-bench --summary; GPU if present, else host)
 #   make test   build, then run the whole test suite through ctest
 BUILD ?= build
 PREFIX ?= /usr/local
@@ -16,7 +16,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	$(BUILD)/tools/gpuhash-bench --quick
+	$(BUILD)/tools/gpuhash-bench --summary
 
 test: build
 	scripts/run-tests $(BUILD)

@@ -258,7 +258,7 @@ extern const bench_op_def bench_ops[OP_COUNT];
 
 /* ---- A run -------------------------------------------------------------------------------- */
 typedef struct bench_options {
-  int quick, limits_only, validate, reps_given;
+  int quick, limits_only, validate, summary, reps_given; /* summary: the main job (make run) */
   unsigned device, mode, reps, warmup, key_bits, value_bits; /* mode: the M_* bit that runs */
   gh_backend backend;
   uint64_t n, seed; /* n: 0 unless --n */

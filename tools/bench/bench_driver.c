@@ -55,6 +55,8 @@ typedef struct bench_run {
   struct peer_figure { char config[40], op[24]; double alpha, gops; } peers[256];
   unsigned peer_count;
   double batches_ms; /* slab-c: the slab table's last */
+  /* summary (--summary, make run): each design's build and find rate, for the table at the end */
+  struct glance { int design; double rate[2]; } glance[D_COUNT];
 } bench_run;
 
 int bench_error(const char *format, ...) {
@@ -530,6 +532,11 @@ static int report_state(bench_run *run, bench_result *r) {
   else if (r->ax[AX_OP] == OP_BATCHES) r->ratio = r->ms_median / run->batches_ms;
   if (r->ax[AX_DESIGN] == D_LIMITS) run->ceiling[(int)r->ax[AX_OP] - OP_LIMIT_COPY] = r->rate;
   track(run, r);
+  if (!strcmp(r->scenario->name, "summary") && !r->skipped) {
+    struct glance *g = &run->glance[(int)r->ax[AX_DESIGN]];
+    g->design = (int)r->ax[AX_DESIGN];
+    g->rate[r->ax[AX_OP] == OP_FIND] = r->rate;
+  }
   print_row(run, r);
   json_state(run, r);
   return ferror(run->json) ? bench_error("writing to '%s' failed", run->opts->json_path) : 0;
@@ -845,10 +852,10 @@ static int parse(int argc, char **argv, bench_options *o) {
     double v = 0;
     snprintf(key, sizeof key, "%.*s", (int)(value ? value - argv[i] - 2 : 31), argv[i] + 2);
     int *flag = !strcmp(key, "quick") ? &o->quick : !strcmp(key, "limits") ? &o->limits_only
-                : !strcmp(key, "validate") ? &o->validate : NULL;
+                : !strcmp(key, "validate") ? &o->validate : !strcmp(key, "summary") ? &o->summary : NULL;
     if (strncmp(argv[i], "--", 2)) return usage("unexpected argument '%s'", argv[i]);
     if (!strcmp(key, "help"))
-      return puts("gpuhash-bench [--quick --limits --validate] [--OPTION VALUE] for OPTION in "
+      return puts("gpuhash-bench [--quick --limits --validate --summary] [--OPTION VALUE] for OPTION in "
                   "scenario, backend,\n  device, n, reps, warmup, key-bits, value-bits, axis, "
                   "group-sizes, loads, dists, ops,\n  json, seed, peers: bench/README.md says what they "
                   "do."), -1;
@@ -884,6 +891,33 @@ static int parse(int argc, char **argv, bench_options *o) {
     if (result != 0) return result;
   }
   return 0;
+}
+
+/* The main job's table: each design's build and find rate and, on a GPU, the fraction of the
+ * ceiling that bounds each (random CAS for a build, random sector reads for a find). */
+static void print_glance(const bench_run *run) {
+  const double cas = ceiling_value(run, bench_ops[OP_BUILD].ceiling);
+  const double reads = ceiling_value(run, bench_ops[OP_FIND].ceiling);
+  const unsigned mode_bit = run->opts->mode;
+  double n = NAN;
+  char n_text[32];
+  /* The n of this mode: the summary's PER_MODE row holds one per mode, in M_* bit order. */
+  for (size_t i = 0; i < bench_row_count; ++i)
+    if (!strcmp(bench_rows[i].scenario, "summary") && bench_rows[i].axis == AX_N)
+      n = bench_rows[i].v[mode_bit == M_FULL_GPU ? 0 : mode_bit == M_QUICK_GPU ? 1 : mode_bit == M_FULL_HOST ? 2 : 3];
+  printf("\n%s, %s unique 32-bit keys and values, G ops/s%s:\n",
+         run->be->kind == GH_BACKEND_CUDA ? run->be->device : "host backend", axis_text(AX_N, n, n_text, sizeof n_text),
+         isnan(cas) ? "" : " (in brackets: the fraction of the ceiling measured above)");
+  printf("  %-10s %-18s %-18s\n", "design", "build", "find");
+  for (int d = 0; d < D_COUNT; ++d) {
+    const struct glance *g = &run->glance[d];
+    char build[32], find[32];
+    if (g->design != d || d == D_LIMITS) continue;
+    snprintf(build, sizeof build, isnan(cas) ? "%.3f" : "%.2f (%.2f)", g->rate[0], g->rate[0] / cas);
+    snprintf(find, sizeof find, isnan(reads) ? "%.3f" : "%.2f (%.2f)", g->rate[1], g->rate[1] / reads);
+    printf("  %-10s %-18s %-18s\n", bench_axes[AX_DESIGN].names[d], build, find);
+  }
+  printf("Every scenario of the papers and issues: gpuhash-bench without --summary (bench/README.md).\n");
 }
 
 /* ---- main --------------------------------------------------------------------------------- */
@@ -923,6 +957,7 @@ int main(int argc, char **argv) {
   if (result == 0 && o.key_bits == 32 && largest > 0x1p31)
     result = usage("n = %.0f is too large for 32-bit keys (at most 2^31)", largest);
   if (result != 0) return result < 0 ? 0 : result;
+  if (o.summary) o.scenarios = "summary";
   if (open_backend(&o, &be, why, sizeof why) != 0) return 1;
   if (o.peers_path && load_peers(&run, o.peers_path)) {
     if (be.stream) bench_cuda_close();
@@ -959,7 +994,8 @@ int main(int argc, char **argv) {
     else if (i == 0)
       printf("\nceilings: not measured: they need a GPU (this is the host backend), so results "
              "carry no fraction of ceiling\n");
-  if (!o.limits_only) summary(&run);
+  if (o.summary) print_glance(&run);
+  else if (!o.limits_only) summary(&run);
   printf("\n%zu measurements in %.1f s on the %s backend; JSON written to %s\n", run.count,
          seconds_now() - start, be.name, o.json_path);
   if (run.broken)

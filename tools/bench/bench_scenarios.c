@@ -58,6 +58,7 @@ const bench_op_def bench_ops[OP_COUNT] = {
     [OP_FIND_FIRST] = {1, -1}, [OP_AGING] = {-1, -1}};
 const bench_scenario bench_scenarios[] = {
     {"limits", "ceilings: coalesced copy, random sector reads, random CAS and atomicAdd", 0, 0, 0},
+    {"summary", "summary (make run): every design's build and find, GPU 2^24 keys, host 2^16", 0, 0, 0},
     {"warpdrive", "warpdrive (paper V-B): insert, find, find of absent keys, erase", 0, 1, NULL},
     {"cuckoo-a", "cuckoo-a (4.5.1): build, find vs n; d 4, table 1.25 n; vs sort+search", 0, 0, 0},
     {"cuckoo-b", "cuckoo-b (4.5.1): find vs the fraction of absent queries, d = 3 and 4", 3, 0, 0},
@@ -100,6 +101,12 @@ const size_t bench_scenario_count = sizeof bench_scenarios / sizeof bench_scenar
 const bench_row bench_rows[] = {
     {"limits", AX_DESIGN, ALL, 1, {D_LIMITS}},
     {"limits", AX_OP, ALL, 4, {OP_LIMIT_COPY, OP_LIMIT_SECTOR, OP_LIMIT_CAS, OP_LIMIT_ADD}},
+    /* The main job's glance: each design at its defaults (warpdrive at load 0.8, hashgraph 0.8 keys
+     * a vertex, slab 0.7 slabs a bucket), built from unique keys then probed with them. */
+    {"summary", AX_DESIGN, ALL, 5, {D_WARPDRIVE, D_CUCKOO, D_SLAB, D_DYCUCKOO, D_HASHGRAPH}},
+    {"summary", AX_N, ALL, PER_MODE, {P2(24), P2(24), P2(16), P2(16)}},
+    {"summary", AX_LOAD, ALL, 1, {0.8}},
+    {"summary", AX_OP, ALL, 2, {OP_BUILD, OP_FIND}},
     /* The paper's grid: 2^27 pairs (1 GB); --quick under a minute on an H100. */
     {"warpdrive", AX_DESIGN, ALL, 1, {D_WARPDRIVE}},
     {"warpdrive", AX_N, ALL, PER_MODE, {P2(27), P2(24), P2(20), P2(20)}},
