@@ -436,19 +436,24 @@ gh_status gh_keys_of_ids(gh_table *table, const void *ids, uint64_t n, void *key
  * come back in another order) but not necessarily the same layout. Compacting tables cannot be
  * saved yet (GH_ERR_UNSUPPORTED): their ids would not survive the re-insertion.
  *
+ * The capacity saved is the one the table was created with (a table that grew grows again).
+ *
  * gh_save_to_memory: *bytes (host, required) receives the image's size; with buffer NULL nothing
  * else happens (ask first, then allocate). A capacity below it gives GH_ERR_BUFFER_TOO_SMALL and
- * writes nothing. gh_save writes the image to a file (created or truncated; on failure no partial
- * file is left). */
+ * writes nothing. gh_save writes the image to a new file beside path and renames it over path, so
+ * a failed save leaves what was there; a path that exists and is not a regular file (a device, a
+ * directory, a symlink) is refused with GH_ERR_INVALID_ARGUMENT. */
 gh_status gh_save_to_memory(gh_table *table, void *buffer, size_t capacity, size_t *bytes, gh_stream stream);
 gh_status gh_save(gh_table *table, const char *path, gh_stream stream);
 
 /** Makes a table from an image (of gh_save / gh_save_to_memory). runtime: NULL for the defaults,
  * or a config whose backend, device, host_threads and allocator the table takes (its other fields
  * are ignored). An image that is not one (wrong magic, format version, sizes, a truncated or
- * corrupted file, a configuration this library refuses, a map key stored twice) gives
- * GH_ERR_BAD_IMAGE; a design this library does not have, GH_ERR_UNSUPPORTED. On any failure
- * *table is NULL and gh_last_create_error() says why. */
+ * corrupted file, a configuration this library refuses, pairs that do not fit it or a map key
+ * stored twice) gives GH_ERR_BAD_IMAGE; a design this library does not have, GH_ERR_UNSUPPORTED;
+ * a path that is not a regular file, GH_ERR_INVALID_ARGUMENT. On any failure *table is NULL and
+ * gh_last_create_error() says why. An image names its table's capacity, and loading allocates
+ * that table: load an untrusted image with a runtime allocator that limits memory. */
 gh_status gh_load_from_memory(const void *buffer, size_t bytes, const gh_config *runtime, gh_table **table);
 gh_status gh_load(const char *path, const gh_config *runtime, gh_table **table);
 

@@ -77,6 +77,19 @@ static int same_pairs(const pair_list *a, const pair_list *b) {
   return a->n == b->n && a->width == b->width && memcmp(a->bytes, b->bytes, a->n * a->width) == 0;
 }
 
+/* The table's image (its size asked first), or NULL. */
+static unsigned char *image_of(gh_table *t, size_t *bytes) {
+  *bytes = 0;
+  if (!CHECK_OK(t, gh_save_to_memory(t, NULL, 0, bytes, NULL))) return NULL;
+  unsigned char *image = (unsigned char *)tu_xmalloc(*bytes + 1);
+  size_t again = 0;
+  if (!CHECK_OK(t, gh_save_to_memory(t, image, *bytes, &again, NULL)) || !CHECK(again == *bytes, "sizes differ")) {
+    free(image);
+    return NULL;
+  }
+  return image;
+}
+
 /* The loaded table against the saved one: pairs, size, defining configuration, validate. */
 static void check_same(gh_table *loaded, gh_table *saved, const pair_list *want, const char *how) {
   tu_set_phase("%s: contents", how);
@@ -85,6 +98,14 @@ static void check_same(gh_table *loaded, gh_table *saved, const pair_list *want,
         (unsigned long long)got.n, (unsigned long long)want->n);
   free(got.bytes);
   gh_config a, b;
+  /* Saved again, the loaded table makes the same image: same pairs aside, the same header (the
+   * capacity the table was made with, not a grown one). */
+  size_t first = 0, second = 0;
+  unsigned char *image_a = image_of(saved, &first), *image_b = image_of(loaded, &second);
+  if (image_a && image_b && CHECK(first == second, "the loaded table's image has %zu bytes, the saved %zu", second, first))
+    CHECK(memcmp(image_a, image_b, GH_IMAGE_AT_COUNT) == 0, "the loaded table's image header differs (configuration)");
+  free(image_a);
+  free(image_b);
   if (CHECK_OK(loaded, gh_get_config(loaded, &a)) && CHECK_OK(saved, gh_get_config(saved, &b)))
     CHECK(a.design == b.design && a.variant == b.variant && a.key_bits == b.key_bits && a.value_bits == b.value_bits &&
               a.seed == b.seed && a.group_size == b.group_size && a.hash_functions == b.hash_functions &&
@@ -135,18 +156,6 @@ static gh_table *filled_table(const gh_config *c, uint64_t n, tu_rng *rng) {
   return t;
 }
 
-/* The table's image (its size asked first), or NULL. */
-static unsigned char *image_of(gh_table *t, size_t *bytes) {
-  *bytes = 0;
-  if (!CHECK_OK(t, gh_save_to_memory(t, NULL, 0, bytes, NULL))) return NULL;
-  unsigned char *image = (unsigned char *)tu_xmalloc(*bytes + 1);
-  size_t again = 0;
-  if (!CHECK_OK(t, gh_save_to_memory(t, image, *bytes, &again, NULL)) || !CHECK(again == *bytes, "sizes differ")) {
-    free(image);
-    return NULL;
-  }
-  return image;
-}
 
 /* gh_load_from_memory expected to refuse the image with `want`: no table, a message. */
 static void check_refused(const void *image, size_t bytes, gh_status want, const char *what) {
@@ -272,6 +281,24 @@ static void case_bad_images(const tu_design *design, gh_backend backend) {
   CHECK(gh_load(image_path, NULL, NULL) == GH_ERR_INVALID_ARGUMENT, "gh_load: table handle NULL");
   CHECK_STATUS(t, gh_save(t, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
   CHECK_STATUS(t, gh_save(t, "/nonexistent-gpuhash-dir/table.image", NULL), GH_ERR_INVALID_ARGUMENT);
+  /* Not regular files: refused, left as they were. */
+  CHECK_STATUS(t, gh_save(t, "/dev/null", NULL), GH_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(t, gh_save(t, ".", NULL), GH_ERR_INVALID_ARGUMENT);
+  out = t;
+  CHECK(gh_load(".", NULL, &out) == GH_ERR_INVALID_ARGUMENT && out == NULL, "gh_load of a directory");
+  out = t;
+  CHECK(gh_load("/dev/null", NULL, &out) == GH_ERR_INVALID_ARGUMENT && out == NULL, "gh_load of a device");
+  /* A save leaves exactly the image (written beside the path, then renamed over it). */
+  CHECK_OK(t, gh_save(t, image_path, NULL));
+  FILE *f = fopen(image_path, "rb");
+  long saved_size = -1;
+  if (CHECK(f != NULL, "the saved file is there")) {
+    fseek(f, 0, SEEK_END);
+    saved_size = ftell(f);
+    fclose(f);
+  }
+  CHECK(saved_size == (long)bytes, "the saved file has %ld bytes, the image %zu", saved_size, bytes);
+  remove(image_path);
   CHECK_STATUS(t, gh_save_to_memory(t, image, bytes, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
   CHECK(gh_save(NULL, image_path, NULL) == GH_ERR_INVALID_ARGUMENT, "gh_save: table NULL");
   tu_set_phase("every truncation, trailing bytes");

@@ -30,11 +30,14 @@ __all__ = ["Table", "GpuhashError", "version", "cuda_available"]
 
 def _load_library() -> ctypes.CDLL:
     named = os.environ.get("GPUHASH_LIBRARY")
+    if named:
+        if not os.path.exists(named):
+            raise ImportError("gpuhash: GPUHASH_LIBRARY names %s, which does not exist" % named)
+        return ctypes.CDLL(named)
     here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [named] if named else [os.path.join(here, n) for n in sorted(os.listdir(here)) if n.startswith("libgpuhash.so")]
-    for path in candidates:
-        if path and os.path.exists(path):
-            return ctypes.CDLL(path)
+    for name in sorted(os.listdir(here)):
+        if name.startswith("libgpuhash.so"):
+            return ctypes.CDLL(os.path.join(here, name))
     raise ImportError("gpuhash: libgpuhash not found next to the package (install it with `pip install ./python`) "
                       "and GPUHASH_LIBRARY is not set")
 
@@ -174,6 +177,8 @@ class _Array:
                 raise TypeError("%s: dtype %s, the table takes %s" % (name, arr.dtype, dtype))
             if not arr.flags["C_CONTIGUOUS"]:
                 raise ValueError("%s: not contiguous" % name)
+            if not arr.flags["ALIGNED"]:
+                raise ValueError("%s: not aligned for its dtype" % name)
             self.obj, self.ptr, self.n, self.device = arr, arr.ctypes.data, arr.shape[0], False
         if length is not None and self.n != length:
             raise ValueError("%s: %d elements, %d expected" % (name, self.n, length))
@@ -198,13 +203,28 @@ class _Array:
         raise TypeError("outputs for device arrays of %s are not supported; pass CuPy or PyTorch arrays" % module)
 
 
+def _bool(flags: Any) -> Any:
+    """A byte array of 0 / 1 as booleans, in its own framework."""
+    if type(flags).__module__.split(".")[0] == "torch":
+        import torch
+        return flags.to(torch.bool)
+    return flags.astype(bool)
+
+
+def _choice(name: str, value: str, choices: Dict[str, int]) -> int:
+    if value not in choices:
+        raise ValueError("%s %r is not one of %s" % (name, value, sorted(choices)))
+    return choices[value]
+
+
 def _stream_handle(stream: Any) -> Optional[int]:
     """A raw cudaStream_t from None, an int, or a framework's stream object."""
     if stream is None or isinstance(stream, int):
         return stream
     for attribute in ("cuda_stream", "ptr", "handle"):  # torch, cupy, numba
         if hasattr(stream, attribute):
-            return int(getattr(stream, attribute))
+            handle = getattr(stream, attribute)
+            return int(handle.value or 0) if isinstance(handle, ctypes.c_void_p) else int(handle)
     raise TypeError("stream: None, a raw handle (int) or a CuPy / PyTorch / Numba stream, not %r" % (stream,))
 
 
@@ -249,11 +269,14 @@ class Table:
         config.key_bits = self.key_dtype.itemsize * 8
         config.value_bits, self.value_dtype = _value_bits(value_dtype)
         config.capacity = capacity
-        config.backend = _BACKENDS[backend]
-        config.variant = _VARIANTS[variant]
+        config.backend = _choice("backend", backend, _BACKENDS)
+        config.variant = _choice("variant", variant, _VARIANTS)
+        # The widths come from the dtypes and the rest from the named arguments, never from options.
+        fixed = ("struct_size", "version", "allocator", "design", "key_bits", "value_bits", "capacity", "backend",
+                 "variant")
         for name, value in options.items():
-            if name not in dict(_Config._fields_) or name in ("struct_size", "version", "allocator"):
-                raise TypeError("Table: unknown option %r" % name)
+            if name not in dict(_Config._fields_) or name in fixed:
+                raise TypeError("Table: unknown option %r (the key / value widths come from the dtypes)" % name)
             setattr(config, name, value)
         status = _create(ctypes.byref(config), ctypes.byref(self._handle))
         if status != 0:
@@ -261,13 +284,18 @@ class Table:
         self._multivalue = variant == "multivalue"
 
     @classmethod
-    def _adopt(cls, handle: _P) -> "Table":
+    def _adopt(cls, handle: _P, value_dtype: Any = None) -> "Table":
         t = cls.__new__(cls)
         t._handle = handle
         config = t.config()
         t.key_dtype = np.dtype(np.uint32 if config["key_bits"] == 32 else np.uint64)
         bits = config["value_bits"]
         t.value_dtype = None if bits == 0 else np.dtype({32: np.uint32, 64: np.uint64}.get(bits, (np.void, bits // 8)))
+        if value_dtype is not None:
+            if bits == 0 or np.dtype(value_dtype).itemsize * 8 != bits:
+                t.__del__()
+                raise ValueError("value_dtype %s: the image's values are %d bits" % (np.dtype(value_dtype), bits))
+            t.value_dtype = np.dtype(value_dtype)
         t._multivalue = config["variant"] == _VARIANTS["multivalue"]
         return t
 
@@ -286,9 +314,10 @@ class Table:
 
     # -- bulk operations
 
-    def insert(self, keys: Any, values: Any = None, policy: str = "keep_first", stream: Any = None) -> None:
-        """Inserts keys (and values; None for sets) with the duplicate policy "keep_first",
-        "overwrite", "add", "min", "max" or "append" (multi-value tables). gh_insert."""
+    def insert(self, keys: Any, values: Any = None, policy: Optional[str] = None, stream: Any = None) -> None:
+        """Inserts keys (and values; None for sets) with the duplicate policy "keep_first" (the
+        default of maps), "overwrite", "add", "min", "max" or "append" (multi-value tables, their
+        default). gh_insert."""
         k = self._keys(keys)
         v = None
         if self.value_dtype is not None:
@@ -298,9 +327,8 @@ class Table:
                 v = _Array(values, self.value_dtype, "values", k.n)
         elif values is not None:
             raise ValueError("insert: a set takes no values")
-        if policy not in _POLICIES:
-            raise ValueError("insert: policy %r is not one of %s" % (policy, sorted(_POLICIES)))
-        self._check(_insert(self._handle, k.ptr, v.ptr if v else None, k.n, _POLICIES[policy], None,
+        policy = policy or ("append" if self._multivalue else "keep_first")
+        self._check(_insert(self._handle, k.ptr, v.ptr if v else None, k.n, _choice("policy", policy, _POLICIES), None,
                             _stream_handle(stream)))
 
     def find(self, keys: Any, default: Any = 0, stream: Any = None) -> Tuple[Any, Any]:
@@ -312,27 +340,33 @@ class Table:
         if self.value_dtype is not None and default is not None:
             default_buffer = np.zeros(1, dtype=self.value_dtype)
             if default_buffer.dtype.kind in "ui":
+                if not 0 <= int(default) <= np.iinfo(default_buffer.dtype).max:
+                    raise ValueError("find: default %r does not fit %s" % (default, default_buffer.dtype))
                 default_buffer[0] = default
             else:
-                default_buffer = np.frombuffer(bytes(default).ljust(self.value_dtype.itemsize, b"\0"),
+                record = bytes(default) if default != 0 else bytes(self.value_dtype.itemsize)
+                if len(record) > self.value_dtype.itemsize:
+                    raise ValueError("find: a default of %d bytes for %d-byte values" % (len(record),
+                                                                                    self.value_dtype.itemsize))
+                default_buffer = np.frombuffer(record.ljust(self.value_dtype.itemsize, b"\0"),
                                                dtype=self.value_dtype).copy()
         self._check(_find(self._handle, k.ptr, k.n, values_ptr, found_ptr,
                           default_buffer.ctypes.data if default_buffer is not None else None, _stream_handle(stream)))
-        return values, found.astype(bool)
+        return values, _bool(found)
 
     def contains(self, keys: Any, stream: Any = None) -> Any:
         """Whether each key is present (a bool array). gh_contains."""
         k = self._keys(keys)
         found, found_ptr = k.empty(k.n, np.dtype(np.uint8))
         self._check(_contains(self._handle, k.ptr, k.n, found_ptr, _stream_handle(stream)))
-        return found.astype(bool)
+        return _bool(found)
 
     def erase(self, keys: Any, stream: Any = None) -> Any:
         """Erases the keys (multi-value tables: every value); a bool array of those erased. gh_erase."""
         k = self._keys(keys)
         erased, erased_ptr = k.empty(k.n, np.dtype(np.uint8))
         self._check(_erase(self._handle, k.ptr, k.n, erased_ptr, None, _stream_handle(stream)))
-        return erased.astype(bool)
+        return _bool(erased)
 
     def count(self, keys: Any, stream: Any = None) -> Any:
         """Each key's number of values (multi-value tables), as uint64. gh_count."""
@@ -373,8 +407,9 @@ class Table:
         v = None if values is None or self.value_dtype is None else _Array(values, self.value_dtype, "values", k.n)
         results, results_ptr = k.empty(k.n, np.dtype(np.uint8))
         out, out_ptr = (None, None) if self.value_dtype is None else k.empty(k.n, self.value_dtype)
-        self._check(_mixed(self._handle, o.ptr, k.ptr, v.ptr if v else None, k.n, _POLICIES[policy], out_ptr,
-                           results_ptr, _stream_handle(stream)))
+        code = _choice("policy", policy, _POLICIES)
+        self._check(_mixed(self._handle, o.ptr, k.ptr, v.ptr if v else None, k.n, code, out_ptr, results_ptr,
+                           _stream_handle(stream)))
         return out, results
 
     # -- the table as a whole
@@ -423,24 +458,25 @@ class Table:
     def _runtime(backend: str) -> _Config:
         c = _Config()
         _config_init(ctypes.byref(c), ctypes.sizeof(_Config), _VERSION, 1)
-        c.backend = _BACKENDS[backend]
+        c.backend = _choice("backend", backend, _BACKENDS)
         return c
 
     @classmethod
-    def load(cls, path: str, backend: str = "auto") -> "Table":
-        """A table made from an image file, on the backend asked for. gh_load."""
+    def load(cls, path: str, backend: str = "auto", value_dtype: Any = None) -> "Table":
+        """A table made from an image file, on the backend asked for. value_dtype: the record
+        dtype of the values, when they are records (the image knows only their size). gh_load."""
         handle, runtime = _P(), cls._runtime(backend)
         status = _load(os.fsencode(path), ctypes.byref(runtime), ctypes.byref(handle))
         if status != 0:
             _raise(status, _last_create_error().decode())
-        return cls._adopt(handle)
+        return cls._adopt(handle, value_dtype)
 
     @classmethod
-    def from_bytes(cls, image: bytes, backend: str = "auto") -> "Table":
-        """A table made from an image (of to_bytes). gh_load_from_memory."""
+    def from_bytes(cls, image: bytes, backend: str = "auto", value_dtype: Any = None) -> "Table":
+        """A table made from an image (of to_bytes); value_dtype as for load. gh_load_from_memory."""
         handle, runtime = _P(), cls._runtime(backend)
         buffer = ctypes.create_string_buffer(bytes(image), len(image))
         status = _load_from_memory(buffer, len(image), ctypes.byref(runtime), ctypes.byref(handle))
         if status != 0:
             _raise(status, _last_create_error().decode())
-        return cls._adopt(handle)
+        return cls._adopt(handle, value_dtype)

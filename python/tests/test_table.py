@@ -52,7 +52,7 @@ def test_multivalue_count_and_find_all(design):
     repeats = rng.integers(1, 4, size=keys.size)
     all_keys = np.repeat(keys, repeats)
     all_values = rng.integers(0, 1 << 31, size=all_keys.size, dtype=np.uint64).astype(np.uint32)
-    t.insert(all_keys, all_values, policy="append")
+    t.insert(all_keys, all_values)  # a multi-value table appends by default
     assert len(t) == all_keys.size
     assert np.array_equal(t.count(keys), repeats.astype(np.uint64))
     offsets, values = t.find_all(keys)
@@ -116,6 +116,16 @@ def test_bad_inputs_raise_before_any_work():
         gpuhash.Table(design="no-such-design")
     with pytest.raises(TypeError):
         gpuhash.Table(design="warpdrive", no_such_option=1, backend="host")
+    with pytest.raises(TypeError):  # the widths come from the dtypes only
+        gpuhash.Table(design="warpdrive", value_bits=64, backend="host")
+    with pytest.raises(ValueError):
+        gpuhash.Table(design="warpdrive", backend="tpu")
+    with pytest.raises(ValueError):
+        t.find(np.arange(4, dtype=np.uint32), default=-1)
+    misaligned = np.frombuffer(np.zeros(5, dtype=np.uint32).tobytes(), dtype=np.uint32, offset=4, count=3)
+    if not misaligned.flags["ALIGNED"]:
+        with pytest.raises(ValueError):
+            t.contains(misaligned)
     with pytest.raises(gpuhash.InvalidArgumentError):
         gpuhash.Table(design="warpdrive", group_size=3, backend="host")
     with pytest.raises(gpuhash.UnsupportedError):
@@ -137,6 +147,19 @@ def test_every_status_has_a_class():
     assert all(issubclass(getattr(gpuhash, name), gpuhash.GpuhashError) for name in names)
 
 
+@pytest.mark.parametrize("variant,value_dtype", [("map", None), ("multivalue", np.uint64)])
+def test_save_load_sets_and_multivalue(variant, value_dtype):
+    rng = np.random.default_rng(SEED + 3)
+    t = gpuhash.Table(design="slab", variant=variant, value_dtype=value_dtype, capacity=1024, backend="host")
+    keys = np.repeat(unique_keys(rng, 200, np.uint32), 2 if variant == "multivalue" else 1)
+    t.insert(keys, None if value_dtype is None else np.arange(keys.size, dtype=value_dtype))
+    back = gpuhash.Table.from_bytes(t.to_bytes(), backend="host")
+    assert len(back) == len(t) and back.value_dtype == t.value_dtype
+    a, b = t.export(), back.export()
+    assert sorted(zip(a[0].tolist(), (a[1] if a[1] is not None else a[0]).tolist())) == \
+        sorted(zip(b[0].tolist(), (b[1] if b[1] is not None else b[0]).tolist()))
+
+
 def test_records_of_any_size():
     record = np.dtype((np.void, 24))
     t = gpuhash.Table(design="dycuckoo", value_dtype=record, capacity=1024, backend="host")
@@ -145,6 +168,9 @@ def test_records_of_any_size():
     t.insert(keys, values)
     got, found = t.find(keys)
     assert found.all() and got.tobytes() == values.tobytes()
+    back = gpuhash.Table.from_bytes(t.to_bytes(), backend="host", value_dtype=record)
+    got, found = back.find(keys)
+    assert found.all() and got.dtype == record and got.tobytes() == values.tobytes()
 
 
 @pytest.mark.skipif(not gpuhash.cuda_available(), reason="no GPU here")

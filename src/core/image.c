@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/image.h"
 #include "core/table.h"
@@ -131,7 +133,8 @@ gh_status gh_save_to_memory(gh_table *t, void *buffer, size_t capacity, size_t *
     h[F_VARIANT] = (uint64_t)c.variant;
     h[F_KEY_BITS] = c.key_bits;
     h[F_VALUE_BITS] = c.value_bits;
-    h[F_CAPACITY] = c.capacity;
+    /* The capacity the table was made with: a grown one's would make a bigger table each cycle. */
+    h[F_CAPACITY] = t->created_capacity;
     h[F_GROUP_SIZE] = c.group_size;
     h[F_MAX_PROBE_WINDOWS] = c.max_probe_windows;
     h[F_SEED] = c.seed;
@@ -158,26 +161,38 @@ gh_status gh_save_to_memory(gh_table *t, void *buffer, size_t capacity, size_t *
 gh_status gh_save(gh_table *t, const char *path, gh_stream stream) {
   if (t == NULL) return GH_ERR_INVALID_ARGUMENT;
   if (path == NULL) return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_save: path is NULL");
+  /* Only a regular file is replaced (never a device, a directory or what a symlink points at). */
+  struct stat there;
+  if (lstat(path, &there) == 0 && !S_ISREG(there.st_mode))
+    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_save: %s exists and is not a regular file", path);
   size_t bytes = 0;
   gh_status status = gh_save_to_memory(t, NULL, 0, &bytes, stream);
   if (status != GH_OK) return status;
   void *image = malloc(bytes);
   if (image == NULL) return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "gh_save: out of host memory for a %zu-byte image", bytes);
   status = gh_save_to_memory(t, image, bytes, &bytes, stream);
+  /* Written to a new file beside it, then renamed over it: a failed save leaves what was there. */
+  char *temporary = status == GH_OK ? (char *)malloc(strlen(path) + 16) : NULL;
+  if (status == GH_OK && temporary == NULL)
+    status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "gh_save: out of host memory for a file name");
   if (status == GH_OK) {
-    FILE *f = fopen(path, "wb");
+    sprintf(temporary, "%s.tmp-XXXXXX", path);
+    const int fd = mkstemp(temporary);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
     if (f == NULL) {
-      status = gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_save: cannot create %s: %s", path, strerror(errno));
+      if (fd >= 0) close(fd), remove(temporary);
+      status = gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_save: cannot create a file beside %s: %s", path, strerror(errno));
     } else {
-      const int written = fwrite(image, 1, bytes, f) == bytes;
+      const int written = fwrite(image, 1, bytes, f) == bytes && fflush(f) == 0 && fsync(fd) == 0;
       const int closed = fclose(f) == 0;
-      if (!written || !closed) {
+      if (!written || !closed || rename(temporary, path) != 0) {
         status = gh__fail(t, GH_ERR_INVALID_ARGUMENT, "gh_save: writing %zu bytes to %s failed: %s", bytes, path,
                           strerror(errno));
-        remove(path);
+        remove(temporary);
       }
     }
   }
+  free(temporary);
   free(image);
   return status;
 }
@@ -295,6 +310,8 @@ gh_status gh_load_from_memory(const void *buffer, size_t bytes, const gh_config 
   if (status == GH_OK && count > 0) {
     const gh_dup_policy policy = c.variant == GH_VARIANT_MULTIVALUE ? GH_APPEND : GH_KEEP_FIRST;
     status = gh_insert(t, keys, c.value_bits ? values : NULL, count, policy, NULL, NULL);
+    /* Pairs that do not fit the image's own configuration: not an image gh_save made. */
+    if (status == GH_ERR_TABLE_FULL) status = GH_ERR_BAD_IMAGE;
     if (status != GH_OK) gh__create_fail(status, "gh_load: inserting the image's %llu pairs: %s",
                                          (unsigned long long)count, gh_last_error(t));
   }
@@ -320,14 +337,13 @@ gh_status gh_load(const char *path, const gh_config *runtime, gh_table **table) 
   if (path == NULL) return gh__create_fail(GH_ERR_INVALID_ARGUMENT, "gh_load: path is NULL");
   FILE *f = fopen(path, "rb");
   if (f == NULL) return gh__create_fail(GH_ERR_INVALID_ARGUMENT, "gh_load: cannot open %s: %s", path, strerror(errno));
-  /* The file's size, then its bytes (a file that changes meanwhile fails the checks). */
-  long end = -1;
-  if (fseek(f, 0, SEEK_END) == 0) end = ftell(f);
-  if (end < 0 || fseek(f, 0, SEEK_SET) != 0) {
+  /* A regular file's size, then its bytes (a file that changes meanwhile fails the checks). */
+  struct stat info;
+  if (fstat(fileno(f), &info) != 0 || !S_ISREG(info.st_mode) || info.st_size < 0) {
     fclose(f);
-    return gh__create_fail(GH_ERR_INVALID_ARGUMENT, "gh_load: cannot read %s's size", path);
+    return gh__create_fail(GH_ERR_INVALID_ARGUMENT, "gh_load: %s is not a regular file", path);
   }
-  const size_t bytes = (size_t)end;
+  const size_t bytes = (size_t)info.st_size;
   void *image = malloc(bytes ? bytes : 1);
   if (image == NULL) {
     fclose(f);

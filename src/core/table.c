@@ -117,6 +117,7 @@ gh_status gh_create(const gh_config *config, gh_table **table) {
     return GH_ERR_OUT_OF_MEMORY;
   }
   t->config = resolved;
+  t->created_capacity = resolved.capacity;
   t->design = design;
   t->ops = ops;
   if (resolved.backend == GH_BACKEND_CUDA) {

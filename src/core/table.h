@@ -74,6 +74,7 @@ struct gh_design_descriptor;
 
 struct gh_table {
   gh_config config;      /* resolved: backend and capacity final; struct_size = the library's */
+  uint64_t created_capacity; /* config.capacity at gh_create (designs that grow raise the other) */
   const struct gh_design_descriptor *design; /* its registry entry (core/design.h) */
   const gh_table_ops *ops;
   void *impl;            /* the design's state */
