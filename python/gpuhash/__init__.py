@@ -97,6 +97,9 @@ _count = _declare("gh_count", _int, _P, _P, _U64, _P, ctypes.POINTER(_U64), _P)
 _find_all = _declare("gh_find_all", _int, _P, _P, _U64, _P, _P, _U64, _P)
 _export = _declare("gh_export", _int, _P, _P, _P, _U64, ctypes.POINTER(_U64), _P)
 _mixed = _declare("gh_mixed", _int, _P, _P, _P, _P, _U64, _int, _P, _P, _P)
+_join_count = _declare("gh_join_count", _int, _P, _P, _U64, _int, ctypes.POINTER(_U64), _P)
+_join = _declare("gh_join", _int, _P, _P, _U64, _int, _P, _P, _U64, ctypes.POINTER(_U64), _P)
+_semi_join = _declare("gh_semi_join", _int, _P, _P, _U64, _int, _P, _P)
 _clear = _declare("gh_clear", _int, _P, _P)
 _size = _declare("gh_size", _int, _P, ctypes.POINTER(_U64))
 _validate = _declare("gh_validate", _int, _P)
@@ -231,6 +234,7 @@ def _stream_handle(stream: Any) -> Optional[int]:
 _POLICIES = {"keep_first": 0, "overwrite": 1, "add": 2, "min": 3, "max": 4, "append": 5}
 _BACKENDS = {"auto": 0, "host": 1, "cuda": 2}
 _VARIANTS = {"map": 0, "compacting": 1, "multivalue": 2}
+_JOIN_METHODS = {"auto": 0, "probe": 1, "intersect": 2}
 
 
 def _value_bits(dtype: Any) -> Tuple[int, Optional[np.dtype]]:
@@ -411,6 +415,38 @@ class Table:
         self._check(_mixed(self._handle, o.ptr, k.ptr, v.ptr if v else None, k.n, code, out_ptr, results_ptr,
                            _stream_handle(stream)))
         return out, results
+
+    # -- joins (multi-value tables; semi_join on any table)
+
+    def join_count(self, keys: Any, method: str = "auto", stream: Any = None) -> int:
+        """The number of pairs of the inner join of keys (the left rows) with the table. gh_join_count."""
+        k = self._keys(keys)
+        pairs = _U64()
+        self._check(_join_count(self._handle, k.ptr, k.n, _choice("method", method, _JOIN_METHODS),
+                                ctypes.byref(pairs), _stream_handle(stream)))
+        return pairs.value
+
+    def join(self, keys: Any, method: str = "auto", stream: Any = None) -> Tuple[Any, Any]:
+        """The inner join's pairs (left, right): left[j] is the row of keys (uint64), right[j] the
+        entry's value (None for a set). "probe" lists them by left row. gh_join_count, then gh_join."""
+        k = self._keys(keys)
+        code = _choice("method", method, _JOIN_METHODS)
+        pairs = _U64()
+        self._check(_join_count(self._handle, k.ptr, k.n, code, ctypes.byref(pairs), _stream_handle(stream)))
+        left, left_ptr = k.empty(max(pairs.value, 1), np.dtype(np.uint64))
+        right, right_ptr = (None, None) if self.value_dtype is None else k.empty(max(pairs.value, 1), self.value_dtype)
+        capacity = pairs.value
+        self._check(_join(self._handle, k.ptr, k.n, code, left_ptr, right_ptr, capacity, ctypes.byref(pairs),
+                          _stream_handle(stream)))
+        return left[: pairs.value], (right[: pairs.value] if right is not None else None)
+
+    def semi_join(self, keys: Any, method: str = "auto", stream: Any = None) -> Any:
+        """Whether each key has a match in the table (a bool array). gh_semi_join."""
+        k = self._keys(keys)
+        match, match_ptr = k.empty(k.n, np.dtype(np.uint8))
+        self._check(_semi_join(self._handle, k.ptr, k.n, _choice("method", method, _JOIN_METHODS), match_ptr,
+                               _stream_handle(stream)))
+        return _bool(match)
 
     # -- the table as a whole
 

@@ -62,6 +62,27 @@ def test_multivalue_count_and_find_all(design):
         assert np.array_equal(np.sort(values[offsets[i]:offsets[i + 1]]), want)
 
 
+@pytest.mark.parametrize("design", ["cuckoo", "slab", "hashgraph"])
+def test_joins_against_numpy(design):
+    rng = np.random.default_rng(SEED + 4)
+    t = gpuhash.Table(design=design, variant="multivalue", capacity=4096, backend="host")
+    right_keys = np.repeat(unique_keys(rng, 300, np.uint32), 2)
+    right_values = np.arange(right_keys.size, dtype=np.uint32)
+    t.insert(right_keys, right_values)
+    left = np.concatenate([right_keys[::7], unique_keys(rng, 50, np.uint32) | np.uint32(1 << 31)])
+    want = sorted((i, int(v)) for i, key in enumerate(left) for v in right_values[right_keys == key])
+    assert t.join_count(left) == len(want)
+    rows, values = t.join(left, method="probe")
+    assert sorted(zip(rows.tolist(), values.tolist())) == want
+    assert np.all(np.diff(rows.astype(np.int64)) >= 0)  # the probe lists pairs by left row
+    if design == "hashgraph":
+        rows, values = t.join(left, method="intersect")
+        assert sorted(zip(rows.tolist(), values.tolist())) == want
+    assert np.array_equal(t.semi_join(left), np.isin(left, right_keys))
+    with pytest.raises(ValueError):
+        t.join(left, method="nested-loops")
+
+
 def test_policies_and_mixed_batch():
     t = gpuhash.Table(design="slab", capacity=1024, backend="host")
     keys = np.arange(1, 101, dtype=np.uint32)
