@@ -19,6 +19,7 @@
 
 #include "core/image.h"
 #include "gpuhash.h"
+#include "test_util.h"
 
 /* ---- The target ---------------------------------------------------------------------------------- */
 
@@ -86,15 +87,8 @@ typedef struct seed_image {
 static seed_image seeds[32];
 static size_t seed_count;
 
-static uint64_t next_random(uint64_t *state) { /* splitmix64 */
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 /* An image of a small table of the design with these widths, or nothing if it refuses them. */
-static void add_seed(gh_design design, gh_variant variant, unsigned key_bits, unsigned value_bits, uint64_t *rng) {
+static void add_seed(gh_design design, gh_variant variant, unsigned key_bits, unsigned value_bits, tu_rng *rng) {
   gh_config c = gh_config_default(design);
   c.backend = GH_BACKEND_HOST;
   c.host_threads = 2;
@@ -106,8 +100,8 @@ static void add_seed(gh_design design, gh_variant variant, unsigned key_bits, un
   if (seed_count == sizeof seeds / sizeof seeds[0] || gh_create(&c, &t) != GH_OK) return;
   enum { N = 24 };
   uint64_t keys[N], values[N * 16]; /* 8-byte aligned for every width */
-  for (size_t i = 0; i < N; ++i) keys[i] = next_random(rng);
-  for (size_t i = 0; i < N * 16; ++i) values[i] = next_random(rng);
+  for (size_t i = 0; i < N; ++i) keys[i] = tu_next(rng);
+  for (size_t i = 0; i < N * 16; ++i) values[i] = tu_next(rng);
   const gh_dup_policy policy = variant == GH_VARIANT_MULTIVALUE ? GH_APPEND : GH_KEEP_FIRST;
   size_t size = 0;
   if (gh_insert(t, keys, value_bits ? values : NULL, N, policy, NULL, NULL) == GH_OK &&
@@ -124,7 +118,7 @@ static void add_seed(gh_design design, gh_variant variant, unsigned key_bits, un
 }
 
 static void make_seeds(void) {
-  uint64_t rng = 0x5EED1A6Eull;
+  tu_rng rng = tu_rng_make(0x5EED1A6Eull);
   static const gh_design designs[] = {GH_WARPDRIVE, GH_CUCKOO, GH_SLAB, GH_DYCUCKOO, GH_HASHGRAPH};
   for (size_t d = 0; d < sizeof designs / sizeof designs[0]; ++d) {
     add_seed(designs[d], GH_VARIANT_MAP, 32, 32, &rng);
@@ -139,39 +133,39 @@ static void make_seeds(void) {
 /* ---- Edits (the suite's build; libFuzzer makes its own) ------------------------------------------ */
 
 /* Values a header field is set to: boundaries and near misses of real ones. */
-static uint64_t field_value(uint64_t *rng) {
+static uint64_t field_value(tu_rng *rng) {
   static const uint64_t values[] = {0, 1, 2, 3, 4, 5, 7, 8, 16, 31, 32, 33, 63, 64, 65, 128, 192, 1024, 1025,
                                     0xFFFFFFFFull, 0x100000000ull, ~0ull, ~0ull - 1, 1ull << 62, 1ull << 63};
-  const uint64_t pick = next_random(rng);
-  return pick % 4 == 0 ? next_random(rng) : values[pick % (sizeof values / sizeof values[0])];
+  const uint64_t pick = tu_next(rng);
+  return pick % 4 == 0 ? tu_next(rng) : values[pick % (sizeof values / sizeof values[0])];
 }
 
 /* A few random edits of data (size bytes of max_size), sealed again most of the time; the new size. */
-static size_t mutate(unsigned char *data, size_t size, size_t max_size, uint64_t *rng) {
-  const unsigned edits = 1u + (unsigned)(next_random(rng) % 4u);
+static size_t mutate(unsigned char *data, size_t size, size_t max_size, tu_rng *rng) {
+  const unsigned edits = 1u + (unsigned)(tu_next(rng) % 4u);
   for (unsigned e = 0; e < edits && size > 0; ++e) {
-    const uint64_t kind = next_random(rng) % 6u, at = next_random(rng) % size;
+    const uint64_t kind = tu_next(rng) % 6u, at = tu_next(rng) % size;
     if (kind == 0) {
-      data[at] ^= (unsigned char)(1u << (next_random(rng) % 8u));
+      data[at] ^= (unsigned char)(1u << (tu_next(rng) % 8u));
     } else if (kind == 1) {
-      data[at] = (unsigned char)next_random(rng);
+      data[at] = (unsigned char)tu_next(rng);
     } else if (kind == 2 && size >= GH_IMAGE_HEADER_BYTES) {
-      const size_t field = 8u * (size_t)(next_random(rng) % (GH_IMAGE_HEADER_BYTES / 8u));
+      const size_t field = 8u * (size_t)(tu_next(rng) % (GH_IMAGE_HEADER_BYTES / 8u));
       uint64_t v = field_value(rng);
       for (int b = 0; b < 8; ++b, v >>= 8) data[field + (size_t)b] = (unsigned char)v;
     } else if (kind == 3) {
-      size = (size_t)(next_random(rng) % (size + 1u));
+      size = (size_t)(tu_next(rng) % (size + 1u));
     } else if (kind == 4 && size < max_size) {
-      const size_t more = (size_t)(next_random(rng) % (max_size - size + 1u));
-      for (size_t i = 0; i < more; ++i) data[size + i] = (unsigned char)next_random(rng);
+      const size_t more = (size_t)(tu_next(rng) % (max_size - size + 1u));
+      for (size_t i = 0; i < more; ++i) data[size + i] = (unsigned char)tu_next(rng);
       size += more;
     } else if (kind == 5) {
-      const size_t from = (size_t)(next_random(rng) % size), to = (size_t)(next_random(rng) % size);
-      const size_t n = (size_t)(next_random(rng) % 16u);
+      const size_t from = (size_t)(tu_next(rng) % size), to = (size_t)(tu_next(rng) % size);
+      const size_t n = (size_t)(tu_next(rng) % 16u);
       if (from + n <= size && to + n <= size) memmove(data + to, data + from, n);
     }
   }
-  if (next_random(rng) % 4u != 0) gh__image_seal(data, size);
+  if (tu_next(rng) % 4u != 0) gh__image_seal(data, size);
   return size;
 }
 
@@ -182,17 +176,17 @@ size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 /* libFuzzer's mutations, then most often sealed; a seed image now and then (and instead of any
  * input too short to be one), since random bytes almost never make a header. */
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
-  uint64_t rng = seed;
+  tu_rng rng = tu_rng_make(seed);
   if (seed_count == 0) make_seeds();
-  if (seed_count > 0 && (size < GH_IMAGE_HEADER_BYTES || next_random(&rng) % 8u == 0)) {
-    const seed_image *s = &seeds[next_random(&rng) % seed_count];
+  if (seed_count > 0 && (size < GH_IMAGE_HEADER_BYTES || tu_next(&rng) % 8u == 0)) {
+    const seed_image *s = &seeds[tu_next(&rng) % seed_count];
     if (s->size <= max_size) {
       memcpy(data, s->bytes, s->size);
       size = s->size;
     }
   }
   size = LLVMFuzzerMutate(data, size, max_size);
-  if (next_random(&rng) % 4u != 0) gh__image_seal(data, size);
+  if (tu_next(&rng) % 4u != 0) gh__image_seal(data, size);
   return size;
 }
 
@@ -202,14 +196,14 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 
 int main(int argc, char **argv) {
   unsigned long inputs = 0;
-  uint64_t rng = 0xF022ull;
+  uint64_t seed = 0xF022ull;
   if (argc < 2 || sscanf(argv[1], "%lu", &inputs) != 1 ||
-      (argc == 4 && (strcmp(argv[2], "--seed") != 0 || sscanf(argv[3], "%lu", (unsigned long *)&rng) != 1)) ||
-      (argc != 2 && argc != 4)) {
+      (argc == 4 && (strcmp(argv[2], "--seed") != 0 || !tu_parse_u64(argv[3], &seed))) || (argc != 2 && argc != 4)) {
     fprintf(stderr, "usage: %s INPUTS [--seed S]\n", argv[0]);
     return 2;
   }
-  printf("fuzz_image: %lu inputs, seed 0x%llx\n", inputs, (unsigned long long)rng);
+  printf("fuzz_image: %lu inputs, seed 0x%llx\n", inputs, (unsigned long long)seed);
+  tu_rng rng = tu_rng_make(seed);
   make_seeds();
   if (seed_count == 0) {
     fprintf(stderr, "fuzz_image: no design made a seed image\n");
@@ -221,7 +215,7 @@ int main(int argc, char **argv) {
   unsigned char *data = (unsigned char *)malloc(max_size);
   if (data == NULL) return 1;
   for (unsigned long i = 0; i < inputs; ++i) {
-    const seed_image *s = &seeds[next_random(&rng) % seed_count];
+    const seed_image *s = &seeds[tu_next(&rng) % seed_count];
     memcpy(data, s->bytes, s->size);
     LLVMFuzzerTestOneInput(data, mutate(data, s->size, max_size, &rng));
   }

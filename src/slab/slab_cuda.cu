@@ -154,12 +154,7 @@ static __device__ op_result tile_op(const gh_device_group &tile, const slab_args
 #define SLAB_AHEAD 2u
 /* gh_find's and gh_insert's kernels: 8 blocks of 128 per SM (64 registers: a tile's eight slabs
  * in flight take 32 of them). */
-#ifndef SLAB_FIND_MIN_BLOCKS
-#define SLAB_FIND_MIN_BLOCKS 8
-#endif
-#ifndef SLAB_INSERT_MIN_BLOCKS
-#define SLAB_INSERT_MIN_BLOCKS 8
-#endif
+#define SLAB_ONE_OP_MIN_BLOCKS 8
 
 /* The tile of a warp whose lanes all call together (the tiles in step, no branch between them):
  * its exchanges sync the whole warp. A constant mask spares the convergence checks (a match and a
@@ -355,9 +350,7 @@ static __device__ __forceinline__ void read_op(const slab_args &A, uint64_t i, u
  * flagged operations only, few and scattered) gathers them first: each warp collects the set bits
  * of SLAB_GATHER_OPS operations into shared memory and runs them 32 at a time, in full warps. */
 template <unsigned KB, unsigned VB, int ONLY>
-__global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_FIND     ? SLAB_FIND_MIN_BLOCKS
-                                                 : ONLY == SLAB_INSERT ? SLAB_INSERT_MIN_BLOCKS
-                                                                       : 1)
+__global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_ANY ? 1 : SLAB_ONE_OP_MIN_BLOCKS)
     slab_ops_kernel(const __grid_constant__ slab_args A) {
   const gh_device_group tile = gh_device_group_make(GH_SLAB_TILE);
   gh_slab_tile_alloc ta = gh_slab_tile_alloc_make((uint32_t)(gh_thread_index() / GH_SLAB_TILE));

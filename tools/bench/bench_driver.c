@@ -56,7 +56,7 @@ typedef struct bench_run {
   unsigned peer_count;
   double batches_ms; /* slab-c: the slab table's last */
   /* summary (--summary, make run): each design's build and find rate, for the table at the end */
-  struct glance { int design; double rate[2]; } glance[D_COUNT];
+  struct glance { int design; uint64_t n; double rate[2]; } glance[D_COUNT];
 } bench_run;
 
 int bench_error(const char *format, ...) {
@@ -535,6 +535,7 @@ static int report_state(bench_run *run, bench_result *r) {
   if (!strcmp(r->scenario->name, "summary") && !r->skipped) {
     struct glance *g = &run->glance[(int)r->ax[AX_DESIGN]];
     g->design = (int)r->ax[AX_DESIGN];
+    g->n = r->n;
     g->rate[r->ax[AX_OP] == OP_FIND] = r->rate;
   }
   print_row(run, r);
@@ -898,13 +899,10 @@ static int parse(int argc, char **argv, bench_options *o) {
 static void print_glance(const bench_run *run) {
   const double cas = ceiling_value(run, bench_ops[OP_BUILD].ceiling);
   const double reads = ceiling_value(run, bench_ops[OP_FIND].ceiling);
-  const unsigned mode_bit = run->opts->mode;
   double n = NAN;
   char n_text[32];
-  /* The n of this mode: the summary's PER_MODE row holds one per mode, in M_* bit order. */
-  for (size_t i = 0; i < bench_row_count; ++i)
-    if (!strcmp(bench_rows[i].scenario, "summary") && bench_rows[i].axis == AX_N)
-      n = bench_rows[i].v[mode_bit == M_FULL_GPU ? 0 : mode_bit == M_QUICK_GPU ? 1 : mode_bit == M_FULL_HOST ? 2 : 3];
+  for (int d = 0; d < D_COUNT; ++d)
+    if (run->glance[d].design == d && d != D_LIMITS) n = (double)run->glance[d].n;
   printf("\n%s, %s unique 32-bit keys and values, G ops/s%s:\n",
          run->be->kind == GH_BACKEND_CUDA ? run->be->device : "host backend", axis_text(AX_N, n, n_text, sizeof n_text),
          isnan(cas) ? "" : " (in brackets: the fraction of the ceiling measured above)");
