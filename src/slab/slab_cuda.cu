@@ -283,6 +283,7 @@ static __device__ __forceinline__ void slab_ops_step(const gh_device_group &tile
     /* The tiles of a warp step through their queues together and meet at the end of every step: a
      * warp whose tiles drifted apart would run them one after the other. */
     for (unsigned first = 0; first < GH_SLAB_TILE; first += SLAB_AHEAD) {
+      if (!__any_sync(0xFFFFFFFFu, (queue >> first) != 0)) break; /* a rerun's sparse queues end early */
       uint64_t bucket[SLAB_AHEAD];
       gh_slab_ahead ahead[SLAB_AHEAD];
 #pragma unroll
@@ -340,7 +341,8 @@ static __device__ __forceinline__ void read_op(const slab_args &A, uint64_t i, u
   *value = VB && A.values ? gh__read_word(A.values, i, VB) : 0;
 }
 
-/* Operations per warp gathered at a time by a rerun: 32 words of the retry bits, one per lane. */
+/* Operations per warp gathered at a time by a rerun: at most 32 words of the retry bits, one per
+ * lane. */
 #define SLAB_GATHER_OPS 1024u
 
 /* The work queue: each lane brings one operation (operation i of a grid-stride loop) and hashes its
@@ -348,7 +350,10 @@ static __device__ __forceinline__ void read_op(const slab_args &A, uint64_t i, u
  * (coalesced). gh_find's and gh_insert's instantiations load the next iteration's keys and values
  * one iteration ahead, so that waiting for them overlaps this iteration's slab reads. A rerun (the
  * flagged operations only, few and scattered) gathers them first: each warp collects the set bits
- * of SLAB_GATHER_OPS operations into shared memory and runs them 32 at a time, in full warps. */
+ * of its share of the words (spread evenly over the grid's warps, at most one per lane) into shared
+ * memory and runs them 32 at a time, in full warps, the k-th dealt to tile k % 4: a rerun is mostly
+ * latency (a walk past the head, a CAS), so it pays to have every warp of the grid and every tile
+ * of a warp take a few of them rather than some warps, or the first tile, take them all. */
 template <unsigned KB, unsigned VB, int ONLY>
 __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_ANY ? 1 : SLAB_ONE_OP_MIN_BLOCKS)
     slab_ops_kernel(const __grid_constant__ slab_args A) {
@@ -360,8 +365,11 @@ __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_ANY ? 1 : SLAB_ONE
     uint16_t *order = gathered[threadIdx.x / 32];
     const unsigned lane = gh_device_lane();
     const uint64_t words = (A.n + 31) / 32, warps = gh_grid_threads() / 32;
-    for (uint64_t first = gh_thread_index() / 32 * 32; first < words; first += warps * 32) {
-      uint32_t bits = first + lane < words ? A.retry_bits[first + lane] : 0u;
+    const uint64_t share = min((words + warps - 1) / warps, (uint64_t)SLAB_GATHER_OPS / 32);
+    /* Where this lane's operation stands in a run of 32 gathered: dealt round-robin to the tiles. */
+    const unsigned dealt = lane % GH_SLAB_TILE * (32u / GH_SLAB_TILE) + lane / GH_SLAB_TILE;
+    for (uint64_t first = gh_thread_index() / 32 * share; first < words; first += warps * share) {
+      uint32_t bits = lane < share && first + lane < words ? A.retry_bits[first + lane] : 0u;
       /* This lane's place in the warp's order: the set bits of the lanes before it. */
       const unsigned count = (unsigned)__popc(bits);
       unsigned before = count;
@@ -375,8 +383,8 @@ __global__ void __launch_bounds__(kBlockThreads, ONLY == SLAB_ANY ? 1 : SLAB_ONE
       for (; bits; bits &= bits - 1u) order[before++] = (uint16_t)(lane * 32u + gh_slab_lowest(bits));
       __syncwarp();
       for (unsigned at = 0; at < gathered_n; at += 32) {
-        const bool active = at + lane < gathered_n;
-        const uint64_t i = first * 32 + (active ? order[at + lane] : 0u);
+        const bool active = at + dealt < gathered_n;
+        const uint64_t i = first * 32 + (active ? order[at + dealt] : 0u);
         uint64_t key = 0, value = 0;
         if (active) read_op<KB, VB>(A, i, &key, &value);
         slab_ops_step<KB, VB, ONLY>(tile, A, &ta, i, active, key, value, &tally);

@@ -327,8 +327,10 @@ gh_config bench_table_config(const bench_ctx *c) {
  * draws fresh hash constants (its restarts are independent trials), and slab-growth's. */
 static int table_reset(bench_ctx *c) {
   c->filled = 0;
-  /* A grown table stays grown when cleared: slab-growth starts each run from its initial buckets. */
-  if (!design(c)->fresh_per_insert && !(c->ax[AX_START] > 0)) return GH_CALL(c, gh_clear(c->table, c->be->stream));
+  /* slab-growth's tables are new each run, the grown one and the one sized for n alike: a grown
+   * table stays grown when cleared, and a cleared table keeps the slabs SlabAlloc took, which a new
+   * one takes (and pays for) while it fills. */
+  if (!design(c)->fresh_per_insert && !(c->ax[AX_START] >= 0)) return GH_CALL(c, gh_clear(c->table, c->be->stream));
   gh_destroy(c->table), c->table = NULL;
   c->config.seed = c->opts->seed + c->runs;
   return GH_CALL(c, gh_create(&c->config, &c->table));
