@@ -80,8 +80,8 @@ typedef struct gh_dist_config {
   size_t struct_size; /* sizeof(gh_dist_config) as the caller compiled it */
   unsigned version;   /* GH_VERSION_NUMBER the caller compiled with */
   /* Every partition's table: design, widths, variant (map designs: GH_VARIANT_MAP), capacity (a
-   * partition's), seed, allocator, backend (GH_BACKEND_HOST today; GH_BACKEND_AUTO is taken as
-   * the host). */
+   * partition's), seed, allocator, backend (GH_BACKEND_HOST, GH_BACKEND_CUDA, or GH_BACKEND_AUTO:
+   * the CUDA backend when a device is usable; see Backends above). */
   gh_config table;
   unsigned partitions;     /* m, 1 .. GH_DIST_MAX_PARTITIONS; default 1 */
   uint64_t partition_seed; /* p(k)'s seed; default a constant unlike gh_config's seed */

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
+import time
 from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["Table", "GpuhashError", "version", "cuda_available"]
+__all__ = ["Table", "DistTable", "GpuhashError", "version", "cuda_available"]
 
 # ---- The library ------------------------------------------------------------------------------------
 
@@ -157,12 +159,73 @@ def _raise(status: int, message: str) -> None:
 # ---- Arrays -------------------------------------------------------------------------------------------
 
 
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    """DLPack's DLTensor (dlpack.h), the first member of the DLManagedTensor a capsule holds."""
+    _fields_ = [("data", _P), ("device", _DLDevice), ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+_DL_CPU, _DL_CUDA, _DL_CUDA_MANAGED = 1, 2, 13
+_DL_TYPE_CODES = {"u": 1, "i": 0, "f": 2, "b": 6, "V": None}
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype, _capsule_pointer.argtypes = _P, [ctypes.py_object, ctypes.c_char_p]
+
+
+def _dlpack_tensor(obj: Any, dtype: np.dtype, name: str) -> Tuple[Any, int, int]:
+    """(capsule, pointer, length) of a 1-D contiguous CUDA tensor exported through __dlpack__. The
+    capsule is borrowed, not consumed: while it lives the producer keeps the memory, and when it
+    is collected its destructor releases it."""
+    capsule = obj.__dlpack__()
+    tensor = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
+    if tensor.ndim != 1:
+        raise ValueError("%s: a 1-D array is needed, this one has %d dimensions" % (name, tensor.ndim))
+    code, bits = _DL_TYPE_CODES.get(dtype.kind), dtype.itemsize * 8
+    if (tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes) != (code, bits, 1):
+        raise TypeError("%s: DLPack dtype (code %d, %d bits), the table takes %s" % (name, tensor.dtype.code,
+                                                                                 tensor.dtype.bits, dtype))
+    n = tensor.shape[0]
+    if tensor.strides and n > 1 and tensor.strides[0] != 1:
+        raise ValueError("%s: not contiguous (stride %d elements)" % (name, tensor.strides[0]))
+    return capsule, (tensor.data or 0) + tensor.byte_offset, n
+
+
 class _Array:
-    """An input's pointer and where it lives; `like` makes outputs of the same kind and device."""
+    """An input's pointer and where it lives; `empty` makes outputs of the same kind and device."""
 
     def __init__(self, obj: Any, dtype: np.dtype, name: str, length: Optional[int] = None):
+        self.framework = type(obj).__module__.partition(".")[0]
+        if self.framework == "cupy" and type(obj).__name__ == "ndarray":
+            # CuPy's own attributes: the same facts as its __cuda_array_interface__, without making
+            # that dictionary (a find of 2^20 keys takes tens of microseconds: its call should add
+            # as little as it can).
+            if obj.ndim != 1:
+                raise ValueError("%s: a 1-D array is needed, this one has shape %s" % (name, obj.shape))
+            if obj.dtype != dtype:
+                raise TypeError("%s: dtype %s, the table takes %s" % (name, obj.dtype, dtype))
+            if not obj.flags.c_contiguous:
+                raise ValueError("%s: not contiguous (stride %d bytes)" % (name, obj.strides[0]))
+            self.obj, self.ptr, self.n, self.device = obj, obj.data.ptr, obj.shape[0], True
+            if length is not None and self.n != length:
+                raise ValueError("%s: %d elements, %d expected" % (name, self.n, length))
+            return
         cai = getattr(obj, "__cuda_array_interface__", None)
-        if cai is not None:
+        device_type = None
+        if cai is None and not isinstance(obj, np.ndarray) and hasattr(obj, "__dlpack_device__"):
+            device_type = obj.__dlpack_device__()[0]
+        if device_type in (_DL_CUDA, _DL_CUDA_MANAGED):
+            # A CUDA array known through DLPack only (JAX, ...): its pointer, and the capsule kept.
+            self.capsule, self.ptr, self.n = _dlpack_tensor(obj, dtype, name)
+            self.obj, self.device, self.device_id = obj, True, obj.__dlpack_device__()[1]
+        elif cai is not None:
             shape, typestr = tuple(cai["shape"]), cai["typestr"]
             if len(shape) != 1:
                 raise ValueError("%s: a 1-D array is needed, this one has shape %s" % (name, shape))
@@ -173,7 +236,11 @@ class _Array:
                 raise ValueError("%s: not contiguous (stride %d bytes)" % (name, strides[0]))
             self.obj, self.ptr, self.n, self.device = obj, cai["data"][0], shape[0], True
         else:
-            arr = obj if isinstance(obj, np.ndarray) else np.asarray(obj, dtype=dtype)
+            # NumPy, a host DLPack array (taken as NumPy without a copy), or anything np.asarray takes.
+            arr = obj if isinstance(obj, np.ndarray) else (
+                np.from_dlpack(obj) if device_type is not None else np.asarray(obj, dtype=dtype))
+            # A host array of another framework (a CPU torch tensor): outputs go back to it.
+            self.host_framework = type(obj).__module__.split(".")[0] if device_type is not None else None
             if arr.ndim != 1:
                 raise ValueError("%s: a 1-D array is needed, this one has shape %s" % (name, arr.shape))
             if arr.dtype != dtype:
@@ -187,31 +254,52 @@ class _Array:
             raise ValueError("%s: %d elements, %d expected" % (name, self.n, length))
 
     def empty(self, n: int, dtype: np.dtype) -> Tuple[Any, int]:
-        """An uninitialised 1-D array of n elements of the same framework and device, and its pointer."""
+        """An uninitialised 1-D array of n elements of the same framework and device, and its pointer.
+        Flags are made bool at once (one byte, 0 or 1, as the C API writes them): no conversion after."""
         if not self.device:
             out = np.empty(n, dtype=dtype)
+            if self.host_framework:
+                return _from_dlpack(self.host_framework, out), out.ctypes.data
             return out, out.ctypes.data
-        module = type(self.obj).__module__.split(".")[0]
+        module = self.framework
         if module == "cupy":
-            import cupy
-            with cupy.cuda.Device(self.obj.device.id):
-                out = cupy.empty(n, dtype=dtype)
-            return out, out.data.ptr
+            return _cupy_empty(n, dtype, self.obj.device.id)
         if module == "torch":
             import torch
-            torch_dtype = {np.dtype(np.uint8): torch.uint8, np.dtype(np.uint32): torch.uint32,
-                           np.dtype(np.uint64): torch.uint64, np.dtype(np.int64): torch.int64}[np.dtype(dtype)]
-            out = torch.empty(n, dtype=torch_dtype, device=self.obj.device)
+            out = torch.empty(n, dtype=_TORCH_DTYPES[np.dtype(dtype)](torch), device=self.obj.device)
             return out, out.data_ptr()
-        raise TypeError("outputs for device arrays of %s are not supported; pass CuPy or PyTorch arrays" % module)
+        # A DLPack-only framework: the output is made by CuPy and handed over through DLPack.
+        device_id = getattr(self, "device_id", None)
+        try:
+            out, ptr = _cupy_empty(n, dtype, device_id if device_id is not None else self.obj.device.id)
+        except ImportError:
+            raise TypeError("outputs for device arrays of %s need CuPy (or pass CuPy or PyTorch arrays)" % module)
+        return _from_dlpack(module, out), ptr
 
 
-def _bool(flags: Any) -> Any:
-    """A byte array of 0 / 1 as booleans, in its own framework."""
-    if type(flags).__module__.split(".")[0] == "torch":
-        import torch
-        return flags.to(torch.bool)
-    return flags.astype(bool)
+def _from_dlpack(module: str, array: Any) -> Any:
+    """array as an array of the framework `module` (sharing its memory), through its from_dlpack;
+    array itself when the framework has none."""
+    framework = __import__(module)
+    from_dlpack = getattr(framework, "from_dlpack", None) or getattr(getattr(framework, "dlpack", None),
+                                                                    "from_dlpack", None)
+    return from_dlpack(array) if from_dlpack else array
+
+
+def _cupy_empty(n: int, dtype: np.dtype, device_id: int) -> Tuple[Any, int]:
+    import cupy
+    if cupy.cuda.runtime.getDevice() == device_id:  # the common case, without a device switch
+        out = cupy.empty(n, dtype=dtype)
+    else:
+        with cupy.cuda.Device(device_id):
+            out = cupy.empty(n, dtype=dtype)
+    return out, out.data.ptr
+
+
+_TORCH_DTYPES = {np.dtype(np.uint8): lambda torch: torch.uint8, np.dtype(bool): lambda torch: torch.bool,
+                 np.dtype(np.uint32): lambda torch: torch.uint32, np.dtype(np.uint64): lambda torch: torch.uint64,
+                 np.dtype(np.int64): lambda torch: torch.int64}
+_FLAGS = np.dtype(bool)
 
 
 def _choice(name: str, value: str, choices: Dict[str, int]) -> int:
@@ -244,10 +332,52 @@ def _value_bits(dtype: Any) -> Tuple[int, Optional[np.dtype]]:
     return d.itemsize * 8, d
 
 
+def _new_config(struct: Any, init: Any, design: str) -> Any:
+    """gh_config or gh_dist_config with the defaults of `design` (its init function's)."""
+    design_code = _int()
+    if _design_by_name(design.encode(), ctypes.byref(design_code)) != 0:
+        raise ValueError("design %r: not one of gpuhash's" % design)
+    config = struct()
+    status = init(ctypes.byref(config), ctypes.sizeof(struct), _VERSION, design_code.value)
+    if status != 0:
+        _raise(status, "config init")
+    return config
+
+
+def _set_table_fields(owner: Any, config: _Config, key_dtype: Any, value_dtype: Any, capacity: int,
+                      backend: str) -> None:
+    """The widths from the dtypes (kept on owner), the capacity and the backend."""
+    owner.key_dtype = np.dtype(key_dtype)
+    config.key_bits = owner.key_dtype.itemsize * 8
+    config.value_bits, owner.value_dtype = _value_bits(value_dtype)
+    config.capacity = capacity
+    config.backend = _choice("backend", backend, _BACKENDS)
+
+
+def _stats_dict(s: _Stats) -> Dict[str, Any]:
+    return {name: (list(getattr(s, name)) if name.startswith("subtable_") else getattr(s, name))
+            for name, _ in _Stats._fields_}
+
+
 # ---- The table ----------------------------------------------------------------------------------------
 
 
-class Table:
+class _Handle:
+    """A C object the Python object owns: destroyed with it; a failed call raises with its message."""
+    _handle: Any
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._destroy_call(handle)
+            self._handle = _P()
+
+    def _check(self, status: int) -> None:
+        if status != 0:
+            _raise(status, self._last_error_call(self._handle).decode())
+
+
+class Table(_Handle):
     """A gpuhash table (gh_create): one design, one backend, fixed key and value types.
 
     design: "warpdrive", "cuckoo", "slab", "dycuckoo" or "hashgraph".
@@ -258,22 +388,13 @@ class Table:
     **options: any other gh_config field (group_size, seed, hash_functions, table_factor, slab_load,
     fill_min, fill_max, load_factor, host_threads, ...), as in include/gpuhash.h.
     """
+    _destroy_call, _last_error_call = staticmethod(_destroy), staticmethod(_last_error)
 
     def __init__(self, design: str = "warpdrive", key_dtype: Any = np.uint32, value_dtype: Any = np.uint32,
                  capacity: int = 1 << 20, backend: str = "auto", variant: str = "map", **options: Any):
         self._handle = _P()
-        design_code = _int()
-        if _design_by_name(design.encode(), ctypes.byref(design_code)) != 0:
-            raise ValueError("design %r: not one of gpuhash's" % design)
-        config = _Config()
-        status = _config_init(ctypes.byref(config), ctypes.sizeof(_Config), _VERSION, design_code.value)
-        if status != 0:
-            _raise(status, "gh_config_init")
-        self.key_dtype = np.dtype(key_dtype)
-        config.key_bits = self.key_dtype.itemsize * 8
-        config.value_bits, self.value_dtype = _value_bits(value_dtype)
-        config.capacity = capacity
-        config.backend = _choice("backend", backend, _BACKENDS)
+        config = _new_config(_Config, _config_init, design)
+        _set_table_fields(self, config, key_dtype, value_dtype, capacity, backend)
         config.variant = _choice("variant", variant, _VARIANTS)
         # The widths come from the dtypes and the rest from the named arguments, never from options.
         fixed = ("struct_size", "version", "allocator", "design", "key_bits", "value_bits", "capacity", "backend",
@@ -286,6 +407,7 @@ class Table:
         if status != 0:
             _raise(status, _last_create_error().decode())
         self._multivalue = variant == "multivalue"
+        self._defaults: Dict[int, Tuple[np.ndarray, int]] = {}
 
     @classmethod
     def _adopt(cls, handle: _P, value_dtype: Any = None) -> "Table":
@@ -301,17 +423,8 @@ class Table:
                 raise ValueError("value_dtype %s: the image's values are %d bits" % (np.dtype(value_dtype), bits))
             t.value_dtype = np.dtype(value_dtype)
         t._multivalue = config["variant"] == _VARIANTS["multivalue"]
+        t._defaults = {}
         return t
-
-    def __del__(self) -> None:
-        handle = getattr(self, "_handle", None)
-        if handle:
-            _destroy(handle)
-            self._handle = _P()
-
-    def _check(self, status: int) -> None:
-        if status != 0:
-            _raise(status, _last_error(self._handle).decode())
 
     def _keys(self, keys: Any) -> _Array:
         return _Array(keys, self.key_dtype, "keys")
@@ -335,42 +448,54 @@ class Table:
         self._check(_insert(self._handle, k.ptr, v.ptr if v else None, k.n, _choice("policy", policy, _POLICIES), None,
                             _stream_handle(stream)))
 
+    def _default_pointer(self, default: Any) -> Optional[int]:
+        """The address of a one-value buffer holding `default` (None for sets). Buffers of integer
+        defaults are kept, so that a find in a loop makes none."""
+        if self.value_dtype is None or default is None:
+            return None
+        kept = self._defaults.get(default) if isinstance(default, int) else None
+        if kept is not None:
+            return kept[1]
+        buffer = np.zeros(1, dtype=self.value_dtype)
+        if buffer.dtype.kind in "ui":
+            if not 0 <= int(default) <= np.iinfo(buffer.dtype).max:
+                raise ValueError("find: default %r does not fit %s" % (default, buffer.dtype))
+            buffer[0] = default
+        else:
+            record = bytes(default) if default != 0 else bytes(self.value_dtype.itemsize)
+            if len(record) > self.value_dtype.itemsize:
+                raise ValueError("find: a default of %d bytes for %d-byte values" % (len(record),
+                                                                                self.value_dtype.itemsize))
+            buffer = np.frombuffer(record.ljust(self.value_dtype.itemsize, b"\0"), dtype=self.value_dtype).copy()
+        pointer = buffer.ctypes.data
+        if isinstance(default, int) and len(self._defaults) < 16:
+            self._defaults[default] = (buffer, pointer)
+        else:  # the buffer must outlive the call: kept until the next find
+            self._last_default = buffer
+        return pointer
+
     def find(self, keys: Any, default: Any = 0, stream: Any = None) -> Tuple[Any, Any]:
         """(values, found): each key's value (default where absent) and whether it is there. gh_find."""
         k = self._keys(keys)
-        found, found_ptr = k.empty(k.n, np.dtype(np.uint8))
+        found, found_ptr = k.empty(k.n, _FLAGS)
         values, values_ptr = (None, None) if self.value_dtype is None else k.empty(k.n, self.value_dtype)
-        default_buffer = None
-        if self.value_dtype is not None and default is not None:
-            default_buffer = np.zeros(1, dtype=self.value_dtype)
-            if default_buffer.dtype.kind in "ui":
-                if not 0 <= int(default) <= np.iinfo(default_buffer.dtype).max:
-                    raise ValueError("find: default %r does not fit %s" % (default, default_buffer.dtype))
-                default_buffer[0] = default
-            else:
-                record = bytes(default) if default != 0 else bytes(self.value_dtype.itemsize)
-                if len(record) > self.value_dtype.itemsize:
-                    raise ValueError("find: a default of %d bytes for %d-byte values" % (len(record),
-                                                                                    self.value_dtype.itemsize))
-                default_buffer = np.frombuffer(record.ljust(self.value_dtype.itemsize, b"\0"),
-                                               dtype=self.value_dtype).copy()
-        self._check(_find(self._handle, k.ptr, k.n, values_ptr, found_ptr,
-                          default_buffer.ctypes.data if default_buffer is not None else None, _stream_handle(stream)))
-        return values, _bool(found)
+        default_ptr = self._default_pointer(default)
+        self._check(_find(self._handle, k.ptr, k.n, values_ptr, found_ptr, default_ptr, _stream_handle(stream)))
+        return values, found
 
     def contains(self, keys: Any, stream: Any = None) -> Any:
         """Whether each key is present (a bool array). gh_contains."""
         k = self._keys(keys)
-        found, found_ptr = k.empty(k.n, np.dtype(np.uint8))
+        found, found_ptr = k.empty(k.n, _FLAGS)
         self._check(_contains(self._handle, k.ptr, k.n, found_ptr, _stream_handle(stream)))
-        return _bool(found)
+        return found
 
     def erase(self, keys: Any, stream: Any = None) -> Any:
         """Erases the keys (multi-value tables: every value); a bool array of those erased. gh_erase."""
         k = self._keys(keys)
-        erased, erased_ptr = k.empty(k.n, np.dtype(np.uint8))
+        erased, erased_ptr = k.empty(k.n, _FLAGS)
         self._check(_erase(self._handle, k.ptr, k.n, erased_ptr, None, _stream_handle(stream)))
-        return _bool(erased)
+        return erased
 
     def count(self, keys: Any, stream: Any = None) -> Any:
         """Each key's number of values (multi-value tables), as uint64. gh_count."""
@@ -443,10 +568,10 @@ class Table:
     def semi_join(self, keys: Any, method: str = "auto", stream: Any = None) -> Any:
         """Whether each key has a match in the table (a bool array). gh_semi_join."""
         k = self._keys(keys)
-        match, match_ptr = k.empty(k.n, np.dtype(np.uint8))
+        match, match_ptr = k.empty(k.n, _FLAGS)
         self._check(_semi_join(self._handle, k.ptr, k.n, _choice("method", method, _JOIN_METHODS), match_ptr,
                                _stream_handle(stream)))
-        return _bool(match)
+        return match
 
     # -- the table as a whole
 
@@ -473,8 +598,7 @@ class Table:
         """Counters of the table's life, as a dict of gh_stats's fields. gh_get_stats."""
         s = _Stats()
         self._check(_get_stats(self._handle, ctypes.byref(s), ctypes.sizeof(_Stats)))
-        return {name: (list(getattr(s, name)) if name.startswith("subtable_") else getattr(s, name))
-                for name, _ in _Stats._fields_}
+        return _stats_dict(s)
 
     # -- saving and loading
 
@@ -516,3 +640,233 @@ class Table:
         if status != 0:
             _raise(status, _last_create_error().decode())
         return cls._adopt(handle, value_dtype)
+
+
+# ---- The distributed table (one process, several GPUs) ---------------------------------------------
+
+
+class _DistConfig(ctypes.Structure):
+    """gh_dist_config, field for field (include/gpuhash_dist.h)."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("version", ctypes.c_uint), ("table", _Config),
+                ("partitions", ctypes.c_uint), ("partition_seed", _U64), ("devices", ctypes.POINTER(_int)),
+                ("id", _P), ("rank", ctypes.c_uint), ("timeout_seconds", ctypes.c_double),
+                ("staging_bytes", _U64), ("exchange_overlap", _int)]
+
+
+_PP = ctypes.POINTER(_P)
+_dist_config_init = _declare("gh_dist_config_init", _int, ctypes.POINTER(_DistConfig), ctypes.c_size_t,
+                             ctypes.c_uint, _int)
+_dist_create = _declare("gh_dist_create", _int, ctypes.POINTER(_DistConfig), ctypes.POINTER(_P))
+_dist_last_create_error = _declare("gh_dist_last_create_error", ctypes.c_char_p)
+_dist_destroy = _declare("gh_dist_destroy", None, _P)
+_dist_last_error = _declare("gh_dist_last_error", ctypes.c_char_p, _P)
+_dist_partitions = _declare("gh_dist_partitions", ctypes.c_uint, _P)
+_dist_local_partitions = _declare("gh_dist_local_partitions", ctypes.c_uint, _P)
+_dist_partition_of = _declare("gh_dist_partition_of", ctypes.c_uint, _P, _U64)
+_dist_insert = _declare("gh_dist_insert", _int, _P, _PP, _PP, ctypes.POINTER(_U64), _int, _PP, ctypes.POINTER(_U64))
+_dist_find = _declare("gh_dist_find", _int, _P, _PP, ctypes.POINTER(_U64), _PP, _PP, _P)
+_dist_erase = _declare("gh_dist_erase", _int, _P, _PP, ctypes.POINTER(_U64), _PP, ctypes.POINTER(_U64))
+_dist_insert_host = _declare("gh_dist_insert_host", _int, _P, _P, _P, _U64, _int, _P, ctypes.POINTER(_U64))
+_dist_find_host = _declare("gh_dist_find_host", _int, _P, _P, _U64, _P, _P, _P)
+_dist_size = _declare("gh_dist_size", _int, _P, ctypes.POINTER(_U64))
+_dist_partition_size = _declare("gh_dist_partition_size", _int, _P, ctypes.c_uint, ctypes.POINTER(_U64))
+_dist_get_stats = _declare("gh_dist_get_stats", _int, _P, ctypes.POINTER(_Stats))
+_dist_clear = _declare("gh_dist_clear", _int, _P)
+_dist_validate = _declare("gh_dist_validate", _int, _P)
+_dist_export = _declare("gh_dist_export", _int, _P, _P, _P, _U64, ctypes.POINTER(_U64))
+
+
+class DistTable(_Handle):
+    """A table split over several GPUs of this process (gh_dist_create): partition p(k) of every key
+    on its own GPU, each partition a gpuhash table of one design.
+
+    design, key_dtype, value_dtype, backend and **options as for Table; capacity is each
+    partition's. partitions: how many (default: one per GPU, on the host backend 1). devices: the
+    GPU ordinal of each partition (default 0 .. partitions - 1). staging_bytes, partition_seed,
+    timeout_seconds, exchange_overlap: as gh_dist_config.
+
+    Two ways in: one array of keys in host memory (NumPy: the host-sided calls, cut into batches
+    that stream to the GPUs, larger than their memory if need be), or a list of slices, one per
+    partition, each an array on that partition's GPU (CuPy / PyTorch: the slice calls; every slice
+    may hold any keys, which travel to their partitions). Results come back in the same shape.
+    """
+    _destroy_call, _last_error_call = staticmethod(_dist_destroy), staticmethod(_dist_last_error)
+
+    def __init__(self, design: str = "warpdrive", key_dtype: Any = np.uint32, value_dtype: Any = np.uint32,
+                 capacity: int = 1 << 20, partitions: Optional[int] = None, devices: Optional[Any] = None,
+                 backend: str = "auto", **options: Any):
+        self._handle = _P()
+        config = _new_config(_DistConfig, _dist_config_init, design)
+        _set_table_fields(self, config.table, key_dtype, value_dtype, capacity, backend)
+        if partitions is None:
+            partitions = len(devices) if devices is not None else (
+                max(_device_count(), 1) if config.table.backend != _BACKENDS["host"] else 1)
+        config.partitions = partitions
+        self._devices = None
+        if devices is not None:
+            if len(devices) != partitions:
+                raise ValueError("devices: %d entries for %d partitions" % (len(devices), partitions))
+            self._devices = (_int * partitions)(*devices)
+            config.devices = self._devices
+        dist_fields = dict(_DistConfig._fields_)
+        for name, value in options.items():
+            if name in ("staging_bytes", "partition_seed", "timeout_seconds", "exchange_overlap"):
+                setattr(config, name, value)
+            elif name in dict(_Config._fields_) and name not in ("struct_size", "version", "allocator", "design",
+                                                                 "key_bits", "value_bits", "capacity", "backend"):
+                setattr(config.table, name, value)
+            else:
+                raise TypeError("DistTable: unknown option %r%s" % (name, " (set by the constructor's arguments)"
+                                                                   if name in dist_fields else ""))
+        status = _dist_create(ctypes.byref(config), ctypes.byref(self._handle))
+        if status != 0:
+            _raise(status, _dist_last_create_error().decode())
+
+    @property
+    def partitions(self) -> int:
+        """The partitions of the table (gh_dist_partitions)."""
+        return _dist_partitions(self._handle)
+
+    def partition_of(self, key: int) -> int:
+        """The partition that holds `key` (gh_dist_partition_of)."""
+        return _dist_partition_of(self._handle, int(key))
+
+    def _slices(self, keys: Any) -> Optional[list]:
+        """The slices of a list input (one per partition), or None for one host array."""
+        if not isinstance(keys, (list, tuple)):
+            return None
+        local = _dist_local_partitions(self._handle)
+        if len(keys) != local:
+            raise ValueError("keys: %d slices, the table takes %d (one per partition)" % (len(keys), local))
+        return [_Array(k, self.key_dtype, "keys[%d]" % i) for i, k in enumerate(keys)]
+
+    def _host(self, keys: Any, name: str = "keys") -> _Array:
+        k = _Array(keys, self.key_dtype, name)
+        if k.device:
+            raise TypeError("%s: one array goes through host memory (NumPy); device arrays go as a list of "
+                            "slices, one per partition" % name)
+        return k
+
+    @staticmethod
+    def _pointers(arrays: list) -> Any:
+        return (_P * len(arrays))(*[a.ptr if a is not None else None for a in arrays])
+
+    def insert(self, keys: Any, values: Any = None, policy: str = "keep_first", progress: bool = False) -> None:
+        """Inserts (key, value) pairs: one NumPy array each (gh_dist_insert_host), or lists of slices
+        (gh_dist_insert). Raises TableFullError etc. as the C call returns. progress (host arrays):
+        the insert goes in 64 parts with a line on stderr after each (pairs done, rate, time left),
+        for inserts long enough to wonder about."""
+        code = _choice("policy", policy, _POLICIES)
+        slices = self._slices(keys)
+        if (values is None) != (self.value_dtype is None):
+            raise ValueError("insert: %s" % ("values is None" if values is None else "a set takes no values"))
+        if slices is None:
+            k = self._host(keys)
+            v = None if values is None else _Array(values, self.value_dtype, "values", k.n)
+            if v is not None and v.device:
+                raise TypeError("values: NumPy with NumPy keys")
+            parts = 64 if progress and k.n >= 64 else 1
+            start = time.perf_counter()
+            for part in range(parts):
+                lo, hi = k.n * part // parts, k.n * (part + 1) // parts
+                self._check(_dist_insert_host(self._handle, k.ptr + lo * self.key_dtype.itemsize,
+                                              v.ptr + lo * self.value_dtype.itemsize if v else None, hi - lo, code,
+                                              None, None))
+                if progress:
+                    elapsed = time.perf_counter() - start
+                    rate = hi / elapsed if elapsed > 0 else 0.0
+                    sys.stderr.write("\rgpuhash: inserted %d of %d pairs (%3.0f %%), %.3g M pairs/s, %.0f s left  "
+                                     % (hi, k.n, 100.0 * hi / k.n, rate / 1e6, (k.n - hi) / rate if rate else 0.0))
+                    sys.stderr.flush()
+            if progress:
+                sys.stderr.write("\n")
+            return
+        if not isinstance(values, (list, tuple)) and values is not None:
+            raise TypeError("values: a list of slices like keys")
+        v = [None] * len(slices) if values is None else [
+            _Array(x, self.value_dtype, "values[%d]" % i, slices[i].n) for i, x in enumerate(values)]
+        n = (_U64 * len(slices))(*[k.n for k in slices])
+        self._check(_dist_insert(self._handle, self._pointers(slices), self._pointers(v), n, code, None, None))
+
+    def find(self, keys: Any, default: int = 0) -> Tuple[Any, Any]:
+        """(values, found) for one NumPy array (gh_dist_find_host) or per slice (gh_dist_find: lists)."""
+        default_buffer = None
+        if self.value_dtype is not None:
+            default_buffer = np.array([default], dtype=self.value_dtype)
+        default_ptr = default_buffer.ctypes.data if default_buffer is not None else None
+        slices = self._slices(keys)
+        if slices is None:
+            k = self._host(keys)
+            found = np.empty(k.n, dtype=_FLAGS)
+            values = None if self.value_dtype is None else np.empty(k.n, dtype=self.value_dtype)
+            self._check(_dist_find_host(self._handle, k.ptr, k.n, values.ctypes.data if values is not None else None,
+                                        found.ctypes.data, default_ptr))
+            return values, found
+        found = [k.empty(k.n, _FLAGS) for k in slices]
+        values = None if self.value_dtype is None else [k.empty(k.n, self.value_dtype) for k in slices]
+        n = (_U64 * len(slices))(*[k.n for k in slices])
+        values_ptrs = None if values is None else (_P * len(slices))(*[ptr for _, ptr in values])
+        self._check(_dist_find(self._handle, self._pointers(slices), n, values_ptrs,
+                               (_P * len(slices))(*[ptr for _, ptr in found]), default_ptr))
+        return (None if values is None else [v for v, _ in values]), [f for f, _ in found]
+
+    def erase(self, keys: list) -> list:
+        """Erases the keys of a list of slices (gh_dist_erase); per slice, a bool array of those erased."""
+        slices = self._slices(keys)
+        if slices is None:
+            raise TypeError("erase: a list of slices, one per partition (on the host backend NumPy arrays)")
+        erased = [k.empty(k.n, _FLAGS) for k in slices]
+        n = (_U64 * len(slices))(*[k.n for k in slices])
+        self._check(_dist_erase(self._handle, self._pointers(slices), n,
+                                (_P * len(slices))(*[ptr for _, ptr in erased]), None))
+        return [e for e, _ in erased]
+
+    def __len__(self) -> int:
+        size = _U64()
+        self._check(_dist_size(self._handle, ctypes.byref(size)))
+        return size.value
+
+    def partition_size(self, p: int) -> int:
+        """The keys partition p holds (gh_dist_partition_size)."""
+        size = _U64()
+        self._check(_dist_partition_size(self._handle, p, ctypes.byref(size)))
+        return size.value
+
+    def clear(self) -> None:
+        """Empties every partition (gh_dist_clear)."""
+        self._check(_dist_clear(self._handle))
+
+    def validate(self) -> None:
+        """Every partition's table validated, and every key in the partition p(k) names (gh_dist_validate)."""
+        self._check(_dist_validate(self._handle))
+
+    def stats(self) -> Dict[str, Any]:
+        """The partitions' gh_stats summed (gh_dist_get_stats)."""
+        s = _Stats()
+        self._check(_dist_get_stats(self._handle, ctypes.byref(s)))
+        return _stats_dict(s)
+
+    def export(self) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        """Every (key, value) as NumPy arrays, partition by partition (gh_dist_export)."""
+        n = len(self)
+        keys = np.empty(max(n, 1), dtype=self.key_dtype)
+        values = None if self.value_dtype is None else np.empty(max(n, 1), dtype=self.value_dtype)
+        count = _U64()
+        self._check(_dist_export(self._handle, keys.ctypes.data, values.ctypes.data if values is not None else None,
+                                 n, ctypes.byref(count)))
+        return keys[: count.value], (values[: count.value] if values is not None else None)
+
+
+def _device_count() -> int:
+    """CUDA devices usable here (0 without CUDA)."""
+    if not cuda_available():
+        return 0
+    count = ctypes.c_int(0)
+    for name in ("libcudart.so", "libcudart.so.13", "libcudart.so.12"):
+        try:
+            runtime = ctypes.CDLL(name)
+        except OSError:
+            continue
+        if runtime.cudaGetDeviceCount(ctypes.byref(count)) == 0:
+            return count.value
+    return 1

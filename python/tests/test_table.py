@@ -209,3 +209,120 @@ def test_device_arrays_zero_copy(framework):
     t.insert(keys, keys)
     values, found = t.find(keys)
     assert type(values).__module__.split(".")[0] == framework and bool(found.all())
+
+
+class DLPackOnly:
+    """An array known only through DLPack (as JAX's are): no __cuda_array_interface__, not NumPy."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, stream=None):
+        return self._array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_dlpack_host_arrays():
+    t = gpuhash.Table(design="warpdrive", capacity=1 << 12, backend="host")
+    keys = np.arange(1, 101, dtype=np.uint32)
+    t.insert(DLPackOnly(keys), DLPackOnly(keys * 3))
+    values, found = t.find(DLPackOnly(np.array([5, 500], dtype=np.uint32)))
+    assert values.tolist() == [15, 0] and found.tolist() == [True, False]
+    with pytest.raises(TypeError):
+        t.insert(DLPackOnly(keys.astype(np.uint64)), DLPackOnly(keys))
+
+
+@pytest.mark.parametrize("design", ["warpdrive", "slab"])
+def test_dist_table_host(design):
+    rng = np.random.default_rng(SEED)
+    keys = unique_keys(rng, 20000, np.uint32)
+    values = rng.integers(0, 1 << 31, size=keys.size, dtype=np.uint64).astype(np.uint32)
+    d = gpuhash.DistTable(design=design, capacity=1 << 14, partitions=3, backend="host")
+    assert d.partitions == 3
+    d.insert(keys, values)
+    assert len(d) == keys.size
+    d.validate()
+    got, found = d.find(np.concatenate([keys, np.array([keys.max() + 1], dtype=np.uint32)]), default=7)
+    assert found[:-1].all() and not found[-1] and (got[:-1] == values).all() and got[-1] == 7
+    owners = np.array([d.partition_of(k) for k in keys[:3000]])
+    assert sum(d.partition_size(p) for p in range(3)) == keys.size and set(owners.tolist()) == {0, 1, 2}
+    # Slices: any keys in any slice; erased flags per slice.
+    erased = d.erase([keys[:100], keys[100:150], keys[:10]])
+    assert erased[0].all() and erased[1].all() and not erased[2].any()
+    assert len(d) == keys.size - 150
+    exported_keys, exported_values = d.export()
+    order = np.argsort(exported_keys)
+    remaining = np.argsort(keys[150:])
+    assert (exported_keys[order] == keys[150:][remaining]).all()
+    assert (exported_values[order] == values[150:][remaining]).all()
+    d.validate()
+    with pytest.raises(ValueError):
+        d.insert([keys[:5]], [values[:5]])  # one slice for three partitions
+    with pytest.raises(TypeError):
+        d.erase(keys)  # erase takes slices
+    d.clear()
+    assert len(d) == 0
+
+
+@pytest.mark.skipif(not gpuhash.cuda_available(), reason="no GPU here")
+def test_device_streams_dlpack_and_errors():
+    cupy = pytest.importorskip("cupy")
+    t = gpuhash.Table(design="slab", capacity=1 << 16, backend="cuda")
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        keys = cupy.arange(1, 50001, dtype=cupy.uint32)
+        t.insert(keys, keys * 2, stream=stream)
+        values, found = t.find(keys, stream=stream)
+    stream.synchronize()
+    assert bool(found.all()) and bool((values == keys * 2).all())
+    # Through DLPack alone: the pointer is the array's own, and the outputs come back as CuPy.
+    wrapped = DLPackOnly(keys)
+    assert gpuhash._Array(wrapped, np.dtype(np.uint32), "keys").ptr == keys.data.ptr
+    values, found = t.find(wrapped)
+    assert bool(found.all()) and bool((cupy.asarray(values) == keys * 2).all())
+    with pytest.raises(TypeError):
+        t.find(keys.astype(cupy.uint64))
+    with pytest.raises(ValueError):
+        t.find(keys.reshape(100, 500))
+    with pytest.raises(ValueError):
+        t.find(keys[::2])
+
+
+@pytest.mark.skipif(not gpuhash.cuda_available(), reason="no GPU here")
+def test_torch_stream():
+    torch = pytest.importorskip("torch")
+    t = gpuhash.Table(design="warpdrive", capacity=1 << 16, backend="cuda")
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        keys = torch.arange(1, 40001, dtype=torch.int64, device="cuda").to(torch.uint32)
+        t.insert(keys, keys, stream=stream)
+        values, found = t.find(keys, stream=stream)
+    stream.synchronize()
+    assert found.dtype == torch.bool and bool(found.all())
+    assert bool((values.to(torch.int64) == keys.to(torch.int64)).all())
+
+
+@pytest.mark.skipif(not gpuhash.cuda_available(), reason="no GPU here")
+def test_dist_table_cuda_slices():
+    cupy = pytest.importorskip("cupy")
+    d = gpuhash.DistTable(design="warpdrive", capacity=1 << 16, partitions=1, backend="cuda")
+    keys = cupy.arange(1, 30001, dtype=cupy.uint32)
+    d.insert([keys], [keys + 1])
+    values, found = d.find([keys])
+    assert bool(found[0].all()) and bool((values[0] == keys + 1).all())
+    host_values, host_found = d.find(cupy.asnumpy(keys))  # the host-sided call
+    assert host_found.all() and (host_values == cupy.asnumpy(keys) + 1).all()
+    d.validate()
+
+
+def test_dist_insert_progress_line(capsys):
+    d = gpuhash.DistTable(design="warpdrive", capacity=1 << 13, partitions=2, backend="host")
+    keys = np.arange(1, 5001, dtype=np.uint32)
+    d.insert(keys, keys, progress=True)
+    err = capsys.readouterr().err
+    assert "inserted 5000 of 5000 pairs (100 %)" in err and err.count("\r") == 64
+    assert len(d) == 5000
+    values, found = d.find(keys)
+    assert found.all() and (values == keys).all()
