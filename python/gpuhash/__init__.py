@@ -18,6 +18,7 @@ the one named by the environment variable GPUHASH_LIBRARY.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
 import sys
 import time
@@ -202,21 +203,24 @@ class _Array:
     """An input's pointer and where it lives; `empty` makes outputs of the same kind and device."""
 
     def __init__(self, obj: Any, dtype: np.dtype, name: str, length: Optional[int] = None):
-        self.framework = type(obj).__module__.partition(".")[0]
-        if self.framework == "cupy" and type(obj).__name__ == "ndarray":
+        self.host_framework = None
+        if type(obj) is _cupy_ndarray_type():
             # CuPy's own attributes: the same facts as its __cuda_array_interface__, without making
             # that dictionary (a find of 2^20 keys takes tens of microseconds: its call should add
             # as little as it can).
-            if obj.ndim != 1:
-                raise ValueError("%s: a 1-D array is needed, this one has shape %s" % (name, obj.shape))
+            self.framework = "cupy"
+            shape = obj.shape
+            if len(shape) != 1:
+                raise ValueError("%s: a 1-D array is needed, this one has shape %s" % (name, shape))
             if obj.dtype != dtype:
                 raise TypeError("%s: dtype %s, the table takes %s" % (name, obj.dtype, dtype))
-            if not obj.flags.c_contiguous:
+            if shape[0] > 1 and obj.strides[0] != dtype.itemsize:
                 raise ValueError("%s: not contiguous (stride %d bytes)" % (name, obj.strides[0]))
-            self.obj, self.ptr, self.n, self.device = obj, obj.data.ptr, obj.shape[0], True
+            self.obj, self.ptr, self.n, self.device = obj, obj.data.ptr, shape[0], True
             if length is not None and self.n != length:
                 raise ValueError("%s: %d elements, %d expected" % (name, self.n, length))
             return
+        self.framework = type(obj).__module__.partition(".")[0]
         cai = getattr(obj, "__cuda_array_interface__", None)
         device_type = None
         if cai is None and not isinstance(obj, np.ndarray) and hasattr(obj, "__dlpack_device__"):
@@ -240,7 +244,7 @@ class _Array:
             arr = obj if isinstance(obj, np.ndarray) else (
                 np.from_dlpack(obj) if device_type is not None else np.asarray(obj, dtype=dtype))
             # A host array of another framework (a CPU torch tensor): outputs go back to it.
-            self.host_framework = type(obj).__module__.split(".")[0] if device_type is not None else None
+            self.host_framework = self.framework if device_type is not None else None
             if arr.ndim != 1:
                 raise ValueError("%s: a 1-D array is needed, this one has shape %s" % (name, arr.shape))
             if arr.dtype != dtype:
@@ -258,8 +262,6 @@ class _Array:
         Flags are made bool at once (one byte, 0 or 1, as the C API writes them): no conversion after."""
         if not self.device:
             out = np.empty(n, dtype=dtype)
-            if self.host_framework:
-                return _from_dlpack(self.host_framework, out), out.ctypes.data
             return out, out.ctypes.data
         module = self.framework
         if module == "cupy":
@@ -268,27 +270,51 @@ class _Array:
             import torch
             out = torch.empty(n, dtype=_TORCH_DTYPES[np.dtype(dtype)](torch), device=self.obj.device)
             return out, out.data_ptr()
-        # A DLPack-only framework: the output is made by CuPy and handed over through DLPack.
+        # A DLPack-only framework: the output is made by CuPy, written, then handed over (give).
         device_id = getattr(self, "device_id", None)
+        if device_id is None:  # (an array of __cuda_array_interface__ that names no device: the current one)
+            device_id = getattr(getattr(self.obj, "device", None), "id", None)
         try:
-            out, ptr = _cupy_empty(n, dtype, device_id if device_id is not None else self.obj.device.id)
+            return _cupy_empty(n, dtype, device_id)
         except ImportError:
             raise TypeError("outputs for device arrays of %s need CuPy (or pass CuPy or PyTorch arrays)" % module)
-        return _from_dlpack(module, out), ptr
+
+    def give(self, out: Any) -> Any:
+        """An output of `empty`, once written, as the caller's framework has it: the arrays of a
+        framework known through DLPack alone (JAX's, a CPU torch tensor) are made from it by the
+        framework's from_dlpack only now, as that may copy."""
+        if out is None or (self.device and self.framework in ("cupy", "torch")) or (
+                not self.device and not self.host_framework):
+            return out
+        return _from_dlpack(self.host_framework or self.framework, out)
+
+
+_FRAMEWORK_OF_MODULE = {"jaxlib": "jax"}  # where a framework's array type lives in another package
 
 
 def _from_dlpack(module: str, array: Any) -> Any:
-    """array as an array of the framework `module` (sharing its memory), through its from_dlpack;
-    array itself when the framework has none."""
-    framework = __import__(module)
-    from_dlpack = getattr(framework, "from_dlpack", None) or getattr(getattr(framework, "dlpack", None),
-                                                                    "from_dlpack", None)
-    return from_dlpack(array) if from_dlpack else array
+    """array as an array of the framework of `module`, through its from_dlpack (the top-level one,
+    or its dlpack module's); array itself when the framework has none."""
+    name = _FRAMEWORK_OF_MODULE.get(module, module)
+    from_dlpack = getattr(importlib.import_module(name), "from_dlpack", None)
+    if from_dlpack is None:
+        try:
+            from_dlpack = importlib.import_module(name + ".dlpack").from_dlpack
+        except (ImportError, AttributeError):
+            return array
+    return from_dlpack(array)
 
 
-def _cupy_empty(n: int, dtype: np.dtype, device_id: int) -> Tuple[Any, int]:
+def _cupy_ndarray_type() -> Any:
+    """cupy.ndarray once CuPy has been imported (by the caller: an array of it exists), else None."""
+    cupy = sys.modules.get("cupy")
+    return cupy.ndarray if cupy is not None else None
+
+
+def _cupy_empty(n: int, dtype: np.dtype, device_id: Optional[int]) -> Tuple[Any, int]:
+    """A CuPy array on device_id (None: the current device), and its pointer."""
     import cupy
-    if cupy.cuda.runtime.getDevice() == device_id:  # the common case, without a device switch
+    if device_id is None or cupy.cuda.runtime.getDevice() == device_id:  # no device switch
         out = cupy.empty(n, dtype=dtype)
     else:
         with cupy.cuda.Device(device_id):
@@ -474,28 +500,52 @@ class Table(_Handle):
             self._last_default = buffer
         return pointer
 
-    def find(self, keys: Any, default: Any = 0, stream: Any = None) -> Tuple[Any, Any]:
-        """(values, found): each key's value (default where absent) and whether it is there. gh_find."""
+    def _outputs(self, k: _Array, out: Any, dtypes: Tuple[Optional[np.dtype], ...]) -> list:
+        """(array, pointer) per output: new arrays like the keys, or the caller's `out` (a tuple of
+        arrays of the keys' framework and device, one per output, of the dtypes and length; None
+        for an output the table has not, as a set's values)."""
+        if out is None:
+            return [(None, None) if dtype is None else k.empty(k.n, dtype) for dtype in dtypes]
+        if not isinstance(out, tuple) or len(out) != len(dtypes):
+            raise TypeError("out: a tuple of %d arrays" % len(dtypes))
+        outputs = []
+        for i, (array, dtype) in enumerate(zip(out, dtypes)):
+            if dtype is None or array is None:
+                if (dtype is None) != (array is None):
+                    raise TypeError("out[%d]: %s" % (i, "None (the table has no such output)" if dtype is None
+                                                     else "an array is needed"))
+                outputs.append((None, None))
+                continue
+            a = _Array(array, dtype, "out[%d]" % i, k.n)
+            if a.device != k.device:
+                raise TypeError("out[%d]: in %s memory, the keys in %s memory" % (
+                    i, "device" if a.device else "host", "device" if k.device else "host"))
+            outputs.append((array, a.ptr))
+        return outputs
+
+    def find(self, keys: Any, default: Any = 0, stream: Any = None, out: Any = None) -> Tuple[Any, Any]:
+        """(values, found): each key's value (default where absent) and whether it is there. gh_find.
+        out: (values, found) arrays to write instead of new ones (values None for a set); a find
+        in a loop then makes no array (bool found, the table's value dtype)."""
         k = self._keys(keys)
-        found, found_ptr = k.empty(k.n, _FLAGS)
-        values, values_ptr = (None, None) if self.value_dtype is None else k.empty(k.n, self.value_dtype)
+        (values, values_ptr), (found, found_ptr) = self._outputs(k, out, (self.value_dtype, _FLAGS))
         default_ptr = self._default_pointer(default)
         self._check(_find(self._handle, k.ptr, k.n, values_ptr, found_ptr, default_ptr, _stream_handle(stream)))
-        return values, found
+        return k.give(values), k.give(found)
 
-    def contains(self, keys: Any, stream: Any = None) -> Any:
-        """Whether each key is present (a bool array). gh_contains."""
+    def contains(self, keys: Any, stream: Any = None, out: Any = None) -> Any:
+        """Whether each key is present (a bool array; out: one to write instead). gh_contains."""
         k = self._keys(keys)
-        found, found_ptr = k.empty(k.n, _FLAGS)
+        ((found, found_ptr),) = self._outputs(k, None if out is None else (out,), (_FLAGS,))
         self._check(_contains(self._handle, k.ptr, k.n, found_ptr, _stream_handle(stream)))
-        return found
+        return k.give(found)
 
     def erase(self, keys: Any, stream: Any = None) -> Any:
         """Erases the keys (multi-value tables: every value); a bool array of those erased. gh_erase."""
         k = self._keys(keys)
         erased, erased_ptr = k.empty(k.n, _FLAGS)
         self._check(_erase(self._handle, k.ptr, k.n, erased_ptr, None, _stream_handle(stream)))
-        return erased
+        return k.give(erased)
 
     def count(self, keys: Any, stream: Any = None) -> Any:
         """Each key's number of values (multi-value tables), as uint64. gh_count."""
@@ -503,7 +553,7 @@ class Table(_Handle):
         counts, counts_ptr = k.empty(k.n, np.dtype(np.uint64))
         total = _U64()
         self._check(_count(self._handle, k.ptr, k.n, counts_ptr, ctypes.byref(total), _stream_handle(stream)))
-        return counts
+        return k.give(counts)
 
     def find_all(self, keys: Any, stream: Any = None) -> Tuple[Any, Any]:
         """(offsets, values): key i's values are values[offsets[i]:offsets[i + 1]] (offsets has n + 1
@@ -515,7 +565,7 @@ class Table(_Handle):
         offsets, offsets_ptr = k.empty(k.n + 1, np.dtype(np.uint64))
         values, values_ptr = k.empty(max(total.value, 1), self.value_dtype)
         self._check(_find_all(self._handle, k.ptr, k.n, offsets_ptr, values_ptr, total.value, _stream_handle(stream)))
-        return offsets, values[: total.value]
+        return k.give(offsets), k.give(values[: total.value])
 
     def export(self, stream: Any = None) -> Tuple[np.ndarray, Optional[np.ndarray]]:
         """Every (key, value) as NumPy arrays, in no particular order. gh_export."""
@@ -539,7 +589,7 @@ class Table(_Handle):
         code = _choice("policy", policy, _POLICIES)
         self._check(_mixed(self._handle, o.ptr, k.ptr, v.ptr if v else None, k.n, code, out_ptr, results_ptr,
                            _stream_handle(stream)))
-        return out, results
+        return k.give(out), k.give(results)
 
     # -- joins (multi-value tables; semi_join on any table)
 
@@ -563,7 +613,7 @@ class Table(_Handle):
         capacity = pairs.value
         self._check(_join(self._handle, k.ptr, k.n, code, left_ptr, right_ptr, capacity, ctypes.byref(pairs),
                           _stream_handle(stream)))
-        return left[: pairs.value], (right[: pairs.value] if right is not None else None)
+        return k.give(left[: pairs.value]), (k.give(right[: pairs.value]) if right is not None else None)
 
     def semi_join(self, keys: Any, method: str = "auto", stream: Any = None) -> Any:
         """Whether each key has a match in the table (a bool array). gh_semi_join."""
@@ -571,7 +621,7 @@ class Table(_Handle):
         match, match_ptr = k.empty(k.n, _FLAGS)
         self._check(_semi_join(self._handle, k.ptr, k.n, _choice("method", method, _JOIN_METHODS), match_ptr,
                                _stream_handle(stream)))
-        return match
+        return k.give(match)
 
     # -- the table as a whole
 

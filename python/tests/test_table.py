@@ -326,3 +326,49 @@ def test_dist_insert_progress_line(capsys):
     assert len(d) == 5000
     values, found = d.find(keys)
     assert found.all() and (values == keys).all()
+
+
+@pytest.mark.skipif(not gpuhash.cuda_available(), reason="no GPU here")
+def test_jax_arrays_through_dlpack():
+    jax = pytest.importorskip("jax")
+    pytest.importorskip("cupy")  # outputs for a DLPack-only framework are made by CuPy
+    if not any(device.platform == "gpu" for device in jax.devices()):
+        pytest.skip("no GPU here for JAX")
+    t = gpuhash.Table(design="warpdrive", capacity=1 << 16, backend="cuda")
+    keys = jax.numpy.arange(1, 20001, dtype=jax.numpy.uint32)
+    t.insert(keys, keys * 3)
+    values, found = t.find(keys)
+    assert type(values).__module__.split(".")[0] in ("jax", "jaxlib")
+    assert bool(found.all()) and bool((values == keys * 3).all())
+
+
+def test_torch_cpu_tensors_come_back_as_tensors():
+    torch = pytest.importorskip("torch")
+    t = gpuhash.Table(design="warpdrive", capacity=1 << 12, backend="host")
+    keys = torch.from_numpy(np.arange(1, 1001, dtype=np.uint32))
+    t.insert(keys, keys)
+    values, found = t.find(keys)
+    assert isinstance(values, torch.Tensor) and isinstance(found, torch.Tensor)
+    assert found.dtype == torch.bool and bool(found.all()) and bool((values == keys).all())
+
+
+def test_find_into_callers_arrays():
+    t = gpuhash.Table(design="cuckoo", capacity=1 << 12, backend="host")
+    keys = np.arange(1, 101, dtype=np.uint32)
+    t.insert(keys, keys + 5)
+    values, found = np.zeros(100, np.uint32), np.zeros(100, bool)
+    got_values, got_found = t.find(keys, out=(values, found))
+    assert got_values is values and got_found is found and found.all() and (values == keys + 5).all()
+    flags = np.zeros(100, bool)
+    assert t.contains(keys, out=flags) is flags and flags.all()
+    with pytest.raises(ValueError):
+        t.find(keys, out=(np.zeros(99, np.uint32), np.zeros(99, bool)))  # wrong length
+    with pytest.raises(TypeError):
+        t.find(keys, out=(np.zeros(100, np.uint64), found))  # wrong dtype
+    with pytest.raises(TypeError):
+        t.find(keys, out=(values,))  # one output short
+    s = gpuhash.Table(design="cuckoo", capacity=1 << 12, value_dtype=None, backend="host")
+    s.insert(keys)
+    assert s.find(keys, out=(None, found))[1].all()
+    with pytest.raises(TypeError):
+        s.find(keys, out=(values, found))  # a set has no values
