@@ -433,7 +433,9 @@ gh_status gh_keys_of_ids(gh_table *table, const void *ids, uint64_t n, void *key
  * with checksums of itself and of the pairs. Images are portable between backends and devices: a
  * table saved on the GPU loads on the host and back. Loading re-inserts the pairs into a table
  * made from the image's configuration, so it holds the same pairs (a multi-value key's values may
- * come back in another order) but not necessarily the same layout. Compacting tables cannot be
+ * come back in another order) but not necessarily the same layout. The pairs are stored in
+ * gh_export's order, which a GPU's export does not fix: two saves of one CUDA table may differ in
+ * their bytes, never in what they load. Compacting tables cannot be
  * saved yet (GH_ERR_UNSUPPORTED): their ids would not survive the re-insertion.
  *
  * The capacity saved is the one the table was created with (a table that grew grows again).

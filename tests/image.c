@@ -408,7 +408,14 @@ static void case_alloc(const tu_design *design, gh_backend backend) {
     got = gh_save_to_memory(t, buffer, bytes, &said, NULL);
     tu_tracker_fail_nth(tracker, 0);
     if (got == GH_OK) {
-      CHECK(memcmp(buffer, image, bytes) == 0, "the image after the failures differs");
+      /* The pairs come in gh_export's order, which a GPU's export does not fix: the image is
+       * checked by what it loads. */
+      gh_table *again = NULL;
+      CHECK(said == bytes && gh_load_from_memory(buffer, bytes, NULL, &again) == GH_OK,
+            "the image after the failures (%zu bytes, %zu expected) does not load: %s", said, bytes,
+            gh_last_create_error());
+      if (again) check_same(again, t, &want, "saved after the failures");
+      gh_destroy(again);
     } else {
       int untouched = 1;
       for (size_t i = 0; i < bytes; ++i) untouched &= buffer[i] == 0xA5;
