@@ -200,11 +200,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s [ORDERS [LINES [OVERLAP]]]\n", argv[0]);
     return 1;
   }
-  const uint64_t n_orders = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
-  const uint64_t n_lines = argc > 2 ? strtoull(argv[2], NULL, 10) : 800000;
-  const double overlap = argc > 3 ? strtod(argv[3], NULL) : 0.8;
+  /* Whole numbers only: "1e6" or "-5" would otherwise read as 1 or a huge count. */
+  char *end[3] = {"", "", ""};
+  const uint64_t n_orders = argc > 1 && argv[1][0] != '-' ? strtoull(argv[1], &end[0], 10) : argc > 1 ? 0 : 200000;
+  const uint64_t n_lines = argc > 2 && argv[2][0] != '-' ? strtoull(argv[2], &end[1], 10) : argc > 2 ? 1ull << 33 : 800000;
+  const double overlap = argc > 3 ? strtod(argv[3], &end[2]) : 0.8;
   /* Rows are 32-bit (the table's values), and twice n_orders distinct keys must exist. */
-  if (n_orders < 1 || n_orders > (1ull << 31) || n_lines > (1ull << 32) || !(overlap >= 0.0 && overlap <= 1.0)) {
+  if (*end[0] || *end[1] || *end[2] || n_orders < 1 || n_orders > (1ull << 31) || n_lines > (1ull << 32) ||
+      !(overlap >= 0.0 && overlap <= 1.0)) {
     fprintf(stderr, "need 1 <= ORDERS <= 2^31, LINES <= 2^32, 0 <= OVERLAP <= 1\n");
     return 1;
   }

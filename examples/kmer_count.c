@@ -163,6 +163,18 @@ static size_t canonical_kmers(const buffer *sequence, unsigned k, uint64_t *kmer
   return n;
 }
 
+/* The reverse complement of a stripped sequence (record separators stay where the reversal puts
+ * them), or text NULL when memory is short. */
+static buffer reverse_complement(const buffer *sequence) {
+  buffer rc = {malloc(sequence->length ? sequence->length : 1), sequence->length};
+  for (size_t i = 0; rc.text && i < sequence->length; ++i) {
+    const char base = sequence->text[sequence->length - 1 - i];
+    const unsigned code = base_code(base);
+    rc.text[i] = code == INVALID ? base : "TGCA"[code];
+  }
+  return rc;
+}
+
 static int compare_u64(const void *a, const void *b) {
   const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return (x > y) - (x < y);
@@ -262,13 +274,34 @@ static int check_counts(uint64_t *kmers, size_t n, kmer_count *table_counts, uin
   return 1;
 }
 
+/* Canonical k-mers count both strands as one: the reverse complement of the genome must give the
+ * same k-mers, as many times each (kmers: the genome's n, sorted by check_counts). A check of the
+ * canonical form that a sort of the same k-mers cannot make. */
+static int strand_symmetric(const buffer *sequence, unsigned k, const uint64_t *kmers, size_t n) {
+  buffer rc = reverse_complement(sequence);
+  uint64_t *other = malloc((sequence->length ? sequence->length : 1) * sizeof *other);
+  int same = rc.text && other;
+  if (!same) fprintf(stderr, "out of memory for the other strand\n");
+  if (same) {
+    const size_t m = canonical_kmers(&rc, k, other);
+    qsort(other, m, sizeof *other, compare_u64);
+    same = m == n && memcmp(other, kmers, n * sizeof *kmers) == 0;
+    if (!same) printf("check: FAILED: the reverse complement gives %zu k-mers, not the genome's %zu (or others)\n", m, n);
+  }
+  free(rc.text);
+  free(other);
+  return same;
+}
+
 int main(int argc, char **argv) {
   if (argc > 3) {
     fprintf(stderr, "usage: %s [FASTA [K]]   (plain FASTA; without one, a generated genome)\n", argv[0]);
     return 1;
   }
-  const unsigned k = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : DEFAULT_K;
-  if (k < 1 || k > 32) {
+  const int k_is_number = argc <= 2 || (argv[2][0] && strspn(argv[2], "0123456789") == strlen(argv[2]) &&
+                                         strlen(argv[2]) <= 2);
+  const unsigned k = argc > 2 && k_is_number ? (unsigned)strtoul(argv[2], NULL, 10) : DEFAULT_K;
+  if (!k_is_number || k < 1 || k > 32) {
     fprintf(stderr, "K = %s: k-mers are 2 bits a base in 64 bits, so 1 <= K <= 32\n", argv[2]);
     return 1;
   }
@@ -316,8 +349,8 @@ int main(int argc, char **argv) {
       printf(" (%u times)", table_counts[most].count);
     }
     printf("\n");
-    ok = check_counts(kmers, n, table_counts, distinct, k, source);
-    if (ok) printf("check: OK (every count against a sort of the k-mers)\n");
+    ok = check_counts(kmers, n, table_counts, distinct, k, source) && strand_symmetric(&sequence, k, kmers, n);
+    if (ok) printf("check: OK (every count against a sort of the k-mers; the other strand's the same)\n");
   }
   free(kmers);
   free(table_counts);

@@ -582,6 +582,9 @@ const char *gh_last_error(const gh_table *table);
 
 /** 1 when the library was built with CUDA and at least one device is usable, else 0. */
 int gh_cuda_available(void);
+/** The CUDA devices the library can use (0 without CUDA): the ordinals 0 .. count - 1 of
+ * gh_config.device and of a distributed table's devices. */
+int gh_cuda_device_count(void);
 
 /* ---------------------------------------------------------------------------------------- */
 /* 7. Device-side view                                                                       */

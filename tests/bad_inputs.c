@@ -425,6 +425,15 @@ static void test_backend_choice(void) {
   gh_status st;
   tu_set_context("bad_inputs backend choice design=%s (gh_cuda_available() = %d)", bad_design->name,
                  gh_cuda_available());
+  CHECK((gh_cuda_device_count() > 0) == (gh_cuda_available() != 0), "gh_cuda_device_count() = %d, gh_cuda_available() = %d",
+        gh_cuda_device_count(), gh_cuda_available());
+  tu_set_phase("create on device gh_cuda_device_count() (one past the last)");
+  c.device = gh_cuda_device_count();
+  st = gh_create(&c, &table);
+  CHECK(st != GH_OK && table == NULL, "a table on device %d of %d: %s", c.device, gh_cuda_device_count(),
+        gh_status_name(st));
+  c.device = 0;
+  table = (gh_table *)&c;
   tu_set_phase("create with GH_BACKEND_CUDA");
   st = gh_create(&c, &table);
   if (gh_cuda_available()) {

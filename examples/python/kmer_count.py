@@ -41,6 +41,7 @@ from example_common import PhaseClock, finish_report, device_name, pick_backend
 
 FULL_CHECK_LIMIT = 20_000_000  # k-mers: np.unique of them all takes a few seconds at most
 SLICE_KMERS = 200_000
+SAMPLE_KMERS = 100_000  # above FULL_CHECK_LIMIT: k-mers drawn from the whole genome, looked up in the export
 # warpdrive's capacity is its slot count: sized so that the table is at most this full even when
 # every k-mer is distinct (probe sequences stay short well below warpdrive's 0.99 limit).
 WARPDRIVE_MAX_LOAD = 0.7
@@ -202,7 +203,17 @@ def check_counts(result: KmerCount, full_check_limit: int = FULL_CHECK_LIMIT, sl
     in_whole, found = result.table.find(want_keys)  # NumPy keys: NumPy results, whatever the backend
     assert found.all(), "%d k-mers of the slice are missing from the whole count" % int((~found).sum())
     assert (in_whole >= want_counts).all(), "a k-mer counted fewer times in the whole genome than in a slice of it"
-    return "a slice of %d k-mers against np.unique; counts sum to the %d k-mers" % (piece.size, result.kmers.size)
+    # Beyond the slice: the export holds each k-mer once with a count, and k-mers drawn from all
+    # over the genome are all in it (a count moved onto a wrong key would leave the sum as it is).
+    got_keys = np.sort(result.keys)
+    assert got_keys.size == 0 or not (got_keys[1:] == got_keys[:-1]).any(), "a k-mer exported twice"
+    assert result.counts.size == 0 or int(result.counts.min()) >= 1, "a k-mer exported with a count of 0"
+    sample = result.kmers[np.random.default_rng(result.kmers.size).integers(0, result.kmers.size, SAMPLE_KMERS)]
+    sampled = np.searchsorted(got_keys, sample)
+    assert (sampled < got_keys.size).all() and (got_keys[np.minimum(sampled, got_keys.size - 1)] == sample).all(), \
+        "a k-mer of the genome is missing from the export"
+    return ("a slice of %d k-mers against np.unique; %d k-mers from all over the genome exported; counts sum to "
+            "the %d k-mers" % (piece.size, SAMPLE_KMERS, result.kmers.size))
 
 
 def most_frequent(result: KmerCount, top: int = 5) -> List[Tuple[str, int]]:

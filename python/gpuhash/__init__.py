@@ -6,9 +6,11 @@
     values, found = t.find(np.array([3, 1000], dtype=np.uint32))   # [6, 0], [True, False]
 
 Arrays: NumPy arrays go through the host path (the library copies them to the GPU when the table
-lives there). Any array with ``__cuda_array_interface__`` (CuPy, PyTorch, Numba) is passed to the
-C API by its device pointer, no copy, and the results come back as arrays of the same framework on
-the same device. Arrays must be 1-D, contiguous and of the table's dtypes: anything else raises
+lives there). Any array with ``__cuda_array_interface__`` (CuPy, PyTorch, Numba) or only
+``__dlpack__`` (JAX) is passed to the C API by its device pointer, no copy, and the results come
+back as arrays of the same framework on the same device (CuPy's for Numba and other frameworks
+without a from_dlpack the package knows). find and contains also write into the caller's arrays
+(``out=``). ``DistTable`` is the distributed table over several GPUs of one process. Arrays must be 1-D, contiguous and of the table's dtypes: anything else raises
 TypeError / ValueError before any work. Every status of the C API but GH_OK raises its own
 exception class (``gpuhash.TableFullError`` for GH_ERR_TABLE_FULL, ...) with the C message.
 
@@ -86,6 +88,7 @@ _int = ctypes.c_int
 _status_name = _declare("gh_status_name", ctypes.c_char_p, _int)
 _version_number = _declare("gh_version_number", ctypes.c_uint)
 _cuda_available = _declare("gh_cuda_available", _int)
+_cuda_device_count = _declare("gh_cuda_device_count", _int)
 _config_init = _declare("gh_config_init", _int, ctypes.POINTER(_Config), ctypes.c_size_t, ctypes.c_uint, _int)
 _design_by_name = _declare("gh_design_by_name", _int, ctypes.c_char_p, ctypes.POINTER(_int))
 _create = _declare("gh_create", _int, ctypes.POINTER(_Config), ctypes.POINTER(_P))
@@ -181,11 +184,15 @@ _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_pointer.restype, _capsule_pointer.argtypes = _P, [ctypes.py_object, ctypes.c_char_p]
 
 
-def _dlpack_tensor(obj: Any, dtype: np.dtype, name: str) -> Tuple[Any, int, int]:
-    """(capsule, pointer, length) of a 1-D contiguous CUDA tensor exported through __dlpack__. The
-    capsule is borrowed, not consumed: while it lives the producer keeps the memory, and when it
-    is collected its destructor releases it."""
-    capsule = obj.__dlpack__()
+def _dlpack_tensor(obj: Any, dtype: np.dtype, name: str, stream: Optional[int]) -> Tuple[Any, int, int]:
+    """(capsule, pointer, length) of a 1-D contiguous CUDA tensor exported through __dlpack__, for
+    work on `stream` (None: the legacy default stream, DLPack's 1), which the producer orders
+    after its own work on the array. The capsule is borrowed, not consumed: while it lives the
+    producer keeps the memory, and when it is collected its destructor releases it."""
+    try:
+        capsule = obj.__dlpack__(stream=stream if stream else 1)
+    except TypeError:  # a producer of the first DLPack protocol, without the stream argument
+        capsule = obj.__dlpack__()
     tensor = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
     if tensor.ndim != 1:
         raise ValueError("%s: a 1-D array is needed, this one has %d dimensions" % (name, tensor.ndim))
@@ -202,7 +209,8 @@ def _dlpack_tensor(obj: Any, dtype: np.dtype, name: str) -> Tuple[Any, int, int]
 class _Array:
     """An input's pointer and where it lives; `empty` makes outputs of the same kind and device."""
 
-    def __init__(self, obj: Any, dtype: np.dtype, name: str, length: Optional[int] = None):
+    def __init__(self, obj: Any, dtype: np.dtype, name: str, length: Optional[int] = None,
+                 stream: Optional[int] = None, writable: bool = False):
         self.host_framework = None
         if type(obj) is _cupy_ndarray_type():
             # CuPy's own attributes: the same facts as its __cuda_array_interface__, without making
@@ -225,9 +233,12 @@ class _Array:
         device_type = None
         if cai is None and not isinstance(obj, np.ndarray) and hasattr(obj, "__dlpack_device__"):
             device_type = obj.__dlpack_device__()[0]
+        if writable and cai is None and not isinstance(obj, np.ndarray):
+            raise TypeError("%s: an array to write into is a NumPy, CuPy or PyTorch array (or has "
+                            "__cuda_array_interface__), not %s" % (name, type(obj).__name__))
         if device_type in (_DL_CUDA, _DL_CUDA_MANAGED):
             # A CUDA array known through DLPack only (JAX, ...): its pointer, and the capsule kept.
-            self.capsule, self.ptr, self.n = _dlpack_tensor(obj, dtype, name)
+            self.capsule, self.ptr, self.n = _dlpack_tensor(obj, dtype, name, stream)
             self.obj, self.device, self.device_id = obj, True, obj.__dlpack_device__()[1]
         elif cai is not None:
             shape, typestr = tuple(cai["shape"]), cai["typestr"]
@@ -238,6 +249,8 @@ class _Array:
             strides = cai.get("strides")
             if strides is not None and shape[0] > 1 and strides[0] != dtype.itemsize:
                 raise ValueError("%s: not contiguous (stride %d bytes)" % (name, strides[0]))
+            if writable and cai["data"][1]:
+                raise ValueError("%s: read-only" % name)
             self.obj, self.ptr, self.n, self.device = obj, cai["data"][0], shape[0], True
         else:
             # NumPy, a host DLPack array (taken as NumPy without a copy), or anything np.asarray takes.
@@ -253,6 +266,8 @@ class _Array:
                 raise ValueError("%s: not contiguous" % name)
             if not arr.flags["ALIGNED"]:
                 raise ValueError("%s: not aligned for its dtype" % name)
+            if writable and not arr.flags["WRITEABLE"]:
+                raise ValueError("%s: read-only" % name)
             self.obj, self.ptr, self.n, self.device = arr, arr.ctypes.data, arr.shape[0], False
         if length is not None and self.n != length:
             raise ValueError("%s: %d elements, %d expected" % (name, self.n, length))
@@ -283,26 +298,25 @@ class _Array:
         """An output of `empty`, once written, as the caller's framework has it: the arrays of a
         framework known through DLPack alone (JAX's, a CPU torch tensor) are made from it by the
         framework's from_dlpack only now, as that may copy."""
-        if out is None or (self.device and self.framework in ("cupy", "torch")) or (
-                not self.device and not self.host_framework):
+        framework = self.host_framework if not self.device else self.framework
+        if out is None or framework not in _FRAMEWORK_FROM_DLPACK:
             return out
-        return _from_dlpack(self.host_framework or self.framework, out)
+        return _from_dlpack(framework, out)
 
 
-_FRAMEWORK_OF_MODULE = {"jaxlib": "jax"}  # where a framework's array type lives in another package
+# The frameworks whose arrays outputs are handed over to (the module an array's type lives in ->
+# the module with its from_dlpack). Others get the arrays they are given (CuPy's, NumPy's).
+_FRAMEWORK_FROM_DLPACK = {"torch": "torch", "jax": "jax.dlpack", "jaxlib": "jax.dlpack"}
 
 
-def _from_dlpack(module: str, array: Any) -> Any:
-    """array as an array of the framework of `module`, through its from_dlpack (the top-level one,
-    or its dlpack module's); array itself when the framework has none."""
-    name = _FRAMEWORK_OF_MODULE.get(module, module)
-    from_dlpack = getattr(importlib.import_module(name), "from_dlpack", None)
-    if from_dlpack is None:
-        try:
-            from_dlpack = importlib.import_module(name + ".dlpack").from_dlpack
-        except (ImportError, AttributeError):
-            return array
-    return from_dlpack(array)
+def _from_dlpack(framework: str, array: Any) -> Any:
+    """array as an array of `framework` (a key of _FRAMEWORK_FROM_DLPACK), through its from_dlpack.
+    Called after the table's work: a framework that cannot be had returns the array as it is
+    rather than lose the results."""
+    try:
+        return importlib.import_module(_FRAMEWORK_FROM_DLPACK[framework]).from_dlpack(array)
+    except (ImportError, AttributeError):
+        return array
 
 
 def _cupy_ndarray_type() -> Any:
@@ -380,6 +394,25 @@ def _set_table_fields(owner: Any, config: _Config, key_dtype: Any, value_dtype: 
     config.backend = _choice("backend", backend, _BACKENDS)
 
 
+def _default_value(value_dtype: Optional[np.dtype], default: Any) -> Tuple[Optional[np.ndarray], Optional[int]]:
+    """A one-value buffer holding a find's default, and its address ((None, None) for a set or no
+    default): an integer that fits the value type, or for record values the record's bytes (0:
+    zeros); anything else raises ValueError before any work."""
+    if value_dtype is None or default is None:
+        return None, None
+    buffer = np.zeros(1, dtype=value_dtype)
+    if buffer.dtype.kind in "ui":
+        if not isinstance(default, (int, np.integer)) or not 0 <= int(default) <= np.iinfo(buffer.dtype).max:
+            raise ValueError("find: default %r does not fit %s" % (default, buffer.dtype))
+        buffer[0] = default
+    else:
+        record = bytes(default) if not (isinstance(default, int) and default == 0) else bytes(value_dtype.itemsize)
+        if len(record) > value_dtype.itemsize:
+            raise ValueError("find: a default of %d bytes for %d-byte values" % (len(record), value_dtype.itemsize))
+        buffer = np.frombuffer(record.ljust(value_dtype.itemsize, b"\0"), dtype=value_dtype).copy()
+    return buffer, buffer.ctypes.data
+
+
 def _stats_dict(s: _Stats) -> Dict[str, Any]:
     return {name: (list(getattr(s, name)) if name.startswith("subtable_") else getattr(s, name))
             for name, _ in _Stats._fields_}
@@ -452,8 +485,8 @@ class Table(_Handle):
         t._defaults = {}
         return t
 
-    def _keys(self, keys: Any) -> _Array:
-        return _Array(keys, self.key_dtype, "keys")
+    def _keys(self, keys: Any, stream: Any) -> _Array:
+        return _Array(keys, self.key_dtype, "keys", stream=_stream_handle(stream))
 
     # -- bulk operations
 
@@ -461,13 +494,13 @@ class Table(_Handle):
         """Inserts keys (and values; None for sets) with the duplicate policy "keep_first" (the
         default of maps), "overwrite", "add", "min", "max" or "append" (multi-value tables, their
         default). gh_insert."""
-        k = self._keys(keys)
+        k = self._keys(keys, stream)
         v = None
         if self.value_dtype is not None:
             if values is None and not self._multivalue:
                 raise ValueError("insert: this table stores values; values is None")
             if values is not None:
-                v = _Array(values, self.value_dtype, "values", k.n)
+                v = _Array(values, self.value_dtype, "values", k.n, stream=_stream_handle(stream))
         elif values is not None:
             raise ValueError("insert: a set takes no values")
         policy = policy or ("append" if self._multivalue else "keep_first")
@@ -477,23 +510,10 @@ class Table(_Handle):
     def _default_pointer(self, default: Any) -> Optional[int]:
         """The address of a one-value buffer holding `default` (None for sets). Buffers of integer
         defaults are kept, so that a find in a loop makes none."""
-        if self.value_dtype is None or default is None:
-            return None
         kept = self._defaults.get(default) if isinstance(default, int) else None
         if kept is not None:
             return kept[1]
-        buffer = np.zeros(1, dtype=self.value_dtype)
-        if buffer.dtype.kind in "ui":
-            if not 0 <= int(default) <= np.iinfo(buffer.dtype).max:
-                raise ValueError("find: default %r does not fit %s" % (default, buffer.dtype))
-            buffer[0] = default
-        else:
-            record = bytes(default) if default != 0 else bytes(self.value_dtype.itemsize)
-            if len(record) > self.value_dtype.itemsize:
-                raise ValueError("find: a default of %d bytes for %d-byte values" % (len(record),
-                                                                                self.value_dtype.itemsize))
-            buffer = np.frombuffer(record.ljust(self.value_dtype.itemsize, b"\0"), dtype=self.value_dtype).copy()
-        pointer = buffer.ctypes.data
+        buffer, pointer = _default_value(self.value_dtype, default)
         if isinstance(default, int) and len(self._defaults) < 16:
             self._defaults[default] = (buffer, pointer)
         else:  # the buffer must outlive the call: kept until the next find
@@ -503,7 +523,9 @@ class Table(_Handle):
     def _outputs(self, k: _Array, out: Any, dtypes: Tuple[Optional[np.dtype], ...]) -> list:
         """(array, pointer) per output: new arrays like the keys, or the caller's `out` (a tuple of
         arrays of the keys' framework and device, one per output, of the dtypes and length; None
-        for an output the table has not, as a set's values)."""
+        for an output the table has not, as a set's values). An array written into must be one
+        the table can write in place: writable NumPy, or a device array with
+        __cuda_array_interface__ (CuPy, PyTorch), not a list or an immutable DLPack-only one."""
         if out is None:
             return [(None, None) if dtype is None else k.empty(k.n, dtype) for dtype in dtypes]
         if not isinstance(out, tuple) or len(out) != len(dtypes):
@@ -516,7 +538,7 @@ class Table(_Handle):
                                                      else "an array is needed"))
                 outputs.append((None, None))
                 continue
-            a = _Array(array, dtype, "out[%d]" % i, k.n)
+            a = _Array(array, dtype, "out[%d]" % i, k.n, writable=True)
             if a.device != k.device:
                 raise TypeError("out[%d]: in %s memory, the keys in %s memory" % (
                     i, "device" if a.device else "host", "device" if k.device else "host"))
@@ -527,7 +549,7 @@ class Table(_Handle):
         """(values, found): each key's value (default where absent) and whether it is there. gh_find.
         out: (values, found) arrays to write instead of new ones (values None for a set); a find
         in a loop then makes no array (bool found, the table's value dtype)."""
-        k = self._keys(keys)
+        k = self._keys(keys, stream)
         (values, values_ptr), (found, found_ptr) = self._outputs(k, out, (self.value_dtype, _FLAGS))
         default_ptr = self._default_pointer(default)
         self._check(_find(self._handle, k.ptr, k.n, values_ptr, found_ptr, default_ptr, _stream_handle(stream)))
@@ -535,21 +557,21 @@ class Table(_Handle):
 
     def contains(self, keys: Any, stream: Any = None, out: Any = None) -> Any:
         """Whether each key is present (a bool array; out: one to write instead). gh_contains."""
-        k = self._keys(keys)
+        k = self._keys(keys, stream)
         ((found, found_ptr),) = self._outputs(k, None if out is None else (out,), (_FLAGS,))
         self._check(_contains(self._handle, k.ptr, k.n, found_ptr, _stream_handle(stream)))
         return k.give(found)
 
     def erase(self, keys: Any, stream: Any = None) -> Any:
         """Erases the keys (multi-value tables: every value); a bool array of those erased. gh_erase."""
-        k = self._keys(keys)
+        k = self._keys(keys, stream)
         erased, erased_ptr = k.empty(k.n, _FLAGS)
         self._check(_erase(self._handle, k.ptr, k.n, erased_ptr, None, _stream_handle(stream)))
         return k.give(erased)
 
     def count(self, keys: Any, stream: Any = None) -> Any:
         """Each key's number of values (multi-value tables), as uint64. gh_count."""
-        k = self._keys(keys)
+        k = self._keys(keys, stream)
         counts, counts_ptr = k.empty(k.n, np.dtype(np.uint64))
         total = _U64()
         self._check(_count(self._handle, k.ptr, k.n, counts_ptr, ctypes.byref(total), _stream_handle(stream)))
@@ -558,7 +580,7 @@ class Table(_Handle):
     def find_all(self, keys: Any, stream: Any = None) -> Tuple[Any, Any]:
         """(offsets, values): key i's values are values[offsets[i]:offsets[i + 1]] (offsets has n + 1
         entries). gh_count, then gh_find_all."""
-        k = self._keys(keys)
+        k = self._keys(keys, stream)
         total = _U64()
         counts, counts_ptr = k.empty(k.n, np.dtype(np.uint64))
         self._check(_count(self._handle, k.ptr, k.n, counts_ptr, ctypes.byref(total), _stream_handle(stream)))
@@ -581,9 +603,10 @@ class Table(_Handle):
               stream: Any = None) -> Tuple[Any, Any]:
         """One concurrent batch of inserts (1), erases (2) and finds (3), as gh_mixed: (values found,
         per-operation results)."""
-        k = self._keys(keys)
-        o = _Array(ops, np.dtype(np.uint8), "ops", k.n)
-        v = None if values is None or self.value_dtype is None else _Array(values, self.value_dtype, "values", k.n)
+        k = self._keys(keys, stream)
+        o = _Array(ops, np.dtype(np.uint8), "ops", k.n, stream=_stream_handle(stream))
+        v = None if values is None or self.value_dtype is None else _Array(values, self.value_dtype, "values", k.n,
+                                                                           stream=_stream_handle(stream))
         results, results_ptr = k.empty(k.n, np.dtype(np.uint8))
         out, out_ptr = (None, None) if self.value_dtype is None else k.empty(k.n, self.value_dtype)
         code = _choice("policy", policy, _POLICIES)
@@ -595,7 +618,7 @@ class Table(_Handle):
 
     def join_count(self, keys: Any, method: str = "auto", stream: Any = None) -> int:
         """The number of pairs of the inner join of keys (the left rows) with the table. gh_join_count."""
-        k = self._keys(keys)
+        k = self._keys(keys, stream)
         pairs = _U64()
         self._check(_join_count(self._handle, k.ptr, k.n, _choice("method", method, _JOIN_METHODS),
                                 ctypes.byref(pairs), _stream_handle(stream)))
@@ -604,7 +627,7 @@ class Table(_Handle):
     def join(self, keys: Any, method: str = "auto", stream: Any = None) -> Tuple[Any, Any]:
         """The inner join's pairs (left, right): left[j] is the row of keys (uint64), right[j] the
         entry's value (None for a set). "probe" lists them by left row. gh_join_count, then gh_join."""
-        k = self._keys(keys)
+        k = self._keys(keys, stream)
         code = _choice("method", method, _JOIN_METHODS)
         pairs = _U64()
         self._check(_join_count(self._handle, k.ptr, k.n, code, ctypes.byref(pairs), _stream_handle(stream)))
@@ -617,7 +640,7 @@ class Table(_Handle):
 
     def semi_join(self, keys: Any, method: str = "auto", stream: Any = None) -> Any:
         """Whether each key has a match in the table (a bool array). gh_semi_join."""
-        k = self._keys(keys)
+        k = self._keys(keys, stream)
         match, match_ptr = k.empty(k.n, _FLAGS)
         self._check(_semi_join(self._handle, k.ptr, k.n, _choice("method", method, _JOIN_METHODS), match_ptr,
                                _stream_handle(stream)))
@@ -750,7 +773,7 @@ class DistTable(_Handle):
         _set_table_fields(self, config.table, key_dtype, value_dtype, capacity, backend)
         if partitions is None:
             partitions = len(devices) if devices is not None else (
-                max(_device_count(), 1) if config.table.backend != _BACKENDS["host"] else 1)
+                max(_cuda_device_count(), 1) if config.table.backend != _BACKENDS["host"] else 1)
         config.partitions = partitions
         self._devices = None
         if devices is not None:
@@ -766,7 +789,8 @@ class DistTable(_Handle):
                                                                  "key_bits", "value_bits", "capacity", "backend"):
                 setattr(config.table, name, value)
             else:
-                raise TypeError("DistTable: unknown option %r%s" % (name, " (set by the constructor's arguments)"
+                raise TypeError("DistTable: unknown option %r%s" % (name, " (one process for all GPUs here: no rank or "
+                                                                   "id; partitions and devices are arguments)"
                                                                    if name in dist_fields else ""))
         status = _dist_create(ctypes.byref(config), ctypes.byref(self._handle))
         if status != 0:
@@ -817,22 +841,32 @@ class DistTable(_Handle):
                 raise TypeError("values: NumPy with NumPy keys")
             parts = 64 if progress and k.n >= 64 else 1
             start = time.perf_counter()
+            # Every part runs, as the one call would run every batch; the first failure is raised
+            # once all have (its message kept: a later part's call clears the table's).
+            first_failure = None
             for part in range(parts):
                 lo, hi = k.n * part // parts, k.n * (part + 1) // parts
-                self._check(_dist_insert_host(self._handle, k.ptr + lo * self.key_dtype.itemsize,
-                                              v.ptr + lo * self.value_dtype.itemsize if v else None, hi - lo, code,
-                                              None, None))
+                status = _dist_insert_host(self._handle, k.ptr + lo * self.key_dtype.itemsize,
+                                           v.ptr + lo * self.value_dtype.itemsize if v else None, hi - lo, code,
+                                           None, None)
+                if status != 0 and first_failure is None:
+                    first_failure = (status, _dist_last_error(self._handle).decode())
                 if progress:
                     elapsed = time.perf_counter() - start
                     rate = hi / elapsed if elapsed > 0 else 0.0
                     sys.stderr.write("\rgpuhash: inserted %d of %d pairs (%3.0f %%), %.3g M pairs/s, %.0f s left  "
-                                     % (hi, k.n, 100.0 * hi / k.n, rate / 1e6, (k.n - hi) / rate if rate else 0.0))
+                                     % (hi, k.n, 100.0 * hi / max(k.n, 1), rate / 1e6,
+                                        (k.n - hi) / rate if rate else 0.0))
                     sys.stderr.flush()
             if progress:
                 sys.stderr.write("\n")
+            if first_failure is not None:
+                _raise(*first_failure)
             return
         if not isinstance(values, (list, tuple)) and values is not None:
             raise TypeError("values: a list of slices like keys")
+        if values is not None and len(values) != len(slices):
+            raise ValueError("values: %d slices for %d slices of keys" % (len(values), len(slices)))
         v = [None] * len(slices) if values is None else [
             _Array(x, self.value_dtype, "values[%d]" % i, slices[i].n) for i, x in enumerate(values)]
         n = (_U64 * len(slices))(*[k.n for k in slices])
@@ -840,10 +874,7 @@ class DistTable(_Handle):
 
     def find(self, keys: Any, default: int = 0) -> Tuple[Any, Any]:
         """(values, found) for one NumPy array (gh_dist_find_host) or per slice (gh_dist_find: lists)."""
-        default_buffer = None
-        if self.value_dtype is not None:
-            default_buffer = np.array([default], dtype=self.value_dtype)
-        default_ptr = default_buffer.ctypes.data if default_buffer is not None else None
+        default_buffer, default_ptr = _default_value(self.value_dtype, default)
         slices = self._slices(keys)
         if slices is None:
             k = self._host(keys)
@@ -858,7 +889,8 @@ class DistTable(_Handle):
         values_ptrs = None if values is None else (_P * len(slices))(*[ptr for _, ptr in values])
         self._check(_dist_find(self._handle, self._pointers(slices), n, values_ptrs,
                                (_P * len(slices))(*[ptr for _, ptr in found]), default_ptr))
-        return (None if values is None else [v for v, _ in values]), [f for f, _ in found]
+        return ((None if values is None else [slices[i].give(v) for i, (v, _) in enumerate(values)]),
+                [slices[i].give(f) for i, (f, _) in enumerate(found)])
 
     def erase(self, keys: list) -> list:
         """Erases the keys of a list of slices (gh_dist_erase); per slice, a bool array of those erased."""
@@ -869,7 +901,7 @@ class DistTable(_Handle):
         n = (_U64 * len(slices))(*[k.n for k in slices])
         self._check(_dist_erase(self._handle, self._pointers(slices), n,
                                 (_P * len(slices))(*[ptr for _, ptr in erased]), None))
-        return [e for e, _ in erased]
+        return [slices[i].give(e) for i, (e, _) in enumerate(erased)]
 
     def __len__(self) -> int:
         size = _U64()
@@ -907,16 +939,3 @@ class DistTable(_Handle):
         return keys[: count.value], (values[: count.value] if values is not None else None)
 
 
-def _device_count() -> int:
-    """CUDA devices usable here (0 without CUDA)."""
-    if not cuda_available():
-        return 0
-    count = ctypes.c_int(0)
-    for name in ("libcudart.so", "libcudart.so.13", "libcudart.so.12"):
-        try:
-            runtime = ctypes.CDLL(name)
-        except OSError:
-            continue
-        if runtime.cudaGetDeviceCount(ctypes.byref(count)) == 0:
-            return count.value
-    return 1

@@ -372,3 +372,52 @@ def test_find_into_callers_arrays():
     assert s.find(keys, out=(None, found))[1].all()
     with pytest.raises(TypeError):
         s.find(keys, out=(values, found))  # a set has no values
+
+
+def test_out_must_be_writable_in_place():
+    t = gpuhash.Table(design="warpdrive", capacity=1 << 10, backend="host")
+    keys = np.arange(1, 4, dtype=np.uint32)
+    t.insert(keys, keys)
+    with pytest.raises(TypeError):
+        t.find(keys, out=([0] * 3, [False] * 3))  # lists would be copied, never written
+    readonly = np.zeros(3, bool)
+    readonly.flags.writeable = False
+    with pytest.raises(ValueError):
+        t.contains(keys, out=readonly)
+    with pytest.raises(TypeError):
+        t.contains(keys, out=DLPackOnly(np.zeros(3, bool)))  # DLPack-only arrays may be immutable
+
+
+def test_dist_table_argument_checks_and_progress_edges(capsys):
+    d = gpuhash.DistTable(design="warpdrive", capacity=1 << 10, partitions=2, backend="host")
+    keys = np.arange(1, 11, dtype=np.uint32)
+    with pytest.raises(ValueError):
+        d.insert([keys, keys], [keys])  # values for one slice of two
+    d.insert(np.zeros(0, np.uint32), np.zeros(0, np.uint32), progress=True)  # nothing to insert
+    assert len(d) == 0 and "inserted 0 of 0 pairs" in capsys.readouterr().err
+    with pytest.raises(ValueError):
+        d.find(keys, default=-1)
+    with pytest.raises(TypeError):
+        gpuhash.DistTable(design="warpdrive", backend="host", rank=1)
+
+
+def test_dist_table_records_default():
+    record = np.dtype((np.void, 12))
+    d = gpuhash.DistTable(design="dycuckoo", value_dtype=record, capacity=1 << 10, partitions=2, backend="host")
+    keys = np.arange(1, 6, dtype=np.uint32)
+    values = np.frombuffer(bytes(range(60)), dtype=record).copy()
+    d.insert(keys, values)
+    got, found = d.find(np.array([3, 99], dtype=np.uint32), default=b"\x07" * 12)
+    assert found.tolist() == [True, False]
+    assert bytes(got[0]) == bytes(range(24, 36)) and bytes(got[1]) == b"\x07" * 12
+
+
+def test_unknown_frameworks_get_numpy_back():
+    class Unimportable(DLPackOnly):
+        pass
+    Unimportable.__module__ = "no_such_framework.arrays"
+    t = gpuhash.Table(design="warpdrive", capacity=1 << 10, backend="host")
+    keys = np.arange(1, 6, dtype=np.uint32)
+    t.insert(keys, keys)
+    erased = t.erase(Unimportable(keys))
+    assert isinstance(erased, np.ndarray) and erased.all() and len(t) == 0

@@ -817,6 +817,8 @@ gh_status gh_validate(gh_table *t) {
 
 int gh_cuda_available(void) { return gh__cuda_device_count() > 0; }
 
+int gh_cuda_device_count(void) { return gh__cuda_device_count(); }
+
 gh_status gh_get_device_view(gh_table *t, gh_device_view *view) {
   GH_ENTER(t);
   GH_REQUIRE_OP(t, device_view, "gh_get_device_view",
