@@ -298,7 +298,9 @@ class _Array:
         """An output of `empty`, once written, as the caller's framework has it: the arrays of a
         framework known through DLPack alone (JAX's, a CPU torch tensor) are made from it by the
         framework's from_dlpack only now, as that may copy."""
-        framework = self.host_framework if not self.device else self.framework
+        if self.device and self.framework in ("cupy", "torch"):
+            return out  # made by the framework itself (empty)
+        framework = self.framework if self.device else self.host_framework
         if out is None or framework not in _FRAMEWORK_FROM_DLPACK:
             return out
         return _from_dlpack(framework, out)
