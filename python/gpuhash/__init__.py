@@ -651,6 +651,7 @@ class Table(_Handle):
     # -- the table as a whole
 
     def __len__(self) -> int:
+        """The entries stored (multi-value tables: every pair). gh_size."""
         size = _U64()
         self._check(_size(self._handle, ctypes.byref(size)))
         return size.value
@@ -906,6 +907,7 @@ class DistTable(_Handle):
         return [slices[i].give(e) for i, (e, _) in enumerate(erased)]
 
     def __len__(self) -> int:
+        """The keys stored, over all partitions (gh_dist_size)."""
         size = _U64()
         self._check(_dist_size(self._handle, ctypes.byref(size)))
         return size.value
