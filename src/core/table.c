@@ -102,20 +102,14 @@ gh_status gh_create(const gh_config *config, gh_table **table) {
   gh_table *t;
   gh_status status;
   create_error[0] = '\0';
-  if (table == NULL) {
-    snprintf(create_error, sizeof create_error, "gh_create: table (the output handle) is NULL");
-    return GH_ERR_INVALID_ARGUMENT;
-  }
+  if (table == NULL) return gh__create_fail(GH_ERR_INVALID_ARGUMENT, "gh_create: table (the output handle) is NULL");
   *table = NULL;
   status = gh__config_read(config, &resolved, create_error, sizeof create_error);
   if (status == GH_OK) status = gh__config_resolve(&resolved, create_error, sizeof create_error);
   if (status == GH_OK) status = design_ops(&resolved, &design, &ops, create_error, sizeof create_error);
   if (status != GH_OK) return status;
   t = (gh_table *)calloc(1, sizeof *t);
-  if (t == NULL) {
-    snprintf(create_error, sizeof create_error, "gh_create: out of host memory for the handle");
-    return GH_ERR_OUT_OF_MEMORY;
-  }
+  if (t == NULL) return gh__create_fail(GH_ERR_OUT_OF_MEMORY, "gh_create: out of host memory for the handle");
   t->config = resolved;
   t->created_capacity = resolved.capacity;
   t->design = design;
@@ -127,7 +121,7 @@ gh_status gh_create(const gh_config *config, gh_table **table) {
   /* init queues its clearing on the default stream: the table is ready once that has run. */
   if (status == GH_OK && (status = gh__sync(t, NULL)) != GH_OK) t->ops->release(t);
   if (status != GH_OK) {
-    snprintf(create_error, sizeof create_error, "%s", t->last_error);
+    gh__create_fail(status, "%s", t->last_error);
     gh__release_all_deferred(t);
     free(t);
     return status;

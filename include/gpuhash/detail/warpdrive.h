@@ -143,8 +143,6 @@ typedef struct gh_wd_masks {
   uint32_t free;  /* empty or tombstone slots */
 } gh_wd_masks;
 
-/* Reads a window slot by slot (host backend, single-thread device API). A cooperative group
- * builds the same masks with one ballot per mask instead. */
 /* Adds what the slot at position `lane` of a window holds (key field k) to masks m, for key. */
 GH_HD void gh_wd_note_key(const gh_wd_geometry *g, uint64_t k, unsigned lane, uint64_t key, gh_wd_masks *m) {
   const uint64_t empty = gh_wd_empty_key(g->key_bits);
@@ -153,6 +151,8 @@ GH_HD void gh_wd_note_key(const gh_wd_geometry *g, uint64_t k, unsigned lane, ui
   m->free |= (uint32_t)(k == empty || k == gh_wd_tombstone_key(g->key_bits)) << lane;
 }
 
+/* Reads a window slot by slot (host backend, single-thread device API). A cooperative group
+ * builds the same masks with one ballot per mask instead. */
 GH_HD gh_wd_masks gh_wd_read_window(const gh_wd_geometry *g, void *slots, uint64_t window, uint64_t key) {
   gh_wd_masks m = {0u, 0u, 0u};
   for (unsigned lane = 0; lane < g->window_width; ++lane)
