@@ -33,21 +33,41 @@ __all__ = ["Table", "DistTable", "GpuhashError", "version", "cuda_available"]
 # ---- The library ------------------------------------------------------------------------------------
 
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
 def _load_library() -> ctypes.CDLL:
     named = os.environ.get("GPUHASH_LIBRARY")
     if named:
         if not os.path.exists(named):
             raise ImportError("gpuhash: GPUHASH_LIBRARY names %s, which does not exist" % named)
         return ctypes.CDLL(named)
-    here = os.path.dirname(os.path.abspath(__file__))
-    for name in sorted(os.listdir(here)):
+    for name in sorted(os.listdir(_HERE)):
         if name.startswith("libgpuhash.so"):
-            return ctypes.CDLL(os.path.join(here, name))
+            return ctypes.CDLL(os.path.join(_HERE, name))
     raise ImportError("gpuhash: libgpuhash not found next to the package (install it with `pip install ./python`) "
                       "and GPUHASH_LIBRARY is not set")
 
 
+def _load_fastcall() -> Any:
+    """gpuhash._fastcall, the compiled call path of find / contains with CuPy arrays (_fastcall.c):
+    the module next to the library this package loaded (the wheel's, or a build's when
+    GPUHASH_LIBRARY names it); None where there is none (built without Python's headers, or a
+    Python older than 3.10) and every call goes through ctypes."""
+    import importlib.util
+    folder = os.path.dirname(os.path.abspath(os.environ["GPUHASH_LIBRARY"])) if os.environ.get(
+        "GPUHASH_LIBRARY") else _HERE
+    path = os.path.join(folder, "_fastcall.abi3.so")
+    if sys.version_info < (3, 10) or not os.path.exists(path):
+        return None
+    spec = importlib.util.spec_from_file_location(__name__ + "._fastcall", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 _lib = _load_library()
+_fastcall = _load_fastcall()
 
 _P = ctypes.c_void_p
 _U64 = ctypes.c_uint64
@@ -118,6 +138,8 @@ _load_from_memory = _declare("gh_load_from_memory", _int, _P, ctypes.c_size_t, c
                              ctypes.POINTER(_P))
 
 _VERSION = _version_number()
+if _fastcall is not None:
+    _fastcall.bind(ctypes.cast(_find, _P).value, ctypes.cast(_contains, _P).value, np.dtype(bool))
 
 
 def version() -> str:
@@ -551,6 +573,14 @@ class Table(_Handle):
         """(values, found): each key's value (default where absent) and whether it is there. gh_find.
         out: (values, found) arrays to write instead of new ones (values None for a set); a find
         in a loop then makes no array (bool found, the table's value dtype)."""
+        if _fastcall is not None and type(out) is tuple and len(out) == 2:
+            # CuPy arrays throughout: the compiled call; None for anything else, which the
+            # generic path below checks and explains.
+            status = _fastcall.find_cupy(self._handle.value, keys, out[0], out[1], self.key_dtype, self.value_dtype,
+                                         self._default_pointer(default), _stream_handle(stream))
+            if status is not None:
+                self._check(status)
+                return out
         k = self._keys(keys, stream)
         (values, values_ptr), (found, found_ptr) = self._outputs(k, out, (self.value_dtype, _FLAGS))
         default_ptr = self._default_pointer(default)
@@ -559,6 +589,11 @@ class Table(_Handle):
 
     def contains(self, keys: Any, stream: Any = None, out: Any = None) -> Any:
         """Whether each key is present (a bool array; out: one to write instead). gh_contains."""
+        if _fastcall is not None and out is not None:
+            status = _fastcall.contains_cupy(self._handle.value, keys, out, self.key_dtype, _stream_handle(stream))
+            if status is not None:
+                self._check(status)
+                return out
         k = self._keys(keys, stream)
         ((found, found_ptr),) = self._outputs(k, None if out is None else (out,), (_FLAGS,))
         self._check(_contains(self._handle, k.ptr, k.n, found_ptr, _stream_handle(stream)))

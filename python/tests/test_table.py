@@ -1,6 +1,8 @@
 """gpuhash's Python package against NumPy references, on the host backend (and, where a GPU and
 CuPy or PyTorch are there, zero-copy on the CUDA backend). Seeds are fixed and printed on failure
 through the parametrisation ids."""
+import os
+
 import numpy as np
 import pytest
 
@@ -421,3 +423,76 @@ def test_unknown_frameworks_get_numpy_back():
     t.insert(keys, keys)
     erased = t.erase(Unimportable(keys))
     assert isinstance(erased, np.ndarray) and erased.all() and len(t) == 0
+
+
+def test_fastcall_built_where_expected():
+    # The suite's ctest case says whether the build made the compiled call path (Python's headers
+    # were there); the package must then have found and bound it.
+    expected = os.environ.get("GPUHASH_EXPECT_FASTCALL")
+    if expected is None:
+        pytest.skip("not run by the suite's ctest case: whether _fastcall was built is not known")
+    assert (gpuhash._fastcall is not None) == (expected == "1")
+
+
+def test_fastcall_declines_all_but_cupy():
+    fast = gpuhash._fastcall
+    if fast is None:
+        pytest.skip("gpuhash was built without the compiled call path (no Python headers)")
+    t = gpuhash.Table(design="warpdrive", capacity=1 << 10, backend="host")
+    keys = np.arange(1, 11, dtype=np.uint32)
+    t.insert(keys, keys)
+    values, found = np.zeros(10, np.uint32), np.zeros(10, bool)
+    # NumPy arrays (and lists, and None) are not its case: None, and nothing written.
+    assert fast.find_cupy(t._handle.value, keys, values, found, t.key_dtype, t.value_dtype, None, None) is None
+    assert fast.contains_cupy(t._handle.value, list(keys), found, t.key_dtype, None) is None
+    assert not found.any()
+    # The generic path then does the call.
+    assert t.find(keys, out=(values, found))[1].all() and (values == keys).all()
+    with pytest.raises(TypeError):
+        fast.find_cupy(t._handle.value, keys)  # its own arguments are checked
+
+
+@pytest.mark.skipif(not gpuhash.cuda_available(), reason="no GPU here")
+def test_fastcall_cupy_matches_the_generic_path(monkeypatch):
+    cupy = pytest.importorskip("cupy")
+    fast = gpuhash._fastcall
+    if fast is None:
+        pytest.skip("gpuhash was built without the compiled call path (no Python headers)")
+    rng = np.random.default_rng(SEED)
+    t = gpuhash.Table(design="warpdrive", capacity=1 << 16, backend="cuda")
+    keys = cupy.asarray(unique_keys(rng, 20000, np.uint32))
+    t.insert(keys[:10000], keys[:10000] + 7)
+    values, found = cupy.zeros(20000, cupy.uint32), cupy.zeros(20000, cupy.bool_)
+    # The compiled call takes CuPy arrays throughout (status 0) ...
+    default = t._default_pointer(3)
+    assert fast.find_cupy(t._handle.value, keys, values, found, t.key_dtype, t.value_dtype, default, None) == 0
+    flags = cupy.zeros(20000, cupy.bool_)
+    assert fast.contains_cupy(t._handle.value, keys, flags, t.key_dtype, None) == 0
+    expect_values = cupy.concatenate([keys[:10000] + 7, cupy.full(10000, 3, cupy.uint32)])
+    assert bool((values == expect_values).all()) and bool(found[:10000].all()) and not bool(found[10000:].any())
+    assert bool((flags == found).all())
+    # ... on the caller's stream, as Table.find(out=) does; the generic path gives the same.
+    stream = cupy.cuda.Stream(non_blocking=True)
+    got = t.find(keys, default=3, stream=stream, out=(values, found))
+    stream.synchronize()
+    assert got[0] is values and bool((values == expect_values).all())
+    monkeypatch.setattr(gpuhash, "_fastcall", None)
+    generic_values, generic_found = t.find(keys, default=3)
+    monkeypatch.undo()
+    assert bool((generic_values == values).all()) and bool((generic_found == found).all())
+    # Anything but its case is declined, and Table.find explains it as before.
+    for bad_keys, bad_out, error in [(keys.astype(cupy.uint64), (values, found), TypeError),
+                                     (keys[::2], (values[:10000], found[:10000]), ValueError),
+                                     (keys.reshape(100, 200), (values, found), ValueError),
+                                     (keys, (values[:19999], found[:19999]), ValueError),
+                                     (keys, (values.astype(cupy.uint64), found), TypeError),
+                                     (keys, (values, found.astype(cupy.uint8)), TypeError)]:
+        assert fast.find_cupy(t._handle.value, bad_keys, bad_out[0], bad_out[1], t.key_dtype, t.value_dtype,
+                              None, None) is None
+        with pytest.raises(error):
+            t.find(bad_keys, out=bad_out)
+    # A set: no values array.
+    s = gpuhash.Table(design="warpdrive", capacity=1 << 16, value_dtype=None, backend="cuda")
+    s.insert(keys[:5000])
+    assert fast.find_cupy(s._handle.value, keys, None, found, s.key_dtype, None, None, None) == 0
+    assert bool(found[:5000].all()) and not bool(found[5000:].any())
