@@ -1,4 +1,6 @@
-"""gpuhash for Python: the C library's tables, called through ctypes (no second implementation).
+"""gpuhash for Python: the C library's tables, called through ctypes (no second implementation),
+and find / contains of CuPy arrays into the caller's arrays through a small compiled module
+(_fastcall.c) where it was built.
 
     import numpy as np, gpuhash
     t = gpuhash.Table(design="warpdrive", key_dtype=np.uint32, value_dtype=np.uint32, capacity=1 << 20)
