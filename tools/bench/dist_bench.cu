@@ -12,10 +12,12 @@
  *   ranks    (--ranks R) one process per GPU: R copies of this program, the id through a file,
  *            device-sided insert and find of 2^L pairs (the first --log2n), rank 0 reporting;
  *            against "strong" of a single process run separately
- *   host     host-sided insert and find of 2^28 pairs from pinned and from pageable host memory
- *            over G GPUs, against the host-to-device bandwidth measured in the same run (every GPU
- *            copying at once); "serial" adds the copy time to the device-sided time instead
- *            (what the pipeline saves)
+ *   host     host-sided insert and find of 2^L pairs (--host-log2n, default 28) from pinned and
+ *            from pageable host memory over G GPUs, against the host-to-device bandwidth measured
+ *            in the same run (every GPU copying at once)
+ *   big      (--big-log2n L) a table built from 2^L pairs in pinned host memory, more than there
+ *            are 32-bit keys (each key 2^(L-32) times): the insert against the same bandwidth, the
+ *            table's size and a find of its first pairs checked
  *
  * Warpdrive partitions at load 0.8, 32-bit keys and values; keys are distinct (an odd multiplier
  * and a seed: a bijection of the index). Each time is the median of R runs, measured with CUDA
@@ -230,22 +232,46 @@ static double h2d_bandwidth(unsigned gpus, uint64_t bytes) {
   return best;
 }
 
+/* Pairs [0, n) of the key sequence into host memory: made on GPU 0 in pieces and copied down
+ * (a host loop over 2^33 pairs takes about a minute). */
+static void fill_host_pairs(uint32_t *keys, uint32_t *values, uint64_t n) {
+  const uint64_t piece = 1ull << 26;
+  uint32_t *piece_keys = NULL, *piece_values = NULL;
+  cudaSetDevice(0);
+  if (cudaMalloc((void **)&piece_keys, piece * 4) != cudaSuccess || cudaMalloc((void **)&piece_values, piece * 4) != cudaSuccess) {
+    fprintf(stderr, "out of device memory for making the host's pairs\n");
+    exit(1);
+  }
+  for (uint64_t at = 0; at < n; at += piece) {
+    const uint64_t count = n - at < piece ? n - at : piece;
+    make_pairs<<<1024, 256>>>(piece_keys, piece_values, at, count, 0x9E3779B9u);
+    cudaMemcpy(keys + at, piece_keys, count * 4, cudaMemcpyDeviceToHost);
+    cudaMemcpy(values + at, piece_values, count * 4, cudaMemcpyDeviceToHost);
+  }
+  cudaFree(piece_keys), cudaFree(piece_values);
+}
+
+/* Host memory of `bytes`, pinned or pageable; exits when there is none. */
+static void *host_alloc(size_t bytes, int pinned) {
+  void *p = NULL;
+  if (pinned ? cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess : (p = malloc(bytes)) == NULL) {
+    fprintf(stderr, "out of %s host memory for %zu bytes\n", pinned ? "pinned" : "pageable", bytes);
+    exit(1);
+  }
+  return p;
+}
+
+static void host_free(void *p, int pinned) {
+  if (pinned) cudaFreeHost(p);
+  else free(p);
+}
+
 static void host_sided(unsigned gpus, uint64_t n, unsigned repeats, int pinned) {
   const double bandwidth = h2d_bandwidth(gpus, 1ull << 30);
-  uint32_t *keys, *values, *found_values;
-  uint8_t *found;
-  if (pinned) {
-    cudaHostAlloc((void **)&keys, n * 4, cudaHostAllocPortable), cudaHostAlloc((void **)&values, n * 4, cudaHostAllocPortable);
-    cudaHostAlloc((void **)&found_values, n * 4, cudaHostAllocPortable), cudaHostAlloc((void **)&found, n, cudaHostAllocPortable);
-  } else {
-    keys = (uint32_t *)malloc(n * 4), values = (uint32_t *)malloc(n * 4);
-    found_values = (uint32_t *)malloc(n * 4), found = (uint8_t *)malloc(n);
-  }
-  for (uint64_t i = 0; i < n; ++i) {
-    const uint32_t k = (uint32_t)(i * 2654435761ull) ^ 0x9E3779B9u;
-    keys[i] = k == 0xFFFFFFFFu || k == 0xFFFFFFFEu ? 1u : k;
-    values[i] = k * 7u + 1u;
-  }
+  uint32_t *keys = (uint32_t *)host_alloc(n * 4, pinned), *values = (uint32_t *)host_alloc(n * 4, pinned);
+  uint32_t *found_values = (uint32_t *)host_alloc(n * 4, pinned);
+  uint8_t *found = (uint8_t *)host_alloc(n, pinned);
+  fill_host_pairs(keys, values, n);
   gh_dist *d = make_table(gpus, n, 0, 0);
   timer t = timer_make(0);
   double *ins = (double *)calloc(repeats, sizeof(double)), *fnd = (double *)calloc(repeats, sizeof(double));
@@ -269,9 +295,46 @@ static void host_sided(unsigned gpus, uint64_t n, unsigned repeats, int pinned) 
        "fraction_of_h2d");
   emit("host", "h2d_ceiling", gpus, n, n * 8.0 / (bandwidth * 1e6), NULL, bandwidth, "h2d_gb_per_s");
   gh_dist_destroy(d);
-  if (pinned) cudaFreeHost(keys), cudaFreeHost(values), cudaFreeHost(found_values), cudaFreeHost(found);
-  else free(keys), free(values), free(found_values), free(found);
+  host_free(keys, pinned), host_free(values, pinned), host_free(found_values, pinned), host_free(found, pinned);
   free(ins), free(fnd);
+}
+
+/* A table built from host memory out of more pairs than there are 32-bit keys (issue 13: >= 2^33
+ * pairs over 2 GPUs; issue 14: >= 2^34 over 4): key i of the sequence is key i + 2^32, so every
+ * key comes n / 2^32 times and the table ends holding all 2^32 - 2 of them (the two sentinels are
+ * mapped to key 1), at load 0.8. Host-sided inserts from pinned memory (medians); then the size
+ * and a host-sided find of the first 2^28 pairs are checked. */
+static void big_build(unsigned gpus, uint64_t n, unsigned repeats) {
+  const uint64_t distinct = (1ull << 32) - 2u, checked = n < (1ull << 28) ? n : (1ull << 28);
+  const double bandwidth = h2d_bandwidth(gpus, 1ull << 30);
+  uint32_t *keys = (uint32_t *)host_alloc(n * 4, 1), *values = (uint32_t *)host_alloc(n * 4, 1);
+  uint32_t *found_values = (uint32_t *)host_alloc(checked * 4, 1);
+  uint8_t *found = (uint8_t *)host_alloc(checked, 1);
+  fill_host_pairs(keys, values, n);
+  gh_dist *d = make_table(gpus, n < distinct ? n : distinct, 0, 0);
+  timer t = timer_make(0);
+  double *ins = (double *)calloc(repeats, sizeof(double));
+  for (unsigned r = 0; r < repeats; ++r) {
+    if (gh_dist_clear(d) != GH_OK) die("gh_dist_clear", d);
+    timer_start(&t);
+    if (gh_dist_insert_host(d, keys, values, n, GH_KEEP_FIRST, NULL, NULL) != GH_OK) die("gh_dist_insert_host", d);
+    ins[r] = timer_stop(&t);
+  }
+  expect_size(d, n < distinct ? n : distinct);
+  if (gh_dist_validate(d) != GH_OK) die("gh_dist_validate", d);
+  if (gh_dist_find_host(d, keys, checked, found_values, found, NULL) != GH_OK) die("gh_dist_find_host", d);
+  uint64_t missing = 0;
+  for (uint64_t i = 0; i < checked; ++i) missing += !found[i] || found_values[i] != values[i];
+  if (missing) fprintf(stderr, "warning: %llu of the first keys not found with their values\n", (unsigned long long)missing);
+  uint64_t size = 0;
+  gh_dist_size(d, &size);
+  const double insert_ms = median(ins, repeats);
+  emit("big", "insert_pinned", gpus, n, insert_ms, NULL, n * 8.0 / (insert_ms * 1e6) / bandwidth, "fraction_of_h2d");
+  emit("big", "table_size", gpus, n, insert_ms, NULL, (double)size, "keys_held");
+  emit("big", "h2d_ceiling", gpus, n, n * 8.0 / (bandwidth * 1e6), NULL, bandwidth, "h2d_gb_per_s");
+  gh_dist_destroy(d);
+  host_free(keys, 1), host_free(values, 1), host_free(found_values, 1), host_free(found, 1);
+  free(ins);
 }
 
 static void open_json(const char *path, int available, unsigned repeats) {
@@ -354,9 +417,19 @@ static int launch_ranks(const char *self, unsigned ranks, unsigned log2n, unsign
   return ok ? 0 : 1;
 }
 
+/* "28,30" -> sizes[] = {28, 30}; how many (at most 4). */
+static unsigned parse_sizes(char *list, unsigned *sizes) {
+  unsigned count = 0;
+  for (char *p = list; *p && count < 4; ++p) {
+    sizes[count++] = (unsigned)strtoul(p, &p, 10);
+    if (*p != ',') break;
+  }
+  return count;
+}
+
 int main(int argc, char **argv) {
   unsigned gpus = 0, repeats = 5;
-  unsigned log2n[4] = {28, 29}, sizes = 2;
+  unsigned log2n[4] = {28, 29}, sizes = 2, host_log2n[4] = {28}, host_sizes = 1, big_log2n = 0;
   const char *json_path = NULL, *only = NULL, *id_file = NULL;
   int rank = -1;
   unsigned ranks = 0;
@@ -368,14 +441,12 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[a], "--repeats") == 0) repeats = (unsigned)atoi(argv[a + 1]);
     else if (strcmp(argv[a], "--json") == 0) json_path = argv[a + 1];
     else if (strcmp(argv[a], "--only") == 0) only = argv[a + 1];
-    else if (strcmp(argv[a], "--log2n") == 0) {
-      sizes = 0;
-      for (char *p = argv[a + 1]; *p && sizes < 4; ++p) {
-        log2n[sizes++] = (unsigned)strtoul(p, &p, 10);
-        if (*p != ',') break;
-      }
-    } else {
-      fprintf(stderr, "usage: %s [--gpus G] [--log2n L,...] [--repeats R] [--only strong|weak|host] [--json FILE]\n"
+    else if (strcmp(argv[a], "--log2n") == 0) sizes = parse_sizes(argv[a + 1], log2n);
+    else if (strcmp(argv[a], "--host-log2n") == 0) host_sizes = parse_sizes(argv[a + 1], host_log2n);
+    else if (strcmp(argv[a], "--big-log2n") == 0) big_log2n = (unsigned)atoi(argv[a + 1]);
+    else {
+      fprintf(stderr, "usage: %s [--gpus G] [--log2n L,...] [--host-log2n L,...] [--big-log2n L] [--repeats R]\n"
+                      "          [--only strong|weak|host|big] [--json FILE]\n"
                       "       %s --ranks R [--log2n L] [--repeats K] [--json FILE]   (one process per GPU)\n",
               argv[0], argv[0]);
       return 2;
@@ -435,10 +506,11 @@ int main(int argc, char **argv) {
       }
     }
   }
-  if (!only || strcmp(only, "host") == 0) {
-    host_sided(gpus, 1ull << 28, repeats, 1);
-    host_sided(gpus, 1ull << 28, repeats > 3 ? 3 : repeats, 0);
+  for (unsigned s = 0; s < host_sizes && (!only || strcmp(only, "host") == 0); ++s) {
+    host_sided(gpus, 1ull << host_log2n[s], repeats, 1);
+    host_sided(gpus, 1ull << host_log2n[s], repeats > 3 ? 3 : repeats, 0);
   }
+  if (big_log2n && (!only || strcmp(only, "big") == 0)) big_build(gpus, 1ull << big_log2n, repeats > 3 ? 3 : repeats);
   if (json) {
     fprintf(json, "\n]}\n");
     fclose(json);
