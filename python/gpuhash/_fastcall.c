@@ -26,7 +26,7 @@ static find_call bound_find;
 static contains_call bound_contains;
 static PyObject *flags_dtype;          /* numpy.dtype(bool): the found arrays' dtype */
 static PyObject *cupy_ndarray;         /* cupy.ndarray, once CuPy has been imported by the caller */
-static PyObject *name_dtype, *name_shape, *name_strides, *name_itemsize, *name_data, *name_ptr;
+static PyObject *name_dtype, *name_ndim, *name_size, *name_c_contiguous, *name_data, *name_ptr;
 
 /* bind(gh_find address, gh_contains address, numpy.dtype(bool)): the library's entry points. */
 static PyObject *fastcall_bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -73,34 +73,25 @@ static int read_integer(PyObject *obj, PyObject *name, long long *out) {
   return !PyErr_Occurred();
 }
 
-/* Whether obj is a 1-D contiguous cupy.ndarray of dtype `dtype` (the very object: NumPy's builtin
- * dtypes are singletons) and, when expected >= 0, of `expected` elements; its pointer and length.
- * Declines (0, no Python error left) on anything else. */
+/* Whether obj is a 1-D C-contiguous cupy.ndarray of dtype `dtype` (the very object: NumPy's
+ * builtin dtypes are singletons) and, when expected >= 0, of `expected` elements; its pointer and
+ * length. Declines (0, no Python error left) on anything else. It reads the array's C-level members
+ * (dtype, size, _c_contiguous, data.ptr) and ndim, not shape and strides, which build tuples; a CuPy
+ * without one of them is declined throughout, and the generic path serves it. */
 static int cupy_vector(PyObject *obj, PyObject *dtype, long long expected, void **pointer, long long *length) {
   PyObject *type = cupy_type();
   if (type == NULL || (PyObject *)Py_TYPE(obj) != type) return 0;
-  int ok = 0;
   PyObject *array_dtype = PyObject_GetAttr(obj, name_dtype);
-  PyObject *shape = array_dtype == dtype ? PyObject_GetAttr(obj, name_shape) : NULL;
-  if (shape != NULL && PyTuple_Check(shape) && PyTuple_Size(shape) == 1) {
-    long long n = PyLong_AsLongLong(PyTuple_GetItem(shape, 0));
-    long long stride = 0, itemsize = 0, address = 0;
-    PyObject *strides = PyObject_GetAttr(obj, name_strides);
-    if (strides != NULL && PyTuple_Check(strides) && PyTuple_Size(strides) == 1)
-      stride = PyLong_AsLongLong(PyTuple_GetItem(strides, 0));
-    Py_XDECREF(strides);
-    PyObject *data = PyObject_GetAttr(obj, name_data);
-    int read = data != NULL && read_integer(obj, name_itemsize, &itemsize) && read_integer(data, name_ptr, &address);
-    Py_XDECREF(data);
-    if (read && !PyErr_Occurred() && n >= 0 && (expected < 0 || n == expected) && (n <= 1 || stride == itemsize)) {
-      *pointer = (void *)(uintptr_t)address;
-      *length = n;
-      ok = 1;
-    }
-  }
-  Py_XDECREF(shape);
+  long long ndim = 0, n = 0, contiguous = 0, address = 0;
+  int ok = array_dtype == dtype && read_integer(obj, name_ndim, &ndim) && ndim == 1 &&
+           read_integer(obj, name_size, &n) && (expected < 0 || n == expected) &&
+           read_integer(obj, name_c_contiguous, &contiguous) && contiguous;
   Py_XDECREF(array_dtype);
+  PyObject *data = ok ? PyObject_GetAttr(obj, name_data) : NULL;
+  ok = data != NULL && read_integer(data, name_ptr, &address);
+  Py_XDECREF(data);
   PyErr_Clear();
+  if (ok) *pointer = (void *)(uintptr_t)address, *length = n;
   return ok;
 }
 
@@ -172,11 +163,11 @@ static struct PyModuleDef fastcall_module = {PyModuleDef_HEAD_INIT, "_fastcall",
 
 PyMODINIT_FUNC PyInit__fastcall(void) {
   name_dtype = PyUnicode_InternFromString("dtype");
-  name_shape = PyUnicode_InternFromString("shape");
-  name_strides = PyUnicode_InternFromString("strides");
-  name_itemsize = PyUnicode_InternFromString("itemsize");
+  name_ndim = PyUnicode_InternFromString("ndim");
+  name_size = PyUnicode_InternFromString("size");
+  name_c_contiguous = PyUnicode_InternFromString("_c_contiguous");
   name_data = PyUnicode_InternFromString("data");
   name_ptr = PyUnicode_InternFromString("ptr");
-  if (!name_dtype || !name_shape || !name_strides || !name_itemsize || !name_data || !name_ptr) return NULL;
+  if (!name_dtype || !name_ndim || !name_size || !name_c_contiguous || !name_data || !name_ptr) return NULL;
   return PyModule_Create(&fastcall_module);
 }
