@@ -535,7 +535,9 @@ class Table(_Handle):
 
     def _default_pointer(self, default: Any) -> Optional[int]:
         """The address of a one-value buffer holding `default` (None for sets). Buffers of integer
-        defaults are kept, so that a find in a loop makes none."""
+        defaults are kept, so that a find in a loop makes none; 0 needs none (gh_find's NULL)."""
+        if type(default) is int and default == 0:
+            return None  # gh_find's NULL default: 0, and all bytes zero for a record
         kept = self._defaults.get(default) if isinstance(default, int) else None
         if kept is not None:
             return kept[1]
