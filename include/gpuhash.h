@@ -366,8 +366,10 @@ gh_status gh_erase(gh_table *table, const void *keys, uint64_t n, uint8_t *erase
 gh_status gh_count(gh_table *table, const void *keys, uint64_t n, uint64_t *counts_out,
                    uint64_t *total, gh_stream stream);
 
-/** Multi-value tables, fill pass after gh_count: offsets_out (n + 1 entries, CSR) and values_out
- * (capacity values_capacity). Tables holding one value per key return GH_ERR_UNSUPPORTED.
+/** Multi-value tables: offsets_out (n + 1 entries, CSR) and values_out (capacity values_capacity).
+ * It counts the keys' values itself: gh_count first is needed only to size values_out (a caller
+ * who knows a bound, or retries after GH_ERR_BUFFER_TOO_SMALL, calls gh_find_all alone).
+ * Tables holding one value per key return GH_ERR_UNSUPPORTED.
  * On failure: GH_ERR_BUFFER_TOO_SMALL (the keys have more values than values_capacity) writes
  * offsets_out, so offsets_out[n] says how many are needed, and no value; any other failure writes
  * nothing. */

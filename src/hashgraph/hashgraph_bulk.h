@@ -55,6 +55,8 @@ typedef struct gh_hg_bulk {
   uint64_t *out_counts;      /* PROBE_COUNT */
   const uint64_t *out_offsets; /* PROBE_FILL; REDUCE_RUNS: where run r starts (r + 1: where it ends) */
   void *out_values;          /* PROBE_FIRST, PROBE_FILL, UNPACK (NULL: none wanted); REDUCE_RUNS: per run */
+  void *stash;               /* PROBE_COUNT (NULL: none): query i's first value at i (value_bits wide)
+                              * where it has one; PROBE_FILL: read for the queries of one value */
   uint8_t *out_found;        /* PROBE_FIRST (NULL: none wanted); MERGE_STORED: 1 where merged; ERASE: won */
   uint64_t default_value;    /* PROBE_FIRST */
   uint32_t *dead;            /* ERASE: per edge, zeroed */
@@ -137,6 +139,15 @@ GH_HD void gh_hg_meet(const gh_hg_bulk *a, uint64_t v) {
   if (a->kind == GH_HG_MEET_COUNT) a->out_counts[v] = pairs;
 }
 
+/* PROBE_FILL with the count pass's stash: query i of at most one value (its out_offsets say so) is
+ * written from the stash, without probing again; 1 when done, 0 for a query of more values. */
+GH_HD int gh_hg_fill_from_stash(const gh_hg_bulk *a, uint64_t i) {
+  const uint64_t at = a->out_offsets[i], count = a->out_offsets[i + 1u] - at;
+  if (count > 1u) return 0;
+  if (count == 1u) gh__write_word(a->out_values, at, a->value_bits, gh__read_word(a->stash, i, a->value_bits));
+  return 1;
+}
+
 /* Query i (key, its vertex's edges begin .. end) of the probing steps: PROBE_*, MERGE_STORED, ERASE. */
 GH_HD void gh_hg_lookup(const gh_hg_bulk *a, uint64_t i, uint64_t key, uint64_t begin, uint64_t end) {
   const gh_slot_format f = gh_hg_format(a);
@@ -172,6 +183,8 @@ GH_HD void gh_hg_lookup(const gh_hg_bulk *a, uint64_t i, uint64_t key, uint64_t 
     for (; e < end; e = gh_hg_next_edge(f, a->edges, e + 1u, end, key, &edge)) {
       if (a->kind == GH_HG_PROBE_FILL && a->out_values)
         gh__write_word(a->out_values, a->out_offsets[i] + matches, a->value_bits, gh_slot_bits_value(f, edge));
+      else if (a->kind == GH_HG_PROBE_COUNT && a->stash && matches == 0)
+        gh__write_word(a->stash, i, a->value_bits, gh_slot_bits_value(f, edge));
       matches += 1;
     }
     if (a->kind == GH_HG_PROBE_COUNT) a->out_counts[i] = matches;
@@ -213,6 +226,7 @@ GH_HD void gh_hg_bulk_one(const gh_hg_bulk *a, uint64_t i) {
     }
     default: {
       if (a->only && !a->only[i]) break;
+      if (a->kind == GH_HG_PROBE_FILL && a->stash && gh_hg_fill_from_stash(a, i)) break;
       const uint64_t key = gh__read_word(a->keys, i, a->key_bits);
       const uint64_t v = gh_hg_vertex(a->key_bits, a->seed, a->vertices, key);
       gh_hg_lookup(a, i, key, a->offsets[v], a->offsets[v + 1u]);

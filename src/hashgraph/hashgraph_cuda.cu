@@ -37,18 +37,21 @@ static __device__ void warp_scan(const gh_hg_bulk &a, uint64_t query, uint64_t k
     const unsigned hits = __ballot_sync(0xFFFFFFFFu, hit);
     if (hit && a.kind == GH_HG_PROBE_FILL && a.out_values)
       gh__write_word(a.out_values, out + matches + __popc(hits & lanes_below), a.value_bits, gh_slot_bits_value(f, edge));
+    else if (hit && a.kind == GH_HG_PROBE_COUNT && a.stash && matches == 0 && (hits & lanes_below) == 0)
+      gh__write_word(a.stash, query, a.value_bits, gh_slot_bits_value(f, edge)); /* the first match */
     matches += __popc(hits);
   }
   if (a.kind == GH_HG_PROBE_COUNT && lane == 0) a.out_counts[query] = matches;
 }
 
-/* PROBE_COUNT / PROBE_FILL: a thread per query, but queries of long vertices handed to the warp. */
+/* PROBE_COUNT / PROBE_FILL: a thread per query, but queries of long vertices handed to the warp. A
+ * fill with the count pass's stash probes only the queries of more than one value. */
 __global__ void hg_probe_kernel(gh_hg_bulk a, uint64_t n) {
   const unsigned lane = threadIdx.x % 32u;
   for (uint64_t warp_first = gh_thread_index() - lane; warp_first < n; warp_first += gh_grid_threads()) {
     const uint64_t i = warp_first + lane;
     uint64_t key = 0, begin = 0, end = 0;
-    if (i < n) {
+    if (i < n && !(a.kind == GH_HG_PROBE_FILL && a.stash && gh_hg_fill_from_stash(&a, i))) {
       key = gh__read_word(a.keys, i, a.key_bits);
       const uint64_t v = gh_hg_vertex(a.key_bits, a.seed, a.vertices, key);
       begin = a.offsets[v];

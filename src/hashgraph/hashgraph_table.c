@@ -424,16 +424,26 @@ gh_status gh__hg_count(gh_table *t, const void *keys, uint64_t n, uint64_t *coun
 
 gh_status gh__hg_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *offsets_out,
                           void *values_out, uint64_t values_capacity, void *stream) {
+  /* The count pass keeps each query's first value (the stash), so that the fill probes again only
+   * the queries of more than one value and copies the others' (unique keys: one probe, not two).
+   * The stash is taken first, so that a call without memory for it writes nothing. */
+  const int fills = values_out != NULL && t->config.value_bits != 0 && n != 0;
+  gh_scratch stash = {NULL, 0, state(t)->kind};
+  gh_status status = fills ? gh__scratch_alloc(t, &stash, n * (t->config.value_bits / 8u)) : GH_OK;
   gh_hg_bulk a = bulk_args(t, GH_HG_PROBE_COUNT);
   a.keys = keys;
   a.out_counts = offsets_out;
-  gh_status status = run(t, &a, n, stream);
+  a.stash = stash.ptr;
+  if (status == GH_OK) status = run(t, &a, n, stream);
   if (status == GH_OK) status = gh__find_all_offsets(t, offsets_out, n, values_capacity, stream);
-  if (status != GH_OK) return status;
-  a.kind = GH_HG_PROBE_FILL;
-  a.out_offsets = offsets_out;
-  a.out_values = values_out;
-  return run(t, &a, n, stream);
+  if (status == GH_OK && fills) {
+    a.kind = GH_HG_PROBE_FILL;
+    a.out_offsets = offsets_out;
+    a.out_values = values_out;
+    status = run(t, &a, n, stream);
+  }
+  gh__scratch_free(t, &stash, stream);
+  return status;
 }
 
 /* Green's intersection probe: the left keys built into a second table over the table's vertices
