@@ -51,25 +51,38 @@ def _load_library() -> ctypes.CDLL:
                       "and GPUHASH_LIBRARY is not set")
 
 
-def _load_fastcall() -> Any:
+def _load_fastcall(library_version: int) -> Any:
     """gpuhash._fastcall, the compiled call path of find / contains with CuPy arrays (_fastcall.c):
     the module next to the library this package loaded (the wheel's, or a build's when
-    GPUHASH_LIBRARY names it); None where there is none (built without Python's headers, or a
-    Python older than 3.10) and every call goes through ctypes."""
+    GPUHASH_LIBRARY names it), compiled with that library's version. None where there is none
+    (built without Python's headers), where this interpreter cannot load a module of the stable
+    ABI (older than 3.10, free-threaded, not CPython), or where it will not load (a warning
+    says why): every call then goes through ctypes."""
+    import importlib.machinery
     import importlib.util
+    import sysconfig
+    import warnings
     folder = os.path.dirname(os.path.abspath(os.environ["GPUHASH_LIBRARY"])) if os.environ.get(
         "GPUHASH_LIBRARY") else _HERE
     path = os.path.join(folder, "_fastcall.abi3.so")
-    if sys.version_info < (3, 10) or not os.path.exists(path):
+    if (sys.version_info < (3, 10) or ".abi3.so" not in importlib.machinery.EXTENSION_SUFFIXES
+            or sysconfig.get_config_var("Py_GIL_DISABLED") or not os.path.exists(path)):
         return None
-    spec = importlib.util.spec_from_file_location(__name__ + "._fastcall", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec = importlib.util.spec_from_file_location(__name__ + "._fastcall", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except (ImportError, OSError) as failure:
+        warnings.warn("gpuhash: %s does not load (%s); calls go through ctypes" % (path, failure))
+        return None
+    if getattr(module, "GH_VERSION_NUMBER", None) != library_version:
+        warnings.warn("gpuhash: %s was built for gpuhash %s, the library is %d; calls go through ctypes"
+                      % (path, getattr(module, "GH_VERSION_NUMBER", "(unknown)"), library_version))
+        return None
     return module
 
 
 _lib = _load_library()
-_fastcall = _load_fastcall()
 
 _P = ctypes.c_void_p
 _U64 = ctypes.c_uint64
@@ -140,6 +153,7 @@ _load_from_memory = _declare("gh_load_from_memory", _int, _P, ctypes.c_size_t, c
                              ctypes.POINTER(_P))
 
 _VERSION = _version_number()
+_fastcall = _load_fastcall(_VERSION)
 if _fastcall is not None:
     _fastcall.bind(ctypes.cast(_find, _P).value, ctypes.cast(_contains, _P).value, np.dtype(bool))
 
@@ -533,20 +547,20 @@ class Table(_Handle):
         self._check(_insert(self._handle, k.ptr, v.ptr if v else None, k.n, _choice("policy", policy, _POLICIES), None,
                             _stream_handle(stream)))
 
-    def _default_pointer(self, default: Any) -> Optional[int]:
-        """The address of a one-value buffer holding `default` (None for sets). Buffers of integer
-        defaults are kept, so that a find in a loop makes none; 0 needs none (gh_find's NULL)."""
+    def _default_pointer(self, default: Any) -> Tuple[Optional[np.ndarray], Optional[int]]:
+        """(buffer, address) of a one-value buffer holding `default` ((None, None) for sets and for
+        0, gh_find's NULL: 0, all bytes zero for a record). Buffers of integer defaults are kept,
+        so that a find in a loop makes none; the caller holds the buffer until its call returns
+        (another thread's find may run meanwhile: the GIL is released during the call)."""
         if type(default) is int and default == 0:
-            return None  # gh_find's NULL default: 0, and all bytes zero for a record
+            return None, None
         kept = self._defaults.get(default) if isinstance(default, int) else None
         if kept is not None:
-            return kept[1]
+            return kept
         buffer, pointer = _default_value(self.value_dtype, default)
         if isinstance(default, int) and len(self._defaults) < 16:
             self._defaults[default] = (buffer, pointer)
-        else:  # the buffer must outlive the call: kept until the next find
-            self._last_default = buffer
-        return pointer
+        return buffer, pointer
 
     def _outputs(self, k: _Array, out: Any, dtypes: Tuple[Optional[np.dtype], ...]) -> list:
         """(array, pointer) per output: new arrays like the keys, or the caller's `out` (a tuple of
@@ -577,17 +591,19 @@ class Table(_Handle):
         """(values, found): each key's value (default where absent) and whether it is there. gh_find.
         out: (values, found) arrays to write instead of new ones (values None for a set); a find
         in a loop then makes no array (bool found, the table's value dtype)."""
-        if _fastcall is not None and type(out) is tuple and len(out) == 2:
-            # CuPy arrays throughout: the compiled call; None for anything else, which the
-            # generic path below checks and explains.
+        if (_fastcall is not None and type(out) is tuple and len(out) == 2 and type(default) is int
+                and (default == 0 or default in self._defaults)):
+            # CuPy arrays throughout, a default already checked: the compiled call; None for
+            # anything else, which the generic path below checks and explains in its order.
+            default_buffer, default_ptr = self._default_pointer(default)
             status = _fastcall.find_cupy(self._handle.value, keys, out[0], out[1], self.key_dtype, self.value_dtype,
-                                         self._default_pointer(default), _stream_handle(stream))
+                                         default_ptr, _stream_handle(stream))
             if status is not None:
                 self._check(status)
                 return out
         k = self._keys(keys, stream)
         (values, values_ptr), (found, found_ptr) = self._outputs(k, out, (self.value_dtype, _FLAGS))
-        default_ptr = self._default_pointer(default)
+        default_buffer, default_ptr = self._default_pointer(default)  # (the buffer lives until the call returns)
         self._check(_find(self._handle, k.ptr, k.n, values_ptr, found_ptr, default_ptr, _stream_handle(stream)))
         return k.give(values), k.give(found)
 

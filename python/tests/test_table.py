@@ -2,6 +2,7 @@
 CuPy or PyTorch are there, zero-copy on the CUDA backend). Seeds are fixed and printed on failure
 through the parametrisation ids."""
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -434,6 +435,99 @@ def test_fastcall_built_where_expected():
     assert (gpuhash._fastcall is not None) == (expected == "1")
 
 
+class FakeCupyArray:
+    """A stand-in for cupy.ndarray over a NumPy array (the members the compiled path and the
+    generic path's CuPy branch read), so that the compiled path runs on the host backend, without
+    a GPU or CuPy."""
+
+    def __init__(self, array):
+        self.base, self.dtype, self.ndim, self.size = array, array.dtype, array.ndim, array.size
+        self.shape, self.strides, self._c_contiguous = array.shape, array.strides, array.flags.c_contiguous
+        self.data = type("MemoryPointer", (), {"ptr": array.ctypes.data})()
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch):
+    fast = gpuhash._fastcall
+    if fast is None:
+        pytest.skip("gpuhash was built without the compiled call path (no Python headers)")
+    module = type(sys)("cupy")
+    module.ndarray = FakeCupyArray
+    monkeypatch.setitem(sys.modules, "cupy", module)
+    return fast
+
+
+def test_fastcall_takes_its_case_and_declines_the_rest(fake_cupy):
+    t = gpuhash.Table(design="warpdrive", capacity=1 << 10, backend="host")
+    keys = np.arange(1, 11, dtype=np.uint32)
+    t.insert(keys[:6], keys[:6] * 3)
+    values, found, flags = np.zeros(10, np.uint32), np.zeros(10, bool), np.zeros(10, bool)
+    K, V, F, C = (FakeCupyArray(a) for a in (keys, values, found, flags))
+    # Its case: the compiled call does the work (status 0), and Table.find / contains return out.
+    _, seven = t._default_pointer(7)
+    assert fake_cupy.find_cupy(t._handle.value, K, V, F, t.key_dtype, t.value_dtype, seven, None) == 0
+    assert (values == np.r_[keys[:6] * 3, [7] * 4]).all() and found.tolist() == [True] * 6 + [False] * 4
+    values[:], found[:] = 0, False
+    out = (V, F)
+    assert t.find(K, default=7, out=out) is out
+    assert (values == np.r_[keys[:6] * 3, [7] * 4]).all() and found.tolist() == [True] * 6 + [False] * 4
+    assert t.contains(K, out=C) is C and (flags == found).all()
+    empty = FakeCupyArray(np.zeros(0, np.uint32))
+    assert fake_cupy.find_cupy(t._handle.value, empty, None, FakeCupyArray(np.zeros(0, bool)), t.key_dtype,
+                               t.value_dtype, None, None) is None  # a map's out needs its values array ...
+    with pytest.raises(TypeError):
+        t.find(empty, out=(None, FakeCupyArray(np.zeros(0, bool))))  # (the generic path says so)
+    assert fake_cupy.find_cupy(t._handle.value, empty, FakeCupyArray(np.zeros(0, np.uint32)),
+                               FakeCupyArray(np.zeros(0, bool)), t.key_dtype, t.value_dtype, None, None) == 0
+    # Declined, nothing written: NumPy arrays, lists, wrong dtypes, lengths, shapes, strides.
+    values[:], found[:] = 0, False
+    declined = [(keys, V, F), (list(keys), V, F), (FakeCupyArray(keys.astype(np.uint64)), V, F),
+                (K, FakeCupyArray(values[:9]), F), (K, V, FakeCupyArray(found.view(np.uint8))),
+                (FakeCupyArray(np.arange(1, 21, dtype=np.uint32)[::2]), V, F),
+                (FakeCupyArray(np.arange(1, 21, dtype=np.uint32).reshape(2, 10)), V, F)]
+    for k, v, f in declined:
+        assert fake_cupy.find_cupy(t._handle.value, k, v, f, t.key_dtype, t.value_dtype, None, None) is None
+    assert fake_cupy.contains_cupy(t._handle.value, keys, C, t.key_dtype, None) is None
+    assert not values.any() and not found.any()
+    # A set: no values array, and a values array refused.
+    s = gpuhash.Table(design="warpdrive", capacity=1 << 10, value_dtype=None, backend="host")
+    s.insert(keys[:4])
+    assert fake_cupy.find_cupy(s._handle.value, K, None, F, s.key_dtype, None, None, None) == 0
+    assert found.tolist() == [True] * 4 + [False] * 6
+    assert fake_cupy.find_cupy(s._handle.value, K, V, F, s.key_dtype, None, None, None) is None
+    # A destroyed table, a CuPy replaced in sys.modules: declined, and the generic path explains.
+    gone = gpuhash.Table(design="warpdrive", capacity=1 << 10, backend="host")
+    gone.__del__()
+    assert fake_cupy.find_cupy(gone._handle.value, K, V, F, gone.key_dtype, gone.value_dtype, None, None) is None
+    sys.modules["cupy"] = type(sys)("cupy")
+    assert fake_cupy.find_cupy(t._handle.value, K, V, F, t.key_dtype, t.value_dtype, None, None) is None
+    with pytest.raises(TypeError):
+        fake_cupy.find_cupy(t._handle.value, K)  # its own arguments are checked
+
+
+def test_fastcall_attribute_errors_decline_or_propagate(fake_cupy):
+    t = gpuhash.Table(design="warpdrive", capacity=1 << 10, backend="host")
+    keys = np.arange(1, 4, dtype=np.uint32)
+    V, F = FakeCupyArray(np.zeros(3, np.uint32)), FakeCupyArray(np.zeros(3, bool))
+
+    class Raising(FakeCupyArray):
+        error = AttributeError
+
+        def __init__(self, array):
+            self.base, self.dtype, self.ndim = array, array.dtype, array.ndim
+
+        @property
+        def size(self):
+            raise self.error("size")
+
+    sys.modules["cupy"].ndarray = Raising
+    bad = Raising(keys)
+    assert gpuhash._fastcall.find_cupy(t._handle.value, bad, V, F, t.key_dtype, t.value_dtype, None, None) is None
+    Raising.error = MemoryError  # not "not the case": it reaches the caller
+    with pytest.raises(MemoryError):
+        gpuhash._fastcall.find_cupy(t._handle.value, bad, V, F, t.key_dtype, t.value_dtype, None, None)
+
+
 def test_fastcall_declines_all_but_cupy():
     fast = gpuhash._fastcall
     if fast is None:
@@ -464,18 +558,21 @@ def test_fastcall_cupy_matches_the_generic_path(monkeypatch):
     t.insert(keys[:10000], keys[:10000] + 7)
     values, found = cupy.zeros(20000, cupy.uint32), cupy.zeros(20000, cupy.bool_)
     # The compiled call takes CuPy arrays throughout (status 0) ...
-    default = t._default_pointer(3)
+    _, default = t._default_pointer(3)
     assert fast.find_cupy(t._handle.value, keys, values, found, t.key_dtype, t.value_dtype, default, None) == 0
     flags = cupy.zeros(20000, cupy.bool_)
     assert fast.contains_cupy(t._handle.value, keys, flags, t.key_dtype, None) == 0
     expect_values = cupy.concatenate([keys[:10000] + 7, cupy.full(10000, 3, cupy.uint32)])
     assert bool((values == expect_values).all()) and bool(found[:10000].all()) and not bool(found[10000:].any())
     assert bool((flags == found).all())
-    # ... on the caller's stream, as Table.find(out=) does; the generic path gives the same.
+    # ... on the caller's stream, as Table.find(out=) and contains(out=) do; the generic path
+    # gives the same.
     stream = cupy.cuda.Stream(non_blocking=True)
+    values.fill(0), found.fill(False), flags.fill(False)
     got = t.find(keys, default=3, stream=stream, out=(values, found))
+    assert t.contains(keys, stream=stream, out=flags) is flags
     stream.synchronize()
-    assert got[0] is values and bool((values == expect_values).all())
+    assert got[0] is values and bool((values == expect_values).all()) and bool((flags == found).all())
     monkeypatch.setattr(gpuhash, "_fastcall", None)
     generic_values, generic_found = t.find(keys, default=3)
     monkeypatch.undo()
@@ -496,3 +593,11 @@ def test_fastcall_cupy_matches_the_generic_path(monkeypatch):
     s.insert(keys[:5000])
     assert fast.find_cupy(s._handle.value, keys, None, found, s.key_dtype, None, None, None) == 0
     assert bool(found[:5000].all()) and not bool(found[5000:].any())
+
+
+def test_fastcall_of_another_version_is_not_loaded():
+    if gpuhash._fastcall is None:
+        pytest.skip("gpuhash was built without the compiled call path (no Python headers)")
+    with pytest.warns(UserWarning, match="built for gpuhash"):
+        assert gpuhash._load_fastcall(gpuhash._VERSION + 1) is None
+    assert gpuhash._load_fastcall(gpuhash._VERSION) is not None
