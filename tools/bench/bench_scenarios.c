@@ -13,7 +13,7 @@ const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_DESIGN] = {"design", DESIGNS, 's', 0, 0}, [AX_VARIANT] = {"variant", VARIANTS, 's', 0, 0},
     [AX_N] = {"n", NULL, 'i', 1, 0x1p40}, [AX_DIST] = {"dist", DISTS, 's', 0, 0},
     [AX_MULT] = {"multiplicity", NULL, 'i', 1, 0x1p32}, [AX_G] = {"group_size", NULL, 'i', 1, 32},
-    [AX_LOAD] = {"load_factor", NULL, 'f', 1e-9, 1},
+    [AX_LOAD] = {"load_factor", NULL, 'f', 1e-9, 4}, /* (hashgraph: keys per vertex, up to 4) */
     [AX_D] = {"hash_functions", NULL, 'i', 2, 8, "d=%.0f "},
     [AX_FACTOR] = {"table_factor", NULL, 'f', 1, 16, "x%.2f; "},
     [AX_SLABS] = {"slab_load", NULL, 'f', 0.05, 16, "%.2f slabs/bucket; "},
