@@ -368,7 +368,9 @@ gh_status gh_count(gh_table *table, const void *keys, uint64_t n, uint64_t *coun
 
 /** Multi-value tables: offsets_out (n + 1 entries, CSR) and values_out (capacity values_capacity).
  * It counts the keys' values itself: gh_count first is needed only to size values_out (a caller
- * who knows a bound, or retries after GH_ERR_BUFFER_TOO_SMALL, calls gh_find_all alone).
+ * who knows a bound, or retries after GH_ERR_BUFFER_TOO_SMALL, calls gh_find_all alone). A
+ * design may take scratch for the call (hashgraph: n values, so that keys of one value are not
+ * probed twice); without memory for it the call fails with GH_ERR_OUT_OF_MEMORY.
  * Tables holding one value per key return GH_ERR_UNSUPPORTED.
  * On failure: GH_ERR_BUFFER_TOO_SMALL (the keys have more values than values_capacity) writes
  * offsets_out, so offsets_out[n] says how many are needed, and no value; any other failure writes

@@ -1,7 +1,7 @@
 /*
  * hashgraph - the HashGraph table's own promises (Green), beyond the registry-driven matrix:
  *
- *   hashgraph BACKEND [--part multiplicity|skew|load|positions|builds|config] [--seed S]
+ *   hashgraph BACKEND [--part multiplicity|skew|load|positions|builds|config|find_all] [--seed S]
  *
  *   multiplicity  multi-value tables whose keys come 1, 8 and 1024 times each, at load factors
  *                 0.25, 1 and 4, 32- and 64-bit keys: two insert batches (the second builds the
@@ -20,6 +20,10 @@
  *                 (every edge under its key's vertex, offsets from 0 to the edge count) and export
  *                 the same multiset of (key, value), so their offsets agree and the tables differ
  *                 at most in the order inside a vertex. On the host backend: nothing to compare
+ *   find_all      one gh_find_all over keys of 0, 1, 2 and 12 values, interleaved, at load factor 4
+ *                 (keys of one value in vertices the warp scans): each query's values at its
+ *                 offsets, 32- and 64-bit values and positions; values_out NULL gives the offsets,
+ *                 and so does a buffer one value short (GH_ERR_BUFFER_TOO_SMALL)
  *   config        load_factor out of [0.25, 4] and bin_vertices not 0 or a power of two in
  *                 [1024, 32768] refused naming the field, nothing created; the bounds accepted and
  *                 given back by gh_get_config
@@ -351,6 +355,96 @@ static void part_config(void) {
   printf("  config: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 
+/* A value of a packed array of `bits`-wide words. */
+static uint64_t word_at(const void *words, uint64_t i, unsigned bits) {
+  if (bits == 32) return ((const uint32_t *)words)[i];
+  return ((const uint64_t *)words)[i];
+}
+
+static int by_u64(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* gh_find_all over keys of 0, 1, 2 and 12 values in one call, query kinds interleaved so that a
+ * warp holds all of them, at load factor 4 over few vertices (keys of one value then share
+ * vertices of more than 8 edges, which the CUDA backend scans with the whole warp): the count
+ * pass keeps each key's first value and the fill copies it for keys of one value and probes the
+ * others again, so every kind is checked at its own offsets. Values given (32 and 64 bits) and
+ * positions (no values); then values_out NULL: the offsets alone. */
+static void find_all_mix_case(unsigned value_bits, int positions) {
+  enum { SINGLE = 24, DOUBLE = 6, HEAVY = 2, HEAVY_COPIES = 12, ABSENT = 8 };
+  const uint64_t n = SINGLE + 2 * DOUBLE + HEAVY * HEAVY_COPIES, queries = SINGLE + DOUBLE + HEAVY + ABSENT;
+  tu_rng rng = tu_rng_make(tu_mix_seed(hg_seed, value_bits, (uint64_t)positions, 11));
+  uint64_t distinct[SINGLE + DOUBLE + HEAVY + ABSENT], keys[SINGLE + 2 * DOUBLE + HEAVY * HEAVY_COPIES],
+      values[SINGLE + 2 * DOUBLE + HEAVY * HEAVY_COPIES], query[SINGLE + DOUBLE + HEAVY + ABSENT];
+  tu_gen_unique_keys(&rng, 32, queries, NULL, distinct);
+  uint64_t at = 0;
+  for (unsigned k = 0; k < SINGLE + DOUBLE + HEAVY; ++k) {
+    const unsigned copies = k < SINGLE ? 1 : k < SINGLE + DOUBLE ? 2 : HEAVY_COPIES;
+    for (unsigned c = 0; c < copies; ++c, ++at) keys[at] = distinct[k];
+  }
+  tu_shuffle(&rng, keys, n);
+  for (uint64_t i = 0; i < n; ++i) values[i] = positions ? i : tu_next(&rng) >> (64 - value_bits);
+  /* Queries: the kinds dealt in turn (one, two, heavy, absent, one, ...), each key once. */
+  unsigned next[4] = {0, SINGLE, SINGLE + DOUBLE, SINGLE + DOUBLE + HEAVY}, ends[4] = {SINGLE, SINGLE + DOUBLE,
+                                                                                     SINGLE + DOUBLE + HEAVY, queries};
+  for (uint64_t q = 0, kind = 0; q < queries; kind = (kind + 1) % 4)
+    if (next[kind] < ends[kind]) query[q++] = distinct[next[kind]++];
+  tu_set_context("hashgraph find_all mix %s v%u%s seed 0x%016llx", tu_backend_name(hg_backend), value_bits,
+                 positions ? " positions" : "", (unsigned long long)hg_seed);
+  gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, 32, value_bits, 4.0);
+  cfg.capacity = n;
+  gh_table *t = NULL;
+  if (!CHECK_OK(NULL, gh_create(&cfg, &t))) return;
+  void *packed_keys = tu_pack(keys, n, 32), *packed_values = tu_pack(values, n, value_bits);
+  void *packed_query = tu_pack(query, queries, 32);
+  uint64_t offsets[SINGLE + DOUBLE + HEAVY + ABSENT + 1], bare[SINGLE + DOUBLE + HEAVY + ABSENT + 1];
+  void *out = tu_xmalloc(n * 8);
+  tu_set_phase("insert %llu entries", (unsigned long long)n);
+  if (CHECK_OK(t, gh_insert(t, packed_keys, positions ? NULL : packed_values, n, GH_APPEND, NULL, NULL))) {
+    tu_set_phase("gh_find_all of %llu queries of 1, 2, 12 and 0 values, interleaved", (unsigned long long)queries);
+    if (CHECK_OK(t, gh_find_all(t, packed_query, queries, offsets, out, n, NULL))) {
+      CHECK(offsets[0] == 0 && offsets[queries] == n, "offsets run from %llu to %llu, expected 0 to %llu",
+            (unsigned long long)offsets[0], (unsigned long long)offsets[queries], (unsigned long long)n);
+      for (uint64_t q = 0; q < queries && tu_failure_count() == 0; ++q) {
+        uint64_t want[HEAVY_COPIES], got[HEAVY_COPIES], count = 0;
+        for (uint64_t i = 0; i < n; ++i)
+          if (keys[i] == query[q] && count < HEAVY_COPIES) want[count++] = values[i];
+        const uint64_t have = offsets[q + 1] - offsets[q];
+        if (!CHECK(have == count, "query %llu (key 0x%llx): %llu values, expected %llu", (unsigned long long)q,
+                   (unsigned long long)query[q], (unsigned long long)have, (unsigned long long)count))
+          break;
+        for (uint64_t j = 0; j < have; ++j) got[j] = word_at(out, offsets[q] + j, value_bits);
+        qsort(want, count, sizeof want[0], by_u64);
+        qsort(got, have, sizeof got[0], by_u64);
+        CHECK(memcmp(want, got, count * sizeof want[0]) == 0, "query %llu (key 0x%llx): other values than inserted",
+              (unsigned long long)q, (unsigned long long)query[q]);
+      }
+    }
+    tu_set_phase("gh_find_all with values_out NULL: the offsets alone");
+    if (CHECK_OK(t, gh_find_all(t, packed_query, queries, bare, NULL, n, NULL)))
+      CHECK(memcmp(bare, offsets, sizeof bare) == 0, "offsets without values_out differ from those with it");
+    tu_set_phase("gh_find_all into no room: GH_ERR_BUFFER_TOO_SMALL with the offsets");
+    memset(bare, 0, sizeof bare);
+    if (CHECK_STATUS(t, gh_find_all(t, packed_query, queries, bare, out, n - 1, NULL), GH_ERR_BUFFER_TOO_SMALL))
+      CHECK(memcmp(bare, offsets, sizeof bare) == 0, "the offsets of a too small buffer differ");
+  }
+  CHECK_OK(t, gh_validate(t));
+  gh_destroy(t);
+  free(packed_keys);
+  free(packed_values);
+  free(packed_query);
+  free(out);
+}
+
+static void part_find_all(void) {
+  find_all_mix_case(32, 0);
+  find_all_mix_case(64, 0);
+  find_all_mix_case(32, 1);
+  printf("  find_all mix: %s\n", tu_failure_count() ? "FAILED" : "ok");
+}
+
 typedef struct hg_part {
   const char *name;
   void (*run)(void);
@@ -358,7 +452,8 @@ typedef struct hg_part {
 
 static const hg_part hg_parts[] = {
     {"multiplicity", part_multiplicity}, {"skew", part_skew},     {"load", part_load},
-    {"positions", part_positions},       {"builds", part_builds},  {"config", part_config}};
+    {"positions", part_positions},       {"builds", part_builds},  {"config", part_config},
+    {"find_all", part_find_all}};
 
 int main(int argc, char **argv) {
   const hg_part *part = NULL;
@@ -385,6 +480,6 @@ int main(int argc, char **argv) {
   }
   return tu_finish("hashgraph");
 usage:
-  fprintf(stderr, "usage: %s host|cuda [--part multiplicity|skew|load|positions|builds|config] [--seed S]\n", argv[0]);
+  fprintf(stderr, "usage: %s host|cuda [--part multiplicity|skew|load|positions|builds|config|find_all] [--seed S]\n", argv[0]);
   return 2;
 }

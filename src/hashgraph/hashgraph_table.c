@@ -426,8 +426,9 @@ gh_status gh__hg_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *o
                           void *values_out, uint64_t values_capacity, void *stream) {
   /* The count pass keeps each query's first value (the stash), so that the fill probes again only
    * the queries of more than one value and copies the others' (unique keys: one probe, not two).
-   * The stash is taken first, so that a call without memory for it writes nothing. */
-  const int fills = values_out != NULL && t->config.value_bits != 0 && n != 0;
+   * The stash is taken first, so that a call without memory for it writes nothing; a call with no
+   * room for values (values_capacity 0, values_out NULL: sizing) takes none. */
+  const int fills = values_out != NULL && values_capacity != 0 && t->config.value_bits != 0 && n != 0;
   gh_scratch stash = {NULL, 0, state(t)->kind};
   gh_status status = fills ? gh__scratch_alloc(t, &stash, n * (t->config.value_bits / 8u)) : GH_OK;
   gh_hg_bulk a = bulk_args(t, GH_HG_PROBE_COUNT);

@@ -176,7 +176,7 @@ typedef struct bench_backend {
    * stream; lap_ms(k) waits for its end and gives the time between them. */
   int (*lap_start)(unsigned lap), (*lap_stop)(unsigned lap), (*lap_ms)(unsigned lap, double *ms);
   /* The sorted baseline: scratch for n pairs; sort, then unless a map run-length encode (and for
-   * multivalue scan the counts); per-query binary search; gh_count + gh_find_all's shape. */
+   * multivalue scan the counts); per-query binary search; gh_find_all's shape. */
   int (*sorted_temp_bytes)(uint64_t n, unsigned key_bytes, unsigned value_bytes, size_t *bytes);
   int (*sorted_build)(bench_sorted *s, const void *keys_in, const void *values_in, gh_variant v);
   int (*sorted_find)(const void *keys, const void *values, uint64_t m, unsigned key_bytes,
