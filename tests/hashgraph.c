@@ -355,17 +355,6 @@ static void part_config(void) {
   printf("  config: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 
-/* A value of a packed array of `bits`-wide words. */
-static uint64_t word_at(const void *words, uint64_t i, unsigned bits) {
-  if (bits == 32) return ((const uint32_t *)words)[i];
-  return ((const uint64_t *)words)[i];
-}
-
-static int by_u64(const void *a, const void *b) {
-  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* gh_find_all over keys of 0, 1, 2 and 12 values in one call, query kinds interleaved so that a
  * warp holds all of them, at load factor 4 over few vertices (keys of one value then share
  * vertices of more than 8 edges, which the CUDA backend scans with the whole warp): the count
@@ -415,9 +404,9 @@ static void find_all_mix_case(unsigned value_bits, int positions) {
         if (!CHECK(have == count, "query %llu (key 0x%llx): %llu values, expected %llu", (unsigned long long)q,
                    (unsigned long long)query[q], (unsigned long long)have, (unsigned long long)count))
           break;
-        for (uint64_t j = 0; j < have; ++j) got[j] = word_at(out, offsets[q] + j, value_bits);
-        qsort(want, count, sizeof want[0], by_u64);
-        qsort(got, have, sizeof got[0], by_u64);
+        tu_unpack((const char *)out + offsets[q] * (value_bits / 8), have, value_bits, got);
+        qsort(want, count, sizeof want[0], tu_u64_cmp);
+        qsort(got, have, sizeof got[0], tu_u64_cmp);
         CHECK(memcmp(want, got, count * sizeof want[0]) == 0, "query %llu (key 0x%llx): other values than inserted",
               (unsigned long long)q, (unsigned long long)query[q]);
       }

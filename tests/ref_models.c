@@ -294,7 +294,7 @@ static int tu_kv_cmp(const void *a, const void *b) {
   return x->value < y->value ? -1 : x->value > y->value;
 }
 
-static int tu_u64_cmp(const void *a, const void *b) {
+int tu_u64_cmp(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
 }

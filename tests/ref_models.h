@@ -76,6 +76,9 @@ typedef struct tu_multi {
   tu_ref keys; /* the distinct keys present */
 } tu_multi;
 
+/* qsort's comparison of uint64_t values (the multi-value checks sort each key's values). */
+int tu_u64_cmp(const void *a, const void *b);
+
 /* gh_create with cfg (variant GH_VARIANT_MULTIVALUE); 1 on success. */
 int tu_multi_create(tu_multi *cm, const gh_config *cfg);
 void tu_multi_destroy(tu_multi *cm);

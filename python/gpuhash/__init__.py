@@ -594,14 +594,11 @@ class Table(_Handle):
         if (_fastcall is not None and type(out) is tuple and len(out) == 2 and type(default) is int
                 and (default == 0 or default in self._defaults)):
             # CuPy arrays throughout, a default already checked: the compiled call; None for
-            # anything else, which the generic path below checks and explains in its order. (Each
-            # step is spelled out: this path is what a loop of finds pays per call.)
+            # anything else, which the generic path below checks and explains in its order.
             status = _fastcall.find_cupy(self._handle.value, keys, out[0], out[1], self.key_dtype, self.value_dtype,
-                                         None if default == 0 else self._defaults[default][1],
-                                         None if stream is None else _stream_handle(stream))
+                                         None if default == 0 else self._defaults[default][1], _stream_handle(stream))
             if status is not None:
-                if status:
-                    self._check(status)
+                self._check(status)
                 return out
         k = self._keys(keys, stream)
         (values, values_ptr), (found, found_ptr) = self._outputs(k, out, (self.value_dtype, _FLAGS))
@@ -612,11 +609,9 @@ class Table(_Handle):
     def contains(self, keys: Any, stream: Any = None, out: Any = None) -> Any:
         """Whether each key is present (a bool array; out: one to write instead). gh_contains."""
         if _fastcall is not None and out is not None:
-            status = _fastcall.contains_cupy(self._handle.value, keys, out, self.key_dtype,
-                                             None if stream is None else _stream_handle(stream))
+            status = _fastcall.contains_cupy(self._handle.value, keys, out, self.key_dtype, _stream_handle(stream))
             if status is not None:
-                if status:
-                    self._check(status)
+                self._check(status)
                 return out
         k = self._keys(keys, stream)
         ((found, found_ptr),) = self._outputs(k, None if out is None else (out,), (_FLAGS,))
