@@ -14,8 +14,8 @@
  *                 in the call's keys, 32- and 64-bit values, two calls (positions restart at 0),
  *                 against the model; a map refuses values NULL
  *   builds        build V2 (the CUDA backend's, from 2^16 entries) gives the table build V1 (the host
- *                 backend's) gives: the same entries built on both backends, 2^20 and 2^12 of them
- *                 (V1 on both), load factors 0.25, 1 and 4, 32- and 64-bit keys, V2's bins of the
+ *                 backend's) gives: the same entries built on both backends, 2^20, 1000003,
+ *                 2^20 + 4097 and 2^12 of them (V1 on both), load factors 0.25, 1 and 4, 32- and 64-bit keys, V2's bins of the
  *                 default size, the smallest (1024 vertices) and the largest (32768); both validate
  *                 (every edge under its key's vertex, offsets from 0 to the edge count) and export
  *                 the same multiset of (key, value), so their offsets agree and the tables differ
@@ -243,11 +243,14 @@ static void part_builds(void) {
     return;
   }
   static const double loads[] = {0.25, 1.0, 4.0};
-  /* Entries and V2's bin size (0: the default); 2^12 entries build with V1 on both backends. */
+  /* Entries and V2's bin size (0: the default); 2^12 entries build with V1 on both backends. Up to
+   * 256 bins V2 sorts the entries into bins in one pass, more in two (the default bins at 2^20
+   * entries: 256; bins of 1024 vertices: 256 .. 4096); 1000003 entries in bins of 1024 vertices
+   * leave the last coarse range of bins and the last tile of every range partly filled. */
   static const struct {
     uint64_t n;
     unsigned bin_vertices;
-  } cases[] = {{1u << 20, 0}, {1u << 20, 1024}, {1u << 20, 32768}, {1u << 12, 0}};
+  } cases[] = {{1u << 20, 0}, {1u << 20, 1024}, {1u << 20, 32768}, {1000003, 1024}, {(1u << 20) + 4097, 0}, {1u << 12, 0}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
     for (unsigned kb = 32; kb <= 64; kb += 32)
       for (size_t l = 0; l < sizeof loads / sizeof loads[0]; ++l) {

@@ -34,15 +34,20 @@ extern "C" {
   } while (0)
 
 /* Blocks for a grid-stride kernel over threads_wanted threads: no more than fit on the device at
- * once (so every block stays resident and loops), at least one. */
-static inline int gh_cuda_resident_grid(uint64_t threads_wanted, const void *kernel, int block_threads) {
+ * once with shared_bytes of dynamic shared memory a block (so every block stays resident and
+ * loops), at least one. */
+static inline int gh_cuda_resident_grid_shared(uint64_t threads_wanted, const void *kernel, int block_threads,
+                                               size_t shared_bytes) {
   int device = 0, sms = 0, per_sm = 0;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, 0);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, shared_bytes);
   const uint64_t resident = (uint64_t)(sms > 0 ? sms : 1) * (uint64_t)(per_sm > 0 ? per_sm : 1);
   const uint64_t blocks = (threads_wanted + block_threads - 1) / block_threads;
   return (int)(blocks < resident ? (blocks ? blocks : 1) : resident);
+}
+static inline int gh_cuda_resident_grid(uint64_t threads_wanted, const void *kernel, int block_threads) {
+  return gh_cuda_resident_grid_shared(threads_wanted, kernel, block_threads, 0);
 }
 
 /* ---- Grid-stride loops ------------------------------------------------------------------------ */
