@@ -293,6 +293,7 @@ __global__ void __launch_bounds__(kBinBlockThreads) hg_bin_build_kernel(gh_hg_bu
   block_exclusive_sum(counts, vertices);
   for (unsigned j = threadIdx.x; j < vertices; j += blockDim.x) a.offsets[first + j] = begin + counts[j];
   if (bin + 1u == gridDim.x && threadIdx.x == 0) a.offsets[a.vertices] = end;
+  __syncthreads(); /* (every offset read before the cursors move) */
   char *const placed = staging ? staged : (char *)a.edges + begin * f.slot_bytes;
   for (uint64_t base = begin + threadIdx.x; base < end; base += (uint64_t)blockDim.x * kUnroll) {
     gh_slot_bits edge[kUnroll];
