@@ -76,14 +76,16 @@ static void free_arrays(gh_table *t, csr_arrays *a, void *stream) {
   memset(a, 0, sizeof *a);
 }
 
-/* Arrays for `edges` entries at the load factor (room for at least the config's capacity, so that
- * a table sized ahead holds what it was sized for), offsets zeroed; all or nothing. */
+/* Arrays for `edges` entries at the load factor (room for at least the config's capacity and its
+ * vertices, so that a table sized ahead holds what it was sized for and is built in place); all or
+ * nothing. The offsets are the build's to write; an empty table's are zeroed here. */
 static gh_status alloc_arrays(gh_table *t, csr_arrays *a, uint64_t edges, void *stream) {
   const gh_memory_kind kind = state(t)->kind;
   memset(a, 0, sizeof *a);
-  a->vertices = a->vertex_room = vertices_for(&t->config, edges);
+  a->vertices = vertices_for(&t->config, edges);
   const uint64_t floor = state(t)->capacity_floor;
   a->edge_room = edges > floor ? edges : floor;
+  a->vertex_room = vertices_for(&t->config, a->edge_room);
   a->offsets = (uint64_t *)gh__alloc(t, (a->vertex_room + 1u) * sizeof(uint64_t), kind);
   if (a->offsets) a->edge_slots = gh__alloc(t, a->edge_room * edge_format(t).slot_bytes, kind);
   if (a->edge_slots == NULL) {
@@ -92,7 +94,7 @@ static gh_status alloc_arrays(gh_table *t, csr_arrays *a, uint64_t edges, void *
     return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no %s memory for a table of %llu edges; nothing was changed",
                     kind == GH_MEMORY_DEVICE ? "device" : "host", (unsigned long long)room);
   }
-  return gh__fill(t, a->offsets, 0, (a->vertex_room + 1u) * sizeof(uint64_t), stream);
+  return edges ? GH_OK : gh__fill(t, a->offsets, 0, (a->vertices + 1u) * sizeof(uint64_t), stream);
 }
 
 static csr_arrays current(const gh_hg_table *s) {
@@ -148,6 +150,15 @@ gh_status gh__hg_size(gh_table *t, uint64_t *size) {
 }
 
 gh_status gh__hg_clear(gh_table *t, void *stream) {
+  gh_hg_table *s = state(t);
+  /* At the size it was created with, the table keeps its arrays (what it was sized for stays
+   * allocated, and the next build goes into them); grown, it goes back to that size. */
+  if (s->edge_room == s->capacity_floor && s->vertex_room == vertices_for(&t->config, s->capacity_floor)) {
+    const uint64_t vertices = vertices_for(&t->config, 0);
+    const gh_status status = gh__fill(t, s->offsets, 0, (vertices + 1u) * sizeof(uint64_t), stream);
+    if (status == GH_OK) s->vertices = vertices, s->edges = 0;
+    return status;
+  }
   csr_arrays empty;
   const gh_status status = alloc_arrays(t, &empty, 0u, stream);
   if (status == GH_OK) adopt(t, &empty, stream);
@@ -189,10 +200,10 @@ static gh_hg_bulk stored_entries(const gh_table *t) {
   return a;
 }
 
-/* A build into `built` (allocated for the entries that go in, offsets zeroed) of the n_entries
- * entries described: V2 where the backend has it, else Green's build V1 (the entries counted per
- * vertex, the counts summed into offsets, each entry placed at its vertex's offset plus a cursor).
- * The table itself is not touched. */
+/* A build into `built` (arrays with room for the entries that go in) of the n_entries entries
+ * described: V2 where the backend has it (it writes every offset), else Green's build V1 (the
+ * entries counted per vertex into zeroed offsets, the counts summed into offsets, each entry placed
+ * at its vertex's offset plus a cursor). Nothing else is touched. */
 static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_entries, csr_arrays *built,
                             void *stream) {
   gh_hg_table *s = state(t);
@@ -212,6 +223,7 @@ static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_e
   gh_scratch cursor = {NULL, 0, s->kind};
   gh_status status = gh__scratch_alloc(t, &cursor, built->vertices * sizeof(uint64_t));
   if (status == GH_OK) status = gh__fill(t, cursor.ptr, 0, cursor.bytes, stream);
+  if (status == GH_OK) status = gh__fill(t, built->offsets, 0, (built->vertices + 1u) * sizeof(uint64_t), stream);
   a.cursor = (uint64_t *)cursor.ptr;
   if (status == GH_OK) status = run(t, &a, n_entries, stream);
   if (status == GH_OK) status = gh__exclusive_sum_u64(t, built->offsets, built->offsets, built->vertices + 1u, stream);
@@ -221,22 +233,31 @@ static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_e
   return status;
 }
 
-/* A multi-value insert: every entry becomes an edge. */
+/* A multi-value insert: every entry becomes an edge. An empty table whose arrays have room (one
+ * created for the entries it is built with, or cleared and built again) is built in place: no
+ * allocation of the table, no free. */
 static gh_status insert_entries(gh_table *t, const void *keys, const void *values, uint64_t n,
                                 void *stream) {
   gh_hg_table *s = state(t);
-  csr_arrays built;
-  gh_status status = alloc_arrays(t, &built, s->edges + n, stream);
+  const uint64_t edges = s->edges + n;
+  const int in_place = s->edges == 0 && edges <= s->edge_room && vertices_for(&t->config, edges) <= s->vertex_room;
+  csr_arrays built = current(s);
+  gh_status status = GH_OK;
+  if (in_place) built.vertices = vertices_for(&t->config, edges);
+  else status = alloc_arrays(t, &built, edges, stream);
   gh_hg_bulk entries = stored_entries(t);
   entries.keys = keys;
   entries.values = values;
-  built.edges = s->edges + n;
-  if (status == GH_OK) status = build_into(t, &entries, s->edges + n, &built, stream);
+  built.edges = edges;
+  if (status == GH_OK) status = build_into(t, &entries, edges, &built, stream);
   if (status != GH_OK) {
-    free_arrays(t, &built, stream);
+    /* (In place: the empty table's offsets again, those a failed build may have written.) */
+    if (in_place) gh__fill(t, s->offsets, 0, (s->vertices + 1u) * sizeof(uint64_t), stream);
+    else free_arrays(t, &built, stream);
     return status;
   }
-  adopt(t, &built, stream);
+  if (in_place) s->vertices = built.vertices, s->edges = built.edges;
+  else adopt(t, &built, stream);
   s->builds += 1;
   return GH_OK;
 }
@@ -461,7 +482,6 @@ gh_status gh__hg_join(gh_table *t, const void *keys, uint64_t n, const gh_join_r
   char *at = (char *)block.ptr;
   csr_arrays left = {s->vertices, s->vertices, n, n, (uint64_t *)at, at + offsets_bytes};
   uint64_t *pair_offsets = (uint64_t *)(at + offsets_bytes + left_bytes);
-  if (status == GH_OK) status = gh__fill(t, left.offsets, 0, offsets_bytes, stream);
   gh_hg_bulk entries = bulk_args(t, GH_HG_COUNT);
   entries.keys = keys;
   entries.value_bits = row_bits; /* no values given: each entry's row */
