@@ -23,6 +23,13 @@ void *gh__cuda_malloc(size_t bytes) {
   return NULL;
 }
 void gh__cuda_free(void *ptr) { (void)ptr; }
+void *gh__cuda_pool_alloc(size_t bytes, void *stream, int *pool_missing) {
+  (void)bytes, (void)stream;
+  *pool_missing = 1;
+  return NULL;
+}
+void gh__cuda_pool_free(void *ptr, void *stream) { (void)ptr, (void)stream; }
+void gh__cuda_pool_trim(void) {}
 gh_status gh__cuda_copy(void *dst, const void *src, size_t bytes, void *stream, char *cuda_error,
                         size_t size) {
   (void)dst, (void)src, (void)bytes, (void)stream;

@@ -1,6 +1,8 @@
 /* cuda_runtime.cu - plain C functions over the CUDA runtime for the library's C code. */
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 extern "C" {
 #include "core/cuda_runtime.h"
@@ -50,6 +52,63 @@ extern "C" void *gh__cuda_malloc(size_t bytes) {
 }
 
 extern "C" void gh__cuda_free(void *ptr) { cudaFree(ptr); }
+
+/* gpuhash's scratch pools, one a device, made on first use (under the mutex) and kept for the
+ * process: cudaMemPoolCreate's pool of the device's memory with no release threshold, so memory
+ * freed into it stays there for the next call's scratch (the default pool's threshold of 0 would
+ * give it back at every synchronisation, and setting the default pool's would change it for every
+ * library in the process). */
+static const int kMaxPoolDevices = 64;
+static cudaMemPool_t scratch_pools[kMaxPoolDevices];
+static int scratch_pool_state[kMaxPoolDevices]; /* 0 not tried, 1 made, -1 none to be had */
+static pthread_mutex_t scratch_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static cudaMemPool_t scratch_pool(int device) {
+  if (device < 0 || device >= kMaxPoolDevices) return NULL;
+  pthread_mutex_lock(&scratch_pool_lock);
+  if (scratch_pool_state[device] == 0) {
+    int supported = 0;
+    cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device);
+    cudaMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    unsigned long long unlimited = ~0ull;
+    const int made = supported && cudaMemPoolCreate(&scratch_pools[device], &props) == cudaSuccess &&
+                     cudaMemPoolSetAttribute(scratch_pools[device], cudaMemPoolAttrReleaseThreshold, &unlimited) ==
+                         cudaSuccess;
+    if (!made) cudaGetLastError();
+    scratch_pool_state[device] = made ? 1 : -1;
+  }
+  const cudaMemPool_t pool = scratch_pool_state[device] == 1 ? scratch_pools[device] : NULL;
+  pthread_mutex_unlock(&scratch_pool_lock);
+  return pool;
+}
+
+extern "C" void *gh__cuda_pool_alloc(size_t bytes, void *stream, int *pool_missing) {
+  int device = 0;
+  cudaGetDevice(&device);
+  const cudaMemPool_t pool = scratch_pool(device);
+  *pool_missing = pool == NULL;
+  void *ptr = NULL;
+  if (pool == NULL) return NULL;
+  if (cudaMallocFromPoolAsync(&ptr, bytes, pool, (cudaStream_t)stream) != cudaSuccess) {
+    cudaGetLastError();
+    return NULL;
+  }
+  return ptr;
+}
+
+extern "C" void gh__cuda_pool_free(void *ptr, void *stream) { cudaFreeAsync(ptr, (cudaStream_t)stream); }
+
+extern "C" void gh__cuda_pool_trim(void) {
+  pthread_mutex_lock(&scratch_pool_lock);
+  for (int device = 0; device < kMaxPoolDevices; ++device)
+    if (scratch_pool_state[device] == 1) cudaMemPoolTrimTo(scratch_pools[device], 0);
+  pthread_mutex_unlock(&scratch_pool_lock);
+}
 
 extern "C" gh_status gh__cuda_copy(void *dst, const void *src, size_t bytes, void *stream,
                                    char *cuda_error, size_t size) {

@@ -19,6 +19,14 @@ gh_pointer_location gh__cuda_pointer_location(const void *ptr);
 gh_status gh__cuda_use_device(int device, char *cuda_error, size_t size);
 void *gh__cuda_malloc(size_t bytes);
 void gh__cuda_free(void *ptr);
+/* Stream-ordered scratch from gpuhash's memory pool of the current device (created on first use,
+ * keeping what is freed into it: its release threshold is unlimited): NULL when out of memory;
+ * *pool_missing set (and NULL) when the device has no pool for it, for the caller to allocate
+ * otherwise. Freed on the stream it was allocated on. trim gives every pool's unused memory back
+ * (gh_destroy). */
+void *gh__cuda_pool_alloc(size_t bytes, void *stream, int *pool_missing);
+void gh__cuda_pool_free(void *ptr, void *stream);
+void gh__cuda_pool_trim(void);
 /* Stream-ordered copy between any two locations (cudaMemcpyDefault). */
 gh_status gh__cuda_copy(void *dst, const void *src, size_t bytes, void *stream, char *cuda_error,
                         size_t size);

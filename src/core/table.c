@@ -136,6 +136,8 @@ void gh_destroy(gh_table *t) {
   /* Kernels of any stream (user kernels on a device view too) may still use the table. */
   gh__device_sync(t);
   t->ops->release(t);
+  /* The scratch pools keep what the table's calls freed into them: given back with the table. */
+  if (t->config.backend == GH_BACKEND_CUDA) gh__cuda_pool_trim();
   free(t);
 }
 
@@ -534,8 +536,8 @@ gh_status gh_join_count(gh_table *t, const void *keys, uint64_t n, gh_join_metho
  * offsets then expanded into each pair's left row. */
 static gh_status probe_join(gh_table *t, const void *keys, uint64_t n, uint64_t *left_out, void *right_out,
                             uint64_t capacity, uint64_t *pairs, void *stream) {
-  gh_scratch offsets = {NULL, 0, gh__backend_memory(t)};
-  gh_status status = gh__scratch_alloc(t, &offsets, (n + 1u) * sizeof(uint64_t));
+  gh_scratch offsets = {NULL, 0, gh__backend_memory(t), 0, NULL};
+  gh_status status = gh__scratch_alloc_on(t, &offsets, (n + 1u) * sizeof(uint64_t), stream);
   if (status == GH_OK) status = t->ops->find_all(t, keys, n, (uint64_t *)offsets.ptr, right_out, capacity, stream);
   if (status == GH_OK || status == GH_ERR_BUFFER_TOO_SMALL) {
     const gh_status fill = status;

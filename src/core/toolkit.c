@@ -66,14 +66,37 @@ double gh__stopwatch_seconds(gh_table *t, gh_stopwatch *w, void *stream) {
 gh_status gh__scratch_alloc(gh_table *t, gh_scratch *s, size_t bytes) {
   s->kind = gh__backend_memory(t);
   s->bytes = bytes ? bytes : 1;
+  s->pooled = 0;
+  s->stream = NULL;
   s->ptr = gh__alloc(t, s->bytes, s->kind);
   if (s->ptr != NULL) return GH_OK;
   return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no %s memory for %zu bytes of scratch; nothing was changed",
                   s->kind == GH_MEMORY_DEVICE ? "device" : "host", bytes);
 }
 
+gh_status gh__scratch_alloc_on(gh_table *t, gh_scratch *s, size_t bytes, void *stream) {
+  if (!on_device(t) || t->config.allocator.alloc != NULL) return gh__scratch_alloc(t, s, bytes);
+  s->kind = GH_MEMORY_DEVICE;
+  s->bytes = bytes ? bytes : 1;
+  s->stream = stream;
+  int pool_missing = 0;
+  s->ptr = gh__cuda_pool_alloc(s->bytes, stream, &pool_missing);
+  if (pool_missing) return gh__scratch_alloc(t, s, bytes);
+  s->pooled = 1;
+  if (s->ptr != NULL) {
+    t->device_bytes += s->bytes;
+    return GH_OK;
+  }
+  return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "no device memory for %zu bytes of scratch; nothing was changed", bytes);
+}
+
 void gh__scratch_free(gh_table *t, gh_scratch *s, void *stream) {
-  gh__free_after(t, s->ptr, s->bytes, s->kind, stream);
+  if (s->pooled && s->ptr != NULL) {
+    gh__cuda_pool_free(s->ptr, s->stream);
+    t->device_bytes -= s->bytes;
+  } else {
+    gh__free_after(t, s->ptr, s->bytes, s->kind, stream);
+  }
   s->ptr = NULL;
 }
 

@@ -45,7 +45,7 @@ static gh_status cub_run(gh_table *t, const char *what, void *stream, Call call)
   cudaError_t err = call(NULL, bytes);
   if (err == cudaSuccess) {
     gh_scratch temp;
-    const gh_status status = gh__scratch_alloc(t, &temp, bytes);
+    const gh_status status = gh__scratch_alloc_on(t, &temp, bytes, stream);
     if (status != GH_OK) return status;
     err = call(temp.ptr, bytes);
     gh__scratch_free(t, &temp, stream);

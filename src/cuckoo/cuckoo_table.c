@@ -502,7 +502,7 @@ static size_t scratch_total(gh_scratch *const *list) {
 
 /* A scratch array of `bytes` still to be allocated (scratch_all). */
 static gh_scratch want(size_t bytes) {
-  gh_scratch s = {NULL, bytes, GH_MEMORY_HOST};
+  gh_scratch s = {NULL, bytes, GH_MEMORY_HOST, 0, NULL};
   return s;
 }
 

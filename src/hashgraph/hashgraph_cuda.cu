@@ -380,8 +380,8 @@ static gh_status cuda_build_binned(gh_table *t, const gh_hg_bulk *a, uint64_t n_
   if (bins > kMaxBins) return GH_ERR_UNSUPPORTED;
   const unsigned slot_bytes = gh_hg_format(a).slot_bytes;
   const size_t bin_bytes = (bins + 1u) * sizeof(unsigned long long);
-  gh_scratch block = {NULL, 0, GH_MEMORY_DEVICE};
-  gh_status status = gh__scratch_alloc(t, &block, 2u * bin_bytes + kept * slot_bytes);
+  gh_scratch block = {NULL, 0, GH_MEMORY_DEVICE, 0, NULL};
+  gh_status status = gh__scratch_alloc_on(t, &block, 2u * bin_bytes + kept * slot_bytes, stream);
   if (status != GH_OK) return status;
   unsigned long long *bin_offsets = (unsigned long long *)block.ptr, *bin_cursor = bin_offsets + bins + 1u;
   void *binned = bin_cursor + bins + 1u;

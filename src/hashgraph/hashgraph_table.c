@@ -220,8 +220,8 @@ static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_e
     gh__clear_error(t);
   }
   /* V1: a cursor per vertex. */
-  gh_scratch cursor = {NULL, 0, s->kind};
-  gh_status status = gh__scratch_alloc(t, &cursor, built->vertices * sizeof(uint64_t));
+  gh_scratch cursor = {NULL, 0, s->kind, 0, NULL};
+  gh_status status = gh__scratch_alloc_on(t, &cursor, built->vertices * sizeof(uint64_t), stream);
   if (status == GH_OK) status = gh__fill(t, cursor.ptr, 0, cursor.bytes, stream);
   if (status == GH_OK) status = gh__fill(t, built->offsets, 0, (built->vertices + 1u) * sizeof(uint64_t), stream);
   a.cursor = (uint64_t *)cursor.ptr;
@@ -373,13 +373,13 @@ gh_status gh__hg_insert(gh_table *t, const void *keys, const void *values, uint6
 gh_status gh__hg_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out,
                        uint64_t *erased, void *stream) {
   gh_hg_table *s = state(t);
-  gh_scratch marks = {NULL, 0, s->kind};
+  gh_scratch marks = {NULL, 0, s->kind, 0, NULL};
   const size_t dead_bytes = align8(s->edges * sizeof(uint32_t)), won_bytes = align8(n);
   uint64_t counted[2] = {0, 0};
   csr_arrays built;
   memset(&built, 0, sizeof built);
   *erased = 0;
-  gh_status status = gh__scratch_alloc(t, &marks, 2u * sizeof(uint64_t) + dead_bytes + won_bytes);
+  gh_status status = gh__scratch_alloc_on(t, &marks, 2u * sizeof(uint64_t) + dead_bytes + won_bytes, stream);
   uint64_t *counters = (uint64_t *)marks.ptr;
   uint32_t *dead = (uint32_t *)(counters + 2);
   uint8_t *won = (uint8_t *)dead + dead_bytes;
@@ -429,9 +429,9 @@ gh_status gh__hg_count(gh_table *t, const void *keys, uint64_t n, uint64_t *coun
   /* Counted straight into counts_out when it is wanted (into scratch when only the total is), then
    * summed into one scratch word: allocated first, so that counts_out is written only by a call
    * that succeeds. */
-  gh_scratch scratch = {NULL, 0, state(t)->kind};
+  gh_scratch scratch = {NULL, 0, state(t)->kind, 0, NULL};
   const uint64_t own_counts = counts_out ? 0u : n;
-  gh_status status = gh__scratch_alloc(t, &scratch, (own_counts + 1u) * sizeof(uint64_t));
+  gh_status status = gh__scratch_alloc_on(t, &scratch, (own_counts + 1u) * sizeof(uint64_t), stream);
   uint64_t *sum = (uint64_t *)scratch.ptr;
   gh_hg_bulk a = bulk_args(t, GH_HG_PROBE_COUNT);
   a.keys = keys;
@@ -450,8 +450,8 @@ gh_status gh__hg_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *o
    * The stash is taken first, so that a call without memory for it writes nothing; a call with no
    * room for values (values_capacity 0, values_out NULL: sizing) takes none. */
   const int fills = values_out != NULL && values_capacity != 0 && t->config.value_bits != 0 && n != 0;
-  gh_scratch stash = {NULL, 0, state(t)->kind};
-  gh_status status = fills ? gh__scratch_alloc(t, &stash, n * (t->config.value_bits / 8u)) : GH_OK;
+  gh_scratch stash = {NULL, 0, state(t)->kind, 0, NULL};
+  gh_status status = fills ? gh__scratch_alloc_on(t, &stash, n * (t->config.value_bits / 8u), stream) : GH_OK;
   gh_hg_bulk a = bulk_args(t, GH_HG_PROBE_COUNT);
   a.keys = keys;
   a.out_counts = offsets_out;
@@ -477,8 +477,8 @@ gh_status gh__hg_join(gh_table *t, const void *keys, uint64_t n, const gh_join_r
   const unsigned row_bits = request->kind == GH_JOIN_KIND_COUNT ? 0u : n > (1ull << 32) ? 64u : 32u;
   const size_t offsets_bytes = (s->vertices + 1u) * sizeof(uint64_t);
   const size_t left_bytes = align8(n * gh_slot_bytes(t->config.key_bits, row_bits));
-  gh_scratch block = {NULL, 0, s->kind};
-  gh_status status = gh__scratch_alloc(t, &block, 2u * offsets_bytes + left_bytes);
+  gh_scratch block = {NULL, 0, s->kind, 0, NULL};
+  gh_status status = gh__scratch_alloc_on(t, &block, 2u * offsets_bytes + left_bytes, stream);
   char *at = (char *)block.ptr;
   csr_arrays left = {s->vertices, s->vertices, n, n, (uint64_t *)at, at + offsets_bytes};
   uint64_t *pair_offsets = (uint64_t *)(at + offsets_bytes + left_bytes);
@@ -574,8 +574,8 @@ gh_status gh__hg_validate(gh_table *t) {
 static gh_status count_distinct(gh_table *t, uint64_t *distinct) {
   gh_hg_table *s = state(t);
   const size_t kb = align8(s->edges * key_bytes(t));
-  gh_scratch block = {NULL, 0, s->kind};
-  gh_status status = gh__scratch_alloc(t, &block, 2u * kb + (s->edges + 1u) * sizeof(uint64_t));
+  gh_scratch block = {NULL, 0, s->kind, 0, NULL};
+  gh_status status = gh__scratch_alloc_on(t, &block, 2u * kb + (s->edges + 1u) * sizeof(uint64_t), NULL);
   char *sorted = (char *)block.ptr, *unique = sorted + kb;
   uint64_t *runs = (uint64_t *)(unique + kb);
   gh_hg_bulk a = bulk_args(t, GH_HG_UNPACK);

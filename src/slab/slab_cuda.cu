@@ -666,7 +666,7 @@ static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *valu
 static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out, uint64_t *erased,
                             void *stream) {
   slab_args a = args_for(t, SLAB_ERASE, keys, n);
-  gh_scratch first = {NULL, 0, GH_MEMORY_DEVICE};
+  gh_scratch first = {NULL, 0, GH_MEMORY_DEVICE, 0, NULL};
   gh_status status = GH_OK;
   a.results_out = erased_out;
   if (t->config.variant == GH_VARIANT_MULTIVALUE) {
