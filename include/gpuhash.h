@@ -155,8 +155,9 @@ typedef enum gh_memory_kind { GH_MEMORY_HOST = 0, GH_MEMORY_DEVICE = 1 } gh_memo
  * units; cudaMalloc gives 256). Host allocations must be aligned to at least 64 bytes. All fields
  * NULL selects the built-in allocator (aligned malloc / cudaMalloc), whose large per-call scratch
  * on the device comes from a stream-ordered memory pool of gpuhash's own: memory a call frees
- * stays in that pool for the next call (not free for other cudaMalloc) until a table is destroyed,
- * which gives the pool's unused memory back. A given allocator takes every allocation. */
+ * stays in that pool for the next call (not free for other cudaMalloc) until a table is destroyed
+ * or a table's own cudaMalloc runs out, which give the pool's unused memory back. A given
+ * allocator takes every allocation. */
 typedef struct gh_allocator {
   void *(*alloc)(void *ctx, size_t bytes, gh_memory_kind kind);
   void (*free)(void *ctx, void *ptr, size_t bytes, gh_memory_kind kind);

@@ -42,15 +42,6 @@ extern "C" gh_status gh__cuda_use_device(int device, char *cuda_error, size_t si
   return err == cudaSuccess ? GH_OK : cuda_failure(err, "cudaSetDevice", cuda_error, size);
 }
 
-extern "C" void *gh__cuda_malloc(size_t bytes) {
-  void *ptr = NULL;
-  if (cudaMalloc(&ptr, bytes) != cudaSuccess) {
-    cudaGetLastError();
-    return NULL;
-  }
-  return ptr;
-}
-
 extern "C" void gh__cuda_free(void *ptr) { cudaFree(ptr); }
 
 /* gpuhash's scratch pools, one a device, made on first use (under the mutex) and kept for the
@@ -76,9 +67,10 @@ static cudaMemPool_t scratch_pool(int device) {
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = device;
     unsigned long long unlimited = ~0ull;
-    const int made = supported && cudaMemPoolCreate(&scratch_pools[device], &props) == cudaSuccess &&
-                     cudaMemPoolSetAttribute(scratch_pools[device], cudaMemPoolAttrReleaseThreshold, &unlimited) ==
-                         cudaSuccess;
+    const int created = supported && cudaMemPoolCreate(&scratch_pools[device], &props) == cudaSuccess;
+    const int made =
+        created && cudaMemPoolSetAttribute(scratch_pools[device], cudaMemPoolAttrReleaseThreshold, &unlimited) == cudaSuccess;
+    if (created && !made) cudaMemPoolDestroy(scratch_pools[device]);
     if (!made) cudaGetLastError();
     scratch_pool_state[device] = made ? 1 : -1;
   }
@@ -94,11 +86,18 @@ extern "C" void *gh__cuda_pool_alloc(size_t bytes, void *stream, int *pool_missi
   *pool_missing = pool == NULL;
   void *ptr = NULL;
   if (pool == NULL) return NULL;
-  if (cudaMallocFromPoolAsync(&ptr, bytes, pool, (cudaStream_t)stream) != cudaSuccess) {
-    cudaGetLastError();
-    return NULL;
+  const cudaError_t err = cudaMallocFromPoolAsync(&ptr, bytes, pool, (cudaStream_t)stream);
+  if (err == cudaSuccess) return ptr;
+  cudaGetLastError();
+  if (err != cudaErrorMemoryAllocation) {
+    /* Not a want of memory: a pool no longer valid (a cudaDeviceReset, say). Made again next
+     * time; this call's scratch comes from the allocator. */
+    pthread_mutex_lock(&scratch_pool_lock);
+    scratch_pool_state[device] = 0;
+    pthread_mutex_unlock(&scratch_pool_lock);
+    *pool_missing = 1;
   }
-  return ptr;
+  return NULL;
 }
 
 extern "C" void gh__cuda_pool_free(void *ptr, void *stream) { cudaFreeAsync(ptr, (cudaStream_t)stream); }
@@ -108,6 +107,20 @@ extern "C" void gh__cuda_pool_trim(void) {
   for (int device = 0; device < kMaxPoolDevices; ++device)
     if (scratch_pool_state[device] == 1) cudaMemPoolTrimTo(scratch_pools[device], 0);
   pthread_mutex_unlock(&scratch_pool_lock);
+}
+
+/* A table's arrays come from cudaMalloc, which cannot use what the scratch pools keep: when it runs
+ * out, the pools give back what they hold unused (frees still queued behind work stay; no wait
+ * for the device here: a distributed table's thread may be inside a collective) and it tries once
+ * more. */
+extern "C" void *gh__cuda_malloc(size_t bytes) {
+  void *ptr = NULL;
+  if (cudaMalloc(&ptr, bytes) == cudaSuccess) return ptr;
+  cudaGetLastError();
+  gh__cuda_pool_trim();
+  if (cudaMalloc(&ptr, bytes) == cudaSuccess) return ptr;
+  cudaGetLastError();
+  return NULL;
 }
 
 extern "C" gh_status gh__cuda_copy(void *dst, const void *src, size_t bytes, void *stream,

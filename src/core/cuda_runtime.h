@@ -22,8 +22,9 @@ void gh__cuda_free(void *ptr);
 /* Stream-ordered scratch from gpuhash's memory pool of the current device (created on first use,
  * keeping what is freed into it: its release threshold is unlimited): NULL when out of memory;
  * *pool_missing set (and NULL) when the device has no pool for it, for the caller to allocate
- * otherwise. Freed on the stream it was allocated on. trim gives every pool's unused memory back
- * (gh_destroy). */
+ * otherwise (also when the pool failed for another reason than memory: it is made again next
+ * time). Freed on the stream it was allocated on. trim gives every pool's unused memory back
+ * (gh_destroy, and gh__cuda_malloc before its second try when the device ran out). */
 void *gh__cuda_pool_alloc(size_t bytes, void *stream, int *pool_missing);
 void gh__cuda_pool_free(void *ptr, void *stream);
 void gh__cuda_pool_trim(void);

@@ -320,6 +320,7 @@ __global__ void __launch_bounds__(kBinBlockThreads) hg_bin_build_kernel(gh_hg_bu
 /* A launch's (or a setting's) error as the table's status, naming what failed. */
 static gh_status launch_status(gh_table *t, cudaError_t err, const char *what) {
   if (err == cudaSuccess) return GH_OK;
+  cudaGetLastError(); /* (a failed setting stays the runtime's last error: the next launch's check would see it) */
   return gh__fail(t, GH_ERR_CUDA, "%s failed: %s (%s)", what, cudaGetErrorName(err), cudaGetErrorString(err));
 }
 
@@ -339,15 +340,22 @@ static unsigned default_bin_vertices(uint64_t vertices, uint64_t kept) {
   return (unsigned)bin_vertices;
 }
 
-/* Shared memory a block may have on sm_90 (227 KB), less what the kernels declare statically. */
-static const size_t kSharedLimit = 220u * 1024u;
+/* Dynamic shared memory a block may have on the current device (227 KB on sm_90, 163 on sm_80,
+ * 99 on sm_86 / sm_89), less room for what the kernels declare statically (under 8 KB). */
+static size_t shared_limit(void) {
+  int device = 0, optin = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  const size_t declared = 8u * 1024u;
+  return (size_t)optin > declared ? (size_t)optin - declared : 0u;
+}
 
 /* Entries a bin block stages in shared memory: half as many again as a bin holds on average (bins
  * of a good hash spread by a few percent; a bin with more, from skewed keys, writes its edges
  * straight to the table), as far as shared memory beside the counters allows. */
-static unsigned stage_capacity(uint64_t kept, uint64_t bins, size_t count_bytes, unsigned slot_bytes) {
+static unsigned stage_capacity(uint64_t kept, uint64_t bins, size_t count_bytes, unsigned slot_bytes, size_t limit) {
   const uint64_t wanted = kept / bins + kept / bins / 2u + 256u;
-  const uint64_t room = count_bytes < kSharedLimit ? (kSharedLimit - count_bytes) / slot_bytes : 0u;
+  const uint64_t room = count_bytes < limit ? (limit - count_bytes) / slot_bytes : 0u;
   return (unsigned)(wanted < room ? wanted : room);
 }
 
@@ -379,6 +387,10 @@ static gh_status cuda_build_binned(gh_table *t, const gh_hg_bulk *a, uint64_t n_
   const uint64_t bins = (a->vertices + bin_vertices - 1u) / bin_vertices;
   if (bins > kMaxBins) return GH_ERR_UNSUPPORTED;
   const unsigned slot_bytes = gh_hg_format(a).slot_bytes;
+  const size_t count_bytes = bins * sizeof(unsigned), counter_bytes = bin_vertices * sizeof(unsigned);
+  /* (Where a kernel's shared memory does not fit this GPU, V1 builds.) */
+  const size_t limit = shared_limit();
+  if (count_bytes > limit || counter_bytes > limit || kTileEntries * (slot_bytes + 1u) > limit) return GH_ERR_UNSUPPORTED;
   const size_t bin_bytes = (bins + 1u) * sizeof(unsigned long long);
   gh_scratch block = {NULL, 0, GH_MEMORY_DEVICE, 0, NULL};
   gh_status status = gh__scratch_alloc_on(t, &block, 2u * bin_bytes + kept * slot_bytes, stream);
@@ -386,8 +398,7 @@ static gh_status cuda_build_binned(gh_table *t, const gh_hg_bulk *a, uint64_t n_
   unsigned long long *bin_offsets = (unsigned long long *)block.ptr, *bin_cursor = bin_offsets + bins + 1u;
   void *binned = bin_cursor + bins + 1u;
   const cudaStream_t s = (cudaStream_t)stream;
-  const size_t count_bytes = bins * sizeof(unsigned), counter_bytes = bin_vertices * sizeof(unsigned);
-  const unsigned staged = stage_capacity(kept, bins, counter_bytes, slot_bytes);
+  const unsigned staged = stage_capacity(kept, bins, counter_bytes, slot_bytes, limit);
   const size_t build_bytes = counter_bytes + (size_t)staged * slot_bytes;
   const unsigned count_grid = (unsigned)gh_cuda_resident_grid(n_entries, (const void *)hg_bin_count_kernel, kBinningThreads);
   status = launch_status(t, cudaFuncSetAttribute(hg_bin_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
