@@ -1,7 +1,7 @@
 /*
  * hashgraph - the HashGraph table's own promises (Green), beyond the registry-driven matrix:
  *
- *   hashgraph BACKEND [--part multiplicity|skew|load|positions|builds|config|find_all] [--seed S]
+ *   hashgraph BACKEND [--part multiplicity|skew|load|positions|builds|sized|config|find_all] [--seed S]
  *
  *   multiplicity  multi-value tables whose keys come 1, 8 and 1024 times each, at load factors
  *                 0.25, 1 and 4, 32- and 64-bit keys: two insert batches (the second builds the
@@ -20,6 +20,12 @@
  *                 (every edge under its key's vertex, offsets from 0 to the edge count) and export
  *                 the same multiset of (key, value), so their offsets agree and the tables differ
  *                 at most in the order inside a vertex. On the host backend: nothing to compare
+ *   sized         a table created for n entries is built with them in place: through an allocator
+ *                 that refuses more live memory than the table as created and the build's scratch
+ *                 (a build into new arrays needs the table twice), the build, gh_clear and a second
+ *                 build of other keys succeed, each checked against its entries, with
+ *                 gh_memory_usage as created; past n (the limit lifted) the table grows, and
+ *                 gh_clear takes it back to the created size; nothing left after gh_destroy
  *   find_all      one gh_find_all over keys of 0, 1, 2 and 12 values, interleaved, at load factor 4
  *                 (keys of one value in vertices the warp scans): each query's values at its
  *                 offsets, 32- and 64-bit values and positions; values_out NULL gives the offsets,
@@ -38,6 +44,7 @@
 
 #include "ref_models.h"
 #include "test_util.h"
+#include "tracking_alloc.h"
 
 #define HG_BASE_SEED 0x4A5A6A7Aull
 
@@ -298,6 +305,92 @@ static void part_builds(void) {
   printf("  builds: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 
+/* The table's memory as gh_memory_usage gives it (host + device bytes). */
+static size_t memory_of(gh_table *t) {
+  size_t host = 0, device = 0;
+  CHECK_OK(t, gh_memory_usage(t, &host, &device));
+  return host + device;
+}
+
+/* Inserts n entries of fresh keys (each twice: a multi-value table) and checks the table holds
+ * exactly them. */
+static void insert_checked(gh_table *t, tu_rng *rng, uint64_t n) {
+  uint64_t *distinct = (uint64_t *)tu_xmalloc(n / 2u * 8u), *keys = (uint64_t *)tu_xmalloc(n * 8u),
+           *values = (uint64_t *)tu_xmalloc(n * 8u);
+  tu_gen_unique_keys(rng, 32, n / 2u, NULL, distinct);
+  for (uint64_t i = 0; i < n; ++i) keys[i] = distinct[i / 2u], values[i] = i;
+  void *packed_keys = tu_pack(keys, n, 32), *packed_values = tu_pack(values, n, 32);
+  uint64_t size = 0;
+  if (CHECK_OK(t, gh_insert(t, packed_keys, packed_values, n, GH_APPEND, NULL, NULL)) && CHECK_OK(t, gh_validate(t)) &&
+      CHECK_OK(t, gh_size(t, &size)) && CHECK(size == n, "%llu entries after inserting %llu into an empty table",
+                                               (unsigned long long)size, (unsigned long long)n)) {
+    tu_kv *stored = sorted_export(t, 32, n), *given = (tu_kv *)tu_xmalloc(n * sizeof *given);
+    for (uint64_t i = 0; i < n; ++i) given[i] = (tu_kv){keys[i], values[i]};
+    qsort(given, n, sizeof *given, compare_kv);
+    for (uint64_t i = 0; stored && i < n; ++i)
+      if (!CHECK(stored[i].key == given[i].key && stored[i].value == given[i].value,
+                 "sorted entry %llu: (%llu, %llu) stored, (%llu, %llu) inserted", (unsigned long long)i,
+                 (unsigned long long)stored[i].key, (unsigned long long)stored[i].value,
+                 (unsigned long long)given[i].key, (unsigned long long)given[i].value))
+        break;
+    free(stored);
+    free(given);
+  }
+  free(packed_keys);
+  free(packed_values);
+  free(distinct);
+  free(keys);
+  free(values);
+}
+
+static void part_sized(void) {
+  const uint64_t n = entries();
+  tu_rng rng = tu_rng_make(tu_mix_seed(hg_seed, 7, 0, n));
+  gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, 32, 32, 1.0);
+  cfg.capacity = n;
+  tu_tracker *tracker = tu_tracker_new();
+  tu_tracker_attach(tracker, &cfg);
+  gh_table *t = NULL;
+  tu_set_context("hashgraph sized: capacity %llu seed 0x%016llx", (unsigned long long)n, (unsigned long long)hg_seed);
+  tu_set_phase("gh_create");
+  if (!CHECK_OK(NULL, gh_create(&cfg, &t))) {
+    tu_tracker_delete(tracker);
+    return;
+  }
+  const size_t created = memory_of(t);
+  /* The table as created (16 bytes an entry: offsets and edges) and what a build in place takes
+   * besides: its scratch (V1's cursor or V2's binned entries, 8 bytes an entry, and CUB's few
+   * kilobytes) and, on the GPU, the staged host arrays (8 bytes an entry, and as much for the
+   * export's), with room to spare there; not a second table (16 bytes an entry more). */
+  const uint64_t besides = n * (hg_backend == GH_BACKEND_CUDA ? 24u : 8u) + (64u << 10);
+  tu_tracker_set_limit(tracker, tu_tracker_live_bytes(tracker, GH_MEMORY_HOST) +
+                                    tu_tracker_live_bytes(tracker, GH_MEMORY_DEVICE) + besides);
+  tu_set_phase("the first build, of n entries (in place)");
+  insert_checked(t, &rng, n);
+  CHECK(memory_of(t) == created, "%zu bytes after the build, %zu as created", memory_of(t), created);
+  tu_set_phase("gh_clear");
+  uint64_t size = 1;
+  if (CHECK_OK(t, gh_clear(t, NULL)) && CHECK_OK(t, gh_validate(t)) && CHECK_OK(t, gh_size(t, &size)))
+    CHECK(size == 0, "%llu entries after gh_clear", (unsigned long long)size);
+  CHECK(memory_of(t) == created, "%zu bytes after gh_clear, %zu as created", memory_of(t), created);
+  tu_set_phase("a second build, of other keys, after gh_clear");
+  insert_checked(t, &rng, n);
+  CHECK(memory_of(t) == created, "%zu bytes after the second build, %zu as created", memory_of(t), created);
+  tu_set_phase("past the capacity: the table grows");
+  tu_tracker_set_limit(tracker, 0);
+  if (CHECK_OK(t, gh_clear(t, NULL))) insert_checked(t, &rng, 2u * n);
+  CHECK(memory_of(t) > created, "%zu bytes holding 2n entries, %zu as created for n", memory_of(t), created);
+  tu_set_phase("gh_clear of the grown table");
+  if (CHECK_OK(t, gh_clear(t, NULL))) CHECK_OK(t, gh_validate(t));
+  CHECK(memory_of(t) == created, "%zu bytes after clearing the grown table, %zu as created", memory_of(t), created);
+  tu_set_phase("a build after that");
+  insert_checked(t, &rng, n);
+  gh_destroy(t);
+  tu_tracker_check_clean(tracker, "after gh_destroy");
+  tu_tracker_delete(tracker);
+  printf("  sized: %s\n", tu_failure_count() ? "FAILED" : "ok");
+}
+
 static void expect_refused(double load_factor, unsigned bin_vertices) {
   gh_config cfg = hg_config(GH_VARIANT_MULTIVALUE, 32, 32, load_factor);
   cfg.bin_vertices = bin_vertices;
@@ -443,9 +536,9 @@ typedef struct hg_part {
 } hg_part;
 
 static const hg_part hg_parts[] = {
-    {"multiplicity", part_multiplicity}, {"skew", part_skew},     {"load", part_load},
-    {"positions", part_positions},       {"builds", part_builds},  {"config", part_config},
-    {"find_all", part_find_all}};
+    {"multiplicity", part_multiplicity}, {"skew", part_skew},       {"load", part_load},
+    {"positions", part_positions},       {"builds", part_builds},   {"sized", part_sized},
+    {"config", part_config},             {"find_all", part_find_all}};
 
 int main(int argc, char **argv) {
   const hg_part *part = NULL;
@@ -472,6 +565,6 @@ int main(int argc, char **argv) {
   }
   return tu_finish("hashgraph");
 usage:
-  fprintf(stderr, "usage: %s host|cuda [--part multiplicity|skew|load|positions|builds|config|find_all] [--seed S]\n", argv[0]);
+  fprintf(stderr, "usage: %s host|cuda [--part multiplicity|skew|load|positions|builds|sized|config|find_all] [--seed S]\n", argv[0]);
   return 2;
 }
