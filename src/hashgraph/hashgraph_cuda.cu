@@ -1,8 +1,8 @@
 /* hashgraph_cuda.cu - the HashGraph design on the GPU: the steps of hashgraph_bulk.h, one thread
  * per element (the counts and cursors with global atomics: Green's build V1; the multi-value
  * probes hand long vertices to the warp), and Green's build V2: the entries binned by vertex range
- * (a bin = gh_config.bin_vertices consecutive vertices), then a block per bin builds its part of
- * the CSR with the bin's vertex counters in shared memory. */
+ * (a bin = gh_config.bin_vertices consecutive vertices) by partition passes, then a block per bin
+ * builds its part of the CSR with the bin's vertex counters in shared memory. */
 #include <cuda_runtime.h>
 
 #include "core/kernels.cuh"
