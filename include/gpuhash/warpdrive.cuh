@@ -113,16 +113,17 @@ static __device__ __forceinline__ uint32_t gh_wd_window_mask(const gh_wd_geometr
   return window;
 }
 
-/* Inserts key with the group (reading slot by slot); every lane returns the same outcome. */
+/* Inserts key with the group (reading slot by slot) from window number `attempt` of its sequence
+ * (0: from the start; see gh_wd_insert_begin); every lane returns the same outcome. */
 static __device__ __forceinline__ gh_wd_outcome gh_wd_insert_group(const gh_wd_geometry *g, void *slots,
                                                                    gh_device_group grp, uint64_t key,
-                                                                   uint64_t value, int policy) {
+                                                                   uint64_t value, int policy, uint32_t attempt) {
   if (gh_wd_is_sentinel(key, g->key_bits)) {
     unsigned outcome = 0;
     if (grp.rank == 0) outcome = gh_wd_side_insert(g, slots, key, value, policy);
     return (gh_wd_outcome)gh_device_group_broadcast(grp, outcome, 0);
   }
-  gh_wd_insert_walk w = gh_wd_insert_begin(g, key);
+  gh_wd_insert_walk w = gh_wd_insert_begin(g, key, attempt);
   const gh_wd_bits desired = gh_wd_pack(g, key, value);
   const uint64_t empty = gh_wd_empty_key(g->key_bits);
   for (;;) {
@@ -228,16 +229,12 @@ static __device__ __forceinline__ gh_wd_geometry gh_wd_view_geometry(const gh_de
   return g;
 }
 
-static __device__ __forceinline__ unsigned gh_wd_outcome_flags(gh_wd_outcome outcome) {
-  return outcome == GH_WD_NOT_FITTED ? GH_FLAG_PROBE_LIMIT : (outcome == GH_WD_UPDATED ? GH_FLAG_DUPLICATE : 0u);
-}
-
 /** Inserts (key, value) from one thread; value is ignored for sets. Returns GH_OK, or
  * GH_ERR_TABLE_FULL when no free slot lies within the probe limit. */
 static __device__ __forceinline__ gh_status gh_device_insert(gh_device_view v, uint64_t key, uint64_t value,
                                                              gh_dup_policy policy) {
   const gh_wd_geometry g = gh_wd_view_geometry(&v);
-  const gh_wd_outcome outcome = gh_wd_insert_serial(&g, v.slots, key, value, (int)policy);
+  const gh_wd_outcome outcome = gh_wd_insert_serial(&g, v.slots, key, value, (int)policy, 0u);
   gh_device_record(&v, outcome == GH_WD_INSERTED, gh_wd_outcome_flags(outcome));
   return outcome == GH_WD_NOT_FITTED ? GH_ERR_TABLE_FULL : GH_OK;
 }
@@ -258,7 +255,7 @@ static __device__ __forceinline__ gh_status gh_device_insert_group(gh_device_vie
     return GH_ERR_INVALID_ARGUMENT;
   }
   const gh_wd_geometry g = gh_wd_view_geometry(&v);
-  const gh_wd_outcome outcome = gh_wd_insert_group(&g, v.slots, group, key, value, (int)policy);
+  const gh_wd_outcome outcome = gh_wd_insert_group(&g, v.slots, group, key, value, (int)policy, 0u);
   gh_device_record(&v, group.rank == 0 && outcome == GH_WD_INSERTED,
                    group.rank == 0 ? gh_wd_outcome_flags(outcome) : 0u);
   return outcome == GH_WD_NOT_FITTED ? GH_ERR_TABLE_FULL : GH_OK;

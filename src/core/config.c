@@ -39,13 +39,18 @@
 #define GH_CONFIG_0_5_SIZE (offsetof(gh_config, load_factor) + sizeof(double))
 /* After 0.5: bin_vertices (the hashgraph design's build V2). */
 #define GH_CONFIG_0_6_SIZE (offsetof(gh_config, bin_vertices) + sizeof(unsigned))
+/* After 0.6: bulk_min_keys (warpdrive's cache-partitioned bulk insert). 0.6's struct ended with
+ * bin_vertices and its padding. */
+#define GH_CONFIG_0_6_PADDED_SIZE ((GH_CONFIG_0_6_SIZE + 7u) / 8u * 8u)
+#define GH_CONFIG_0_7_SIZE (offsetof(gh_config, bulk_min_keys) + sizeof(uint64_t))
 /* When a field is appended, record the new release's size next to the others and assert on that
  * one instead. */
 _Static_assert(offsetof(gh_config, slab_load) >= GH_CONFIG_FIRST_SIZE, "slab_load must follow 0.2's fields");
 _Static_assert(offsetof(gh_config, fill_min) >= GH_CONFIG_0_3_SIZE, "fill_min must follow 0.3's fields");
 _Static_assert(offsetof(gh_config, load_factor) >= GH_CONFIG_0_4_SIZE, "load_factor must follow 0.4's fields");
 _Static_assert(offsetof(gh_config, bin_vertices) >= GH_CONFIG_0_5_SIZE, "bin_vertices must follow 0.5's fields");
-_Static_assert(sizeof(gh_config) == (GH_CONFIG_0_6_SIZE + 7u) / 8u * 8u,
+_Static_assert(offsetof(gh_config, bulk_min_keys) >= GH_CONFIG_0_6_PADDED_SIZE, "bulk_min_keys must follow 0.6's fields");
+_Static_assert(sizeof(gh_config) == GH_CONFIG_0_7_SIZE,
                "gh_config changed size: append fields after the last release's size and record it");
 
 static void set_defaults(gh_config *c, gh_design design) {
@@ -79,7 +84,7 @@ static void set_defaults(gh_config *c, gh_design design) {
 /* The sizes gh_config had in releases, oldest first; a caller's struct_size must be one of them
  * (or larger than this library's: a newer header). */
 static const size_t released_sizes[] = {GH_CONFIG_FIRST_SIZE, GH_CONFIG_0_3_SIZE, GH_CONFIG_0_4_SIZE,
-                                        GH_CONFIG_0_5_SIZE, sizeof(gh_config)};
+                                        GH_CONFIG_0_5_SIZE, GH_CONFIG_0_6_PADDED_SIZE, sizeof(gh_config)};
 
 int gh__config_size_known(size_t struct_size) {
   for (size_t i = 0; i < sizeof released_sizes / sizeof released_sizes[0]; ++i)

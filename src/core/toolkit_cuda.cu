@@ -71,6 +71,20 @@ extern "C" gh_status gh__cuda_exclusive_sum_u64(gh_table *t, const uint64_t *in,
   });
 }
 
+extern "C" size_t gh__cuda_exclusive_sum_u64_temp_bytes(uint64_t count) {
+  size_t bytes = 0;
+  cub::DeviceScan::ExclusiveSum(NULL, bytes, (const uint64_t *)NULL, (uint64_t *)NULL, (int64_t)count);
+  return bytes;
+}
+
+extern "C" gh_status gh__cuda_exclusive_sum_u64_in(gh_table *t, const uint64_t *in, uint64_t *out, uint64_t count,
+                                                   void *temp, size_t temp_bytes, void *stream) {
+  size_t bytes = temp_bytes;
+  GH_CUDA_TRY(t, cub::DeviceScan::ExclusiveSum(temp, bytes, in, out, (int64_t)count, (cudaStream_t)stream),
+              "CUB exclusive scan");
+  return GH_OK;
+}
+
 /* Each warp's share summed in registers, then one atomic add per warp: no temporary storage. */
 __global__ void gh_sum_u64_kernel(const uint64_t *in, uint64_t count, unsigned long long *sum) {
   unsigned long long local = 0;

@@ -13,6 +13,7 @@
 #include "gpuhash/warpdrive.cuh"
 
 #include "core/kernels.cuh"
+#include "core/partition.cuh"
 
 extern "C" {
 #include "core/toolkit.h"
@@ -68,13 +69,85 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
   for (uint64_t i = l.first; i < n; i += l.stride) {
     const uint64_t key = gh__read_word(keys, i, KB);
     const uint64_t value = VB ? gh__read_word(values, i, VB) : 0;
-    const gh_wd_outcome outcome = gh_wd_insert_group(&g, slots, l.group, key, value, policy);
+    const gh_wd_outcome outcome = gh_wd_insert_group(&g, slots, l.group, key, value, policy, 0u);
     if (l.group.rank == 0) {
       inserted += outcome == GH_WD_INSERTED;
       failed += outcome == GH_WD_NOT_FITTED;
       flags |= gh_wd_outcome_flags(outcome);
       if (failed_out) failed_out[i] = outcome == GH_WD_NOT_FITTED;
     }
+  }
+  gh_warp_add(&counters->size, inserted);
+  gh_warp_add(&counters->call.failed, failed);
+  gh_warp_or(&counters->status, flags);
+}
+
+/* ---- The bulk insert's steps (warpdrive_table.h) ------------------------------------------------ */
+
+/* The entries of a round for the partition (core/partition.cuh): the batch's pairs packed into
+ * slots (round 0) or the slots passed on, by the region of window `attempt`. */
+template <unsigned KB, unsigned VB>
+struct wd_round_source {
+  typedef gh_slot_bits item;
+  gh_wd_geometry geometry;
+  const void *keys, *values, *pending;
+  void *sorted;
+  uint32_t attempt;
+  unsigned regions;
+  __device__ item load(uint64_t i) const {
+    const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
+    if (pending) return gh_slot_read(gh_wd_format(&g), (const char *)pending + i * g.slot_bytes);
+    return gh_wd_pack(&g, gh__read_word(keys, i, KB), VB ? gh__read_word(values, i, VB) : 0);
+  }
+  __device__ unsigned digit(const item &entry) const {
+    const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
+    const uint64_t key = gh_slot_bits_key(gh_wd_format(&g), entry);
+    return gh_wd_region_of(&g, gh_wd_probe_at(&g, key, attempt).window, regions);
+  }
+  __device__ void store(uint64_t to, const item &entry) const {
+    const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
+    gh_slot_write(gh_wd_format(&g), (char *)sorted + to * g.slot_bytes, entry);
+  }
+};
+
+template <unsigned KB, unsigned VB>
+static gh_status wd_partition(gh_table *t, const gh_wd_round *r, void *stream) {
+  const wd_round_source<KB, VB> source = {state(t)->geometry, r->keys, r->values, r->pending,
+                                          r->sorted,          r->attempt, r->regions};
+  return gh__cuda_partition(t, source, r->n, r->regions, r->work, r->work_bytes, stream);
+}
+
+/* A round: each entry tries its window `attempt` (the last round: walks on from there). The loop
+ * runs whole warps alike (a warp's groups take consecutive entries) so that the passed entries
+ * are appended with one atomic a warp. */
+template <unsigned KB, unsigned VB>
+__global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
+    wd_round_kernel(gh_wd_geometry geometry, void *slots, const void *entries, uint64_t n, uint32_t attempt, int last,
+                    int policy, void *passed, gh_wd_counters *counters) {
+  gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
+  if (!last) g.max_probe_windows = attempt + 1u;
+  const gh_slot_format f = gh_wd_format(&g);
+  const gh_device_group group = gh_device_group_make(g.window_width);
+  const uint64_t per_warp = 32u / g.window_width, in_warp = (threadIdx.x % 32u) / g.window_width;
+  unsigned inserted = 0, failed = 0, flags = 0;
+  for (uint64_t first = gh_thread_index() / 32u * per_warp; first < n; first += gh_grid_threads() / 32u * per_warp) {
+    const uint64_t i = first + in_warp;
+    gh_slot_bits entry = {0, 0};
+    int passes = 0;
+    if (i < n) {
+      entry = gh_slot_read(f, (const char *)entries + i * f.slot_bytes);
+      const gh_wd_outcome outcome = gh_wd_insert_group(&g, slots, group, gh_slot_bits_key(f, entry),
+                                                       gh_slot_bits_value(f, entry), policy, attempt);
+      passes = outcome == GH_WD_NOT_FITTED && !last;
+      if (group.rank == 0 && !passes) {
+        inserted += outcome == GH_WD_INSERTED;
+        failed += outcome == GH_WD_NOT_FITTED;
+        flags |= gh_wd_outcome_flags(outcome);
+      }
+    }
+    const int writes = passes && group.rank == 0;
+    const uint64_t at = gh_warp_reserve(&counters->call.cursor, writes);
+    if (writes) gh_slot_write(f, (char *)passed + at * f.slot_bytes, entry);
   }
   gh_warp_add(&counters->size, inserted);
   gh_warp_add(&counters->call.failed, failed);
@@ -157,14 +230,17 @@ __global__ void wd_export_kernel(gh_wd_geometry geometry, void *slots, void *key
 
 /* The kernels of one (key, value) width pair. */
 typedef struct wd_kernels {
-  const void *insert, *find, *erase, *export_all;
+  const void *insert, *find, *erase, *export_all, *round;
+  gh_status (*partition)(gh_table *t, const gh_wd_round *r, void *stream);
 } wd_kernels;
 
 static wd_kernels kernels_for(const gh_wd_geometry &g) {
-  wd_kernels k = {NULL, NULL, NULL, NULL};
+  wd_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL};
 #define GH_WD_KERNELS_CASE(kb, vb)                                                            \
   if (g.key_bits == kb && g.value_bits == vb) {                                               \
     k.insert = (const void *)wd_insert_kernel<kb, vb>;                                        \
+    k.round = (const void *)wd_round_kernel<kb, vb>;                                          \
+    k.partition = wd_partition<kb, vb>;                                                       \
     k.find = (const void *)wd_find_kernel<kb, vb>;                                            \
     k.erase = (const void *)wd_erase_kernel<kb, vb>;                                          \
     k.export_all = (const void *)wd_export_kernel<kb, vb>;                                    \
@@ -183,9 +259,42 @@ static gh_status run_counted(gh_table *t, const void *kernel, uint64_t threads, 
 
 /* ---- Ops -------------------------------------------------------------------------------------- */
 
+/* A quarter of the L2: the region being claimed stays cached next to the entries streaming through. */
+static size_t cuda_region_bytes(gh_table *t) {
+  (void)t;
+  int device = 0, l2 = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
+  return l2 >= 4 ? (size_t)l2 / 4u : 1u;
+}
+
+static gh_status cuda_partition(gh_table *t, const gh_wd_round *r, void *stream) {
+  return kernels_for(state(t)->geometry).partition(t, r, stream);
+}
+
+static gh_status cuda_round(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
+                            void *stream) {
+  gh_wd_table *w = state(t);
+  gh_wd_geometry g = w->geometry;
+  uint64_t n = r->n;
+  uint32_t attempt = r->attempt;
+  int last = r->last, policy = r->policy;
+  void *passed = r->passed;
+  void *args[] = {&g, &w->slots, (void *)&entries, &n, &attempt, &last, &policy, &passed, &w->counters};
+  return run_counted(t, kernels_for(g).round, n * g.window_width, args, after, stream);
+}
+
+/* MEASURE: the default's batch floor, 2^20 keys. */
+static const gh_wd_bulk_backend cuda_bulk = {cuda_region_bytes, 1ull << 20, gh__cuda_partition_scratch_bytes,
+                                             cuda_partition, cuda_round};
+
 static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
                              uint8_t *failed_out, uint64_t *failed, void *stream) {
   gh_wd_table *w = state(t);
+  int taken = 0;
+  const gh_status bulk = gh__wd_bulk_insert(t, &cuda_bulk, keys, values, n, (int)policy, failed_out, failed, &taken,
+                                            stream);
+  if (bulk != GH_OK || taken) return bulk;
   gh_wd_geometry g = w->geometry;
   int policy_value = (int)policy;
   void *args[] = {&g, &w->slots, (void *)&keys, (void *)&values, &n, &policy_value, &failed_out, &w->counters};
@@ -213,6 +322,7 @@ static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *
   gh_wd_call_counters after;
   const gh_status status = run_counted(t, kernels_for(g).erase, n * lanes_per_key(g, GH_WD_BY_SLOT), args, &after, stream);
   if (status == GH_OK) *erased = after.erased;
+  if (status == GH_OK && after.erased) w->tombstones_possible = 1;
   return status;
 }
 

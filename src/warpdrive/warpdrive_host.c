@@ -1,6 +1,9 @@
 /* warpdrive_host.c - the warpdrive design on CPU threads: the same slots, probe sequences and
  * state machine as the GPU (gpuhash/detail/warpdrive.h), one key per thread at a time, C11 atomics for CAS. */
+#include <stdint.h>
+
 #include "core/parallel.h"
+#include "core/toolkit.h"
 #include "core/words.h"
 #include "warpdrive/warpdrive_table.h"
 
@@ -29,7 +32,7 @@ static gh_counters insert_chunk(void *context, uint64_t begin, uint64_t end) {
   for (uint64_t i = begin; i < end; ++i) {
     const uint64_t key = gh__read_word(c->keys, i, g->key_bits);
     const uint64_t value = c->values ? gh__read_word(c->values, i, g->value_bits) : 0;
-    const gh_wd_outcome outcome = gh_wd_insert_serial(g, c->w->slots, key, value, c->policy);
+    const gh_wd_outcome outcome = gh_wd_insert_serial(g, c->w->slots, key, value, c->policy, 0u);
     counted.value[0] += outcome == GH_WD_INSERTED;
     counted.value[1] += outcome == GH_WD_NOT_FITTED;
     if (c->flags_out) c->flags_out[i] = outcome == GH_WD_NOT_FITTED;
@@ -37,9 +40,107 @@ static gh_counters insert_chunk(void *context, uint64_t begin, uint64_t end) {
   return counted;
 }
 
+/* ---- The bulk insert's steps (warpdrive_table.h) --------------------------------------------------
+ * Not the default here (gh_config.bulk_min_keys = 0 leaves it off): CPU caches are small and the
+ * partition runs on one thread. It runs when asked, with the GPU's rounds, so that the host backend
+ * tests them. */
+static const size_t kHostRegionBytes = 256u * 1024u;
+
+static size_t host_region_bytes(gh_table *t) {
+  (void)t;
+  return kHostRegionBytes;
+}
+
+/* The round's entries as the partition sees them. */
+typedef struct host_round {
+  gh_wd_table *w;
+  const gh_wd_round *r;
+  gh_wd_geometry limited; /* non-last rounds: the probe limit cut to the round's one window */
+  const void *entries;
+  uint64_t passed;        /* entries passed on so far (atomic) */
+} host_round;
+
+static gh_slot_bits round_entry(const host_round *h, uint64_t i) {
+  const gh_wd_round *r = h->r;
+  const gh_wd_geometry *g = &h->w->geometry;
+  if (r->pending) return gh_slot_read(gh_wd_format(g), (const char *)r->pending + i * g->slot_bytes);
+  const uint64_t key = gh__read_word(r->keys, i, g->key_bits);
+  return gh_wd_pack(g, key, g->value_bits ? gh__read_word(r->values, i, g->value_bits) : 0);
+}
+
+static unsigned entry_region(const void *context, uint64_t i) {
+  const host_round *h = (const host_round *)context;
+  const gh_wd_geometry *g = &h->w->geometry;
+  const uint64_t key = gh_slot_bits_key(gh_wd_format(g), round_entry(h, i));
+  return gh_wd_region_of(g, gh_wd_probe_at(g, key, h->r->attempt).window, h->r->regions);
+}
+
+static void move_entry(const void *context, uint64_t i, uint64_t to) {
+  const host_round *h = (const host_round *)context;
+  const gh_wd_geometry *g = &h->w->geometry;
+  gh_slot_write(gh_wd_format(g), (char *)h->r->sorted + to * g->slot_bytes, round_entry(h, i));
+}
+
+static size_t host_partition_bytes(uint64_t n, unsigned regions) {
+  (void)n;
+  return (size_t)regions * sizeof(uint64_t);
+}
+
+static gh_status host_partition(gh_table *t, const gh_wd_round *r, void *stream) {
+  host_round h = {state(t), r, state(t)->geometry, NULL, 0};
+  (void)stream;
+  gh__host_partition(r->n, r->regions, entry_region, move_entry, &h, (uint64_t *)r->work);
+  return GH_OK;
+}
+
+/* Counters: [0] keys inserted, [1] keys that did not fit (last round). */
+static gh_counters round_chunk(void *context, uint64_t begin, uint64_t end) {
+  host_round *h = (host_round *)context;
+  const gh_wd_round *r = h->r;
+  const gh_wd_geometry *g = &h->w->geometry;
+  const gh_slot_format f = gh_wd_format(g);
+  gh_counters counted = {{0}};
+  unsigned flags = 0;
+  for (uint64_t i = begin; i < end; ++i) {
+    const gh_slot_bits entry = gh_slot_read(f, (const char *)h->entries + i * g->slot_bytes);
+    const gh_wd_outcome outcome = gh_wd_insert_serial(&h->limited, h->w->slots, gh_slot_bits_key(f, entry),
+                                                      gh_slot_bits_value(f, entry), r->policy, r->attempt);
+    if (outcome == GH_WD_NOT_FITTED && !r->last) {
+      const uint64_t at = __atomic_fetch_add(&h->passed, 1u, __ATOMIC_RELAXED);
+      gh_slot_write(f, (char *)r->passed + at * g->slot_bytes, entry);
+      continue;
+    }
+    counted.value[0] += outcome == GH_WD_INSERTED;
+    counted.value[1] += outcome == GH_WD_NOT_FITTED;
+    flags |= gh_wd_outcome_flags(outcome);
+  }
+  add_flags(h->w, flags);
+  return counted;
+}
+
+static gh_status host_round_step(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
+                                 void *stream) {
+  gh_wd_table *w = state(t);
+  host_round h = {w, r, w->geometry, entries, 0};
+  (void)stream;
+  if (!r->last) h.limited.max_probe_windows = r->attempt + 1u;
+  const gh_counters counted = gh__parallel_for(r->n, t->config.host_threads, round_chunk, &h);
+  w->counters->size += counted.value[0];
+  after->failed = counted.value[1];
+  after->cursor = h.passed;
+  return GH_OK;
+}
+
+static const gh_wd_bulk_backend host_bulk = {host_region_bytes, UINT64_MAX, host_partition_bytes, host_partition,
+                                             host_round_step};
+
 static gh_status host_insert(gh_table *t, const void *keys, const void *values, uint64_t n,
                              gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream) {
   gh_wd_table *w = state(t);
+  int taken = 0;
+  const gh_status bulk = gh__wd_bulk_insert(t, &host_bulk, keys, values, n, (int)policy, failed_out, failed, &taken,
+                                            stream);
+  if (bulk != GH_OK || taken) return bulk;
   host_call c = {w, keys, values, NULL, failed_out, 0, (int)policy};
   (void)stream;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, insert_chunk, &c);
@@ -92,6 +193,7 @@ static gh_status host_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, erase_chunk, &c);
   w->counters->size -= counted.value[0];
   *erased = counted.value[0];
+  if (counted.value[0]) w->tombstones_possible = 1;
   return GH_OK;
 }
 

@@ -95,6 +95,7 @@ void gh__wd_release(gh_table *t) {
 /* Every slot empty (all ones), size 0; queued on the stream. */
 gh_status gh__wd_clear(gh_table *t, void *stream) {
   gh_wd_table *w = state(t);
+  w->tombstones_possible = 0;
   const gh_status status = gh__fill(t, w->slots, 0xFF, w->slots_bytes, stream);
   return status == GH_OK ? gh__fill(t, &w->counters->size, 0, sizeof w->counters->size, stream) : status;
 }
@@ -259,6 +260,8 @@ gh_status gh__wd_compact(gh_table *t, void *stream) {
                         (unsigned long long)failed);
     if (status == GH_OK) status = gh__copy(t, old, fresh, w->slots_bytes, stream);
     w->slots = old;
+    /* (gh__wd_clear above said so of the fresh slots; a failure leaves the old ones) */
+    if (status != GH_OK) w->tombstones_possible = 1;
     if (status != GH_OK) {
       /* (the size counter as it was; the old slots were never written) */
       const unsigned long long recorded = size;
@@ -271,5 +274,74 @@ gh_status gh__wd_compact(gh_table *t, void *stream) {
   gh__free(t, fresh, w->slots_bytes, w->kind);
   gh__free(t, keys, key_bytes, w->kind);
   gh__free(t, values, value_bytes, w->kind);
+  return status;
+}
+
+/* ---- The cache-partitioned bulk insert (warpdrive_table.h) ---------------------------------------- */
+
+/* The default takes tables of at least this many regions (smaller ones sit in the cache anyway),
+ * and batches of this many keys per region: a run shorter than what the resident groups take at
+ * once would spread them over several regions. */
+#define GH_WD_BULK_MIN_REGIONS 4u
+#define GH_WD_BULK_KEYS_PER_REGION (1ull << 16)
+/* Rounds sort their entries while more than this many (and more than a sixteenth of the batch)
+ * remain: the last few walk on unsorted, where a partition would cost more in launches than it
+ * saves. */
+#define GH_WD_BULK_DIRECT_BELOW (1ull << 16)
+/* The last round at the latest: it walks the rest of the sequences. */
+#define GH_WD_BULK_MAX_ROUNDS 32u
+
+static unsigned bulk_regions(gh_table *t, const gh_wd_bulk_backend *b) {
+  const size_t region = b->region_bytes(t);
+  const uint64_t wanted = (state(t)->slots_bytes + region - 1u) / region;
+  if (wanted > GH_PARTITION_MAX_DIGITS) return GH_PARTITION_MAX_DIGITS;
+  return wanted ? (unsigned)wanted : 1u;
+}
+
+static int bulk_applies(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, unsigned regions,
+                        const uint8_t *failed_out) {
+  if (state(t)->tombstones_possible || failed_out != NULL || n == 0) return 0;
+  if (t->config.bulk_min_keys != 0) return n >= t->config.bulk_min_keys;
+  return n >= b->default_min_keys && regions >= GH_WD_BULK_MIN_REGIONS && n / regions >= GH_WD_BULK_KEYS_PER_REGION;
+}
+
+gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const void *keys, const void *values,
+                             uint64_t n, int policy, const uint8_t *failed_out, uint64_t *failed, int *taken,
+                             void *stream) {
+  gh_wd_table *w = state(t);
+  const unsigned regions = bulk_regions(t, b);
+  *taken = 0;
+  if (!bulk_applies(t, b, n, regions, failed_out)) return GH_OK;
+  /* (16-byte slots and the work space stay aligned: every part is a multiple of 256 bytes) */
+  const size_t copy_bytes = ((size_t)n * w->geometry.slot_bytes + 255u) / 256u * 256u;
+  const size_t work_bytes = b->partition_bytes(n, regions);
+  gh_scratch scratch = {NULL, 0, w->kind, 0, NULL};
+  if (gh__scratch_alloc_on(t, &scratch, 2u * copy_bytes + work_bytes, stream) != GH_OK) {
+    gh__clear_error(t); /* not an error: the ordinary insert runs */
+    return GH_OK;
+  }
+  *taken = 1;
+  *failed = 0;
+  const uint64_t direct_below = n / 16u < GH_WD_BULK_DIRECT_BELOW ? n / 16u : GH_WD_BULK_DIRECT_BELOW;
+  char *base = (char *)scratch.ptr;
+  gh_wd_round r = {keys,   values, NULL, n, 0u, regions, 0, policy, base, base + copy_bytes, base + 2u * copy_bytes,
+                   work_bytes};
+  gh_status status = GH_OK;
+  for (;;) {
+    r.last = r.attempt + 1u >= w->geometry.max_probe_windows || r.attempt + 1u >= GH_WD_BULK_MAX_ROUNDS ||
+             (r.attempt > 0 && r.n <= direct_below);
+    const int sorts = !(r.last && r.attempt > 0);
+    gh_wd_call_counters after = {0, 0, 0};
+    if (sorts) status = b->partition(t, &r, stream);
+    if (status == GH_OK) status = b->round(t, &r, sorts ? r.sorted : r.pending, &after, stream);
+    if (status != GH_OK) break;
+    *failed += after.failed;
+    if (r.last || after.cursor == 0) break;
+    r.keys = r.values = NULL;
+    r.pending = r.passed;
+    r.n = after.cursor;
+    r.attempt += 1u;
+  }
+  gh__scratch_free(t, &scratch, stream);
   return status;
 }

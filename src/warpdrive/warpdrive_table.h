@@ -28,6 +28,9 @@ typedef struct gh_wd_table {
   size_t slots_bytes;
   gh_wd_counters *counters;
   gh_memory_kind kind;      /* where slots and counters live */
+  /* An erase has left tombstones since the last clear or compact: the bulk insert, which takes a
+   * full window for a window without the key, stays off. */
+  int tombstones_possible;
 } gh_wd_table;
 
 /* The geometry a config gives: prime window count, probe limit, slot size. */
@@ -42,6 +45,49 @@ gh_status gh__wd_size(gh_table *t, uint64_t *size);
 gh_status gh__wd_validate(gh_table *t);
 gh_status gh__wd_take_flags(gh_table *t, unsigned *flags);
 gh_status gh__wd_compact(gh_table *t, void *stream);
+
+/* ---- The cache-partitioned bulk insert (gh_config.bulk_min_keys) --------------------------------
+ * Round r: the entries still pending (the batch itself in round 0) are put in runs by the cache
+ * region of window r of their probe sequences, and each tries that window alone; those that found
+ * it full without their key pass to round r + 1. On a table without tombstones a full window
+ * stays full, so a key that reaches window r has windows 0 .. r - 1 full and keyless, as the
+ * ordinary walk would have seen them. The last round walks its entries on from their window to the
+ * probe limit, unsorted. warpdrive_table.c runs the rounds; each backend brings the two steps. */
+typedef struct gh_wd_round {
+  const void *keys, *values; /* round 0: the batch */
+  const void *pending;       /* later rounds: the entries (in slot format) that passed, or NULL */
+  uint64_t n;
+  uint32_t attempt;          /* the window number every entry of the round tries */
+  unsigned regions;          /* runs of the partition: the table's windows in equal ranges */
+  int last;
+  int policy;
+  void *sorted;              /* the partition's output: n slots in runs by region */
+  void *passed;              /* the round's output: entries whose window was full (not in the last) */
+  void *work;                /* the partition's work space, work_bytes (the backend's partition_bytes) */
+  size_t work_bytes;
+} gh_wd_round;
+
+typedef struct gh_wd_bulk_backend {
+  size_t (*region_bytes)(gh_table *t);
+  uint64_t default_min_keys; /* for bulk_min_keys = 0 (UINT64_MAX: never) */
+  /* The partition's work space for up to n entries in `regions` runs: taken with the entries'
+   * copies before anything changes, so that no round fails for memory. */
+  size_t (*partition_bytes)(uint64_t n, unsigned regions);
+  /* r->sorted = the round's entries (r->pending, or the batch) in runs by the region of their
+   * window r->attempt. */
+  gh_status (*partition)(gh_table *t, const gh_wd_round *r, void *stream);
+  /* Each of the r->n entries (slots) at `entries` tries its window r->attempt (the last round: the
+   * rest of its sequence), counting into the size counter and the status flags as an insert does;
+   * after->failed = entries that did not fit (last round), after->cursor = entries passed on. */
+  gh_status (*round)(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
+                     void *stream);
+} gh_wd_bulk_backend;
+
+/* Inserts the batch in rounds when gh_config.bulk_min_keys and the table let it (*taken = 1);
+ * else *taken = 0 and nothing was done: the caller runs the ordinary insert. */
+gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const void *keys, const void *values,
+                             uint64_t n, int policy, const uint8_t *failed_out, uint64_t *failed, int *taken,
+                             void *stream);
 
 /* The ops of each backend (warpdrive_host.c, warpdrive_cuda.cu). */
 extern const gh_table_ops gh__warpdrive_host_ops;

@@ -5,6 +5,7 @@
 static const char *const DESIGNS[] = {"limits", "warpdrive", "cuckoo", "sorted", "slab", "dycuckoo", "hashgraph", NULL};
 static const char *const VARIANTS[] = {"map", "compacting", "multivalue", NULL};
 static const char *const DISTS[] = {"unique", "zipf", "cyclic", NULL};
+static const char *const PATHS[] = {"auto", "ordinary", NULL};
 static const char *const OPS[] = {"insert", "build", "find", "find_absent", "erase", "find_all",
                                   "batches", "mixed", "slab_alloc", "dynamic", "upsize", "downsize",
                                   "rehash_by_insert", "join", "join_intersect", "find_first", "aging", "limit_copy",
@@ -23,6 +24,7 @@ const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_DELETES] = {"delete_percent", NULL, 'i', 0, 50, "deletes %.0f%% of a batch; "},
     [AX_FILL_MIN] = {"fill_min", NULL, 'f', 0.01, 0.9, "fill_min %.2f; "},
     [AX_BINS] = {"bin_vertices", NULL, 'i', 1024, 32768, "bins of %.0f; "},
+    [AX_PATH] = {"insert_path", PATHS, 's', 0, 0},
     [AX_ABSENT] = {"absent_percent", NULL, 'i', 0, 100, "absent %.0f%%; "},
     [AX_OP] = {"op", OPS, 's', 0, 0}};
 /* Where a design uses an axis its scenario lacks: unique keys, a map, the chapter's d = 4 and
@@ -31,7 +33,7 @@ const double bench_defaults[AX_COUNT] = {
     [AX_DESIGN] = NAN, [AX_VARIANT] = 0, [AX_N] = NAN, [AX_DIST] = 0, [AX_MULT] = NAN, [AX_G] = 4,
     [AX_LOAD] = NAN, [AX_D] = 4, [AX_FACTOR] = 1.25, [AX_SLABS] = 0.7, [AX_START] = NAN,
     [AX_BATCH] = NAN, [AX_UPDATES] = NAN, [AX_DELETES] = NAN, [AX_FILL_MIN] = NAN, [AX_BINS] = NAN,
-    [AX_ABSENT] = NAN, [AX_OP] = NAN};
+    [AX_PATH] = PATH_AUTO, [AX_ABSENT] = NAN, [AX_OP] = NAN};
 #define BIT(axis) (1u << (axis))
 #define COMMON (BIT(AX_DESIGN) | BIT(AX_N) | BIT(AX_DIST) | BIT(AX_OP))
 #define DYNAMIC (BIT(AX_BATCH) | BIT(AX_DELETES)) /* the dynamic workload's */
@@ -39,7 +41,7 @@ const double bench_defaults[AX_COUNT] = {
 const bench_design_def bench_designs[D_COUNT] = {
     [D_LIMITS] = {0, 0, 0, 1, BIT(AX_DESIGN) | BIT(AX_OP)},
     [D_WARPDRIVE] = {GH_WARPDRIVE, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_G) | BIT(AX_LOAD) |
-                                                          DYNAMIC | BIT(AX_FILL_MIN)},
+                                                          DYNAMIC | BIT(AX_FILL_MIN) | BIT(AX_PATH)},
     [D_CUCKOO] = {GH_CUCKOO, GH_KEEP_FIRST, 1, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) |
                                                       BIT(AX_D) | BIT(AX_FACTOR) | BIT(AX_ABSENT)},
     [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_ABSENT)},
@@ -117,6 +119,7 @@ const bench_row bench_rows[] = {
     /* Host --quick leaves out 0.99: there a find of absent keys probes ~100 windows. */
     {"warpdrive", AX_LOAD, M_QUICK_HOST, 2, {0.5, 0.9}},
     {"warpdrive", AX_LOAD, ALL, 8, {0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99}},
+    {"warpdrive", AX_PATH, ALL, 1, {PATH_AUTO}},
     {"warpdrive", AX_OP, ALL, 4, {OP_INSERT, OP_FIND, OP_FIND_ABSENT, OP_ERASE}},
     /* The chapter's sizes on the GPU (a: up to 2^27, d: 10M pairs); smaller elsewhere. */
     {"cuckoo-a", AX_N, ALL, SWEEP,
@@ -297,6 +300,7 @@ gh_config bench_table_config(const bench_ctx *c) {
   if (config.design == GH_WARPDRIVE) {
     config.group_size = (unsigned)c->ax[AX_G];
     config.capacity = (uint64_t)ceil((double)c->distinct / c->ax[AX_LOAD]);
+    config.bulk_min_keys = c->ax[AX_PATH] == PATH_ORDINARY ? UINT64_MAX : 0;
   } else if (config.design == GH_SLAB) { /* initial_buckets: the capacity of that many */
     config.slab_load = c->ax[AX_SLABS];
     config.capacity = c->ax[AX_START] > 0 ? (uint64_t)(c->ax[AX_START] * per_slab(c) * config.slab_load)

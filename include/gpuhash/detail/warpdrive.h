@@ -126,6 +126,20 @@ GH_HD gh_probe gh_wd_probe_begin(const gh_wd_geometry *g, uint64_t key) {
   return gh_probe_begin(first, step, g->window_count);
 }
 
+/* Key's probe sequence from its window number `attempt` on (the bulk insert resumes keys there,
+ * round by round; attempt stays small, so attempt * step cannot overflow). */
+GH_HD gh_probe gh_wd_probe_at(const gh_wd_geometry *g, uint64_t key, uint32_t attempt) {
+  gh_probe p = gh_wd_probe_begin(g, key);
+  p.window = (p.window + (uint64_t)attempt * p.step % g->window_count) % g->window_count;
+  p.attempt = attempt;
+  return p;
+}
+
+/* The cache region of a window: the table's windows cut into `regions` equal ranges. */
+GH_HD unsigned gh_wd_region_of(const gh_wd_geometry *g, uint64_t window, unsigned regions) {
+  return (unsigned)(window * regions / g->window_count);
+}
+
 /* How many slots each lane reads in the library's kernels: a window is read in pieces of up to 16
  * bytes, one load each (16 / slot_bytes slots, or the whole window where it is narrower), so a key
  * needs window_width / pieces_slots lanes. A find waits on memory latency, and the fewer lanes a key
@@ -179,11 +193,13 @@ typedef struct gh_wd_insert_walk {
 #define GH_WD_HAVE_CANDIDATE 1u
 #define GH_WD_ABSENT_VERIFIED 2u /* the key was seen absent up to the first empty slot or the limit */
 
-GH_HD gh_wd_insert_walk gh_wd_insert_begin(const gh_wd_geometry *g, uint64_t key) {
+/* A walk from window number `attempt` of the key's sequence: the windows before it are known to
+ * be full without the key (the bulk insert's earlier rounds, on a table without tombstones). */
+GH_HD gh_wd_insert_walk gh_wd_insert_begin(const gh_wd_geometry *g, uint64_t key, uint32_t attempt) {
   gh_wd_insert_walk w;
-  w.probe = gh_wd_probe_begin(g, key);
+  w.probe = gh_wd_probe_at(g, key, attempt);
   w.candidate_window = w.probe.window;
-  w.candidate_attempt = 0;
+  w.candidate_attempt = attempt;
   w.state = 0;
   return w;
 }
@@ -234,6 +250,11 @@ typedef enum gh_wd_outcome {
   GH_WD_NOT_FITTED = 2 /* the probe limit was reached */
 } gh_wd_outcome;
 
+/* The status flags (gh_take_flags) an insert's outcome raises. */
+GH_HD unsigned gh_wd_outcome_flags(gh_wd_outcome outcome) {
+  return outcome == GH_WD_NOT_FITTED ? GH_FLAG_PROBE_LIMIT : (outcome == GH_WD_UPDATED ? GH_FLAG_DUPLICATE : 0u);
+}
+
 /* Sentinel keys live in their side slot: one CAS claims it, otherwise the policy applies. */
 GH_HD gh_wd_outcome gh_wd_side_insert(const gh_wd_geometry *g, void *slots, uint64_t key,
                                       uint64_t value, int policy) {
@@ -249,11 +270,12 @@ GH_HD int gh_wd_side_erase(const gh_wd_geometry *g, void *slots, uint64_t key) {
   return gh_side_erase(gh_wd_format(g), gh_wd_slot_at(g, slots, gh_wd_side_slot(g, key)));
 }
 
-/* Inserts one key walking windows slot by slot (host backend; single-thread device API). */
+/* Inserts one key walking windows slot by slot from window number `attempt` of its sequence (0:
+ * from the start; see gh_wd_insert_begin) (host backend; single-thread device API). */
 GH_HD gh_wd_outcome gh_wd_insert_serial(const gh_wd_geometry *g, void *slots, uint64_t key,
-                                        uint64_t value, int policy) {
+                                        uint64_t value, int policy, uint32_t attempt) {
   if (gh_wd_is_sentinel(key, g->key_bits)) return gh_wd_side_insert(g, slots, key, value, policy);
-  gh_wd_insert_walk w = gh_wd_insert_begin(g, key);
+  gh_wd_insert_walk w = gh_wd_insert_begin(g, key, attempt);
   const gh_wd_bits desired = gh_wd_pack(g, key, value);
   const uint64_t empty = gh_wd_empty_key(g->key_bits);
   for (;;) {

@@ -1,0 +1,439 @@
+/*
+ * warpdrive - the warpdrive table's own promises, beyond the registry-driven matrix: its
+ * cache-partitioned bulk insert (gh_config.bulk_min_keys).
+ *
+ *   warpdrive BACKEND [--part bulk|large|taken|config] [--seed S]
+ *
+ *   bulk    two tables of one config, one inserting every batch the ordinary way (bulk_min_keys
+ *           UINT64_MAX), the other in the bulk rounds (bulk_min_keys 1): 32- and 64-bit keys, sets
+ *           and 32- and 64-bit values, group sizes 1, 4 and 32, loads up to 0.5 and 0.95 in two
+ *           batches with keys repeated inside and across batches and the special keys (the two
+ *           out-of-band ones among them), under GH_ADD (every copy counted once) and GH_KEEP_FIRST.
+ *           After each batch both tables validate (every key on its probe sequence, no empty slot
+ *           before it, once), gh_find, gh_contains, the size and the export agree with the
+ *           reference, and the two hold the same keys (under GH_ADD the same values). On the host
+ *           the tables span 4 to 16 cache regions of 256 KB, so the rounds' partitions are tested
+ *           too; a probe limit of two windows at load 0.95: GH_ERR_TABLE_FULL with the count of
+ *           keys that did not fit, every other key stored, the table valid
+ *   large   (CUDA) a table of 2^23 slots (several L2 regions) filled to 0.9 in one batch of the
+ *           default size rule (bulk_min_keys 0), against the reference and an ordinary table
+ *   taken   when the bulk insert runs, through an allocator that records requests: a batch with
+ *           the default bulk_min_keys on the host takes no scratch; with bulk_min_keys 1 it takes
+ *           one block (the entries' two copies and the partition's work space) and gives it back;
+ *           not with failed_out, and not after an erase (tombstones) until gh_compact; when that
+ *           block is refused (an armed failure, or a memory limit) the batch goes in the ordinary
+ *           way: GH_OK, no error text, the table as the reference says
+ *   config  bulk_min_keys given back by gh_get_config; a config of the size before the field (a
+ *           program built against the older header) gets the default, 0
+ *
+ * Every failure prints the case, the phase and the seed.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+#include "tracking_alloc.h"
+
+#define WD_BASE_SEED 0x57A7D21Eull
+
+static gh_backend wd_backend;
+static uint64_t wd_seed;
+
+static gh_config wd_config(unsigned key_bits, unsigned value_bits, unsigned group_size, uint64_t capacity,
+                           uint64_t bulk_min_keys) {
+  gh_config cfg = gh_config_default(GH_WARPDRIVE);
+  cfg.backend = wd_backend;
+  cfg.key_bits = key_bits;
+  cfg.value_bits = value_bits;
+  cfg.group_size = group_size;
+  cfg.capacity = capacity;
+  cfg.bulk_min_keys = bulk_min_keys;
+  return cfg;
+}
+
+/* gh_insert without failed_out (a batch the bulk insert takes), then the reference. Returns the
+ * call's status; GH_ERR_TABLE_FULL only where allow_full. */
+static gh_status insert_batch(tu_table *h, const uint64_t *keys, const uint64_t *values, uint64_t n,
+                              gh_dup_policy policy, int allow_full) {
+  void *packed_keys = tu_pack(keys, n, h->key_bits);
+  void *packed_values = h->value_bits ? tu_pack(values, n, h->value_bits) : NULL;
+  const gh_status status = gh_insert(h->table, packed_keys, packed_values, n, policy, NULL, NULL);
+  if (status == GH_OK) {
+    tu_check_no_error_text(h->table, "gh_insert");
+    tu_ref_insert(&h->ref, keys, values, n, policy, NULL);
+  } else if (!(allow_full && status == GH_ERR_TABLE_FULL)) {
+    CHECK_STATUS(h->table, status, GH_OK);
+  }
+  free(packed_keys);
+  free(packed_values);
+  return status;
+}
+
+/* The exported keys (and values) of a table, sorted by key. */
+typedef struct exported {
+  uint64_t *keys, *values, count;
+} exported;
+
+static int by_key(const void *a, const void *b) {
+  const uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
+  return x < y ? -1 : x > y;
+}
+
+static exported export_sorted(tu_table *h) {
+  exported e = {NULL, NULL, 0};
+  uint64_t size = 0;
+  if (!CHECK_OK(h->table, gh_size(h->table, &size))) return e;
+  void *keys = tu_xmalloc((size_t)(size + 1) * 8u), *values = tu_xmalloc((size_t)(size + 1) * 8u);
+  if (CHECK_OK(h->table, gh_export(h->table, keys, h->value_bits ? values : NULL, size + 1, &e.count, NULL))) {
+    uint64_t *pairs = (uint64_t *)tu_xmalloc((size_t)(e.count + 1) * 16u);
+    uint64_t *k = (uint64_t *)tu_xmalloc((size_t)(e.count + 1) * 8u), *v = (uint64_t *)tu_xmalloc((size_t)(e.count + 1) * 8u);
+    tu_unpack(keys, e.count, h->key_bits, k);
+    if (h->value_bits) tu_unpack(values, e.count, h->value_bits, v);
+    for (uint64_t i = 0; i < e.count; ++i) pairs[2 * i] = k[i], pairs[2 * i + 1] = h->value_bits ? v[i] : 0;
+    qsort(pairs, (size_t)e.count, 16u, by_key);
+    for (uint64_t i = 0; i < e.count; ++i) k[i] = pairs[2 * i], v[i] = pairs[2 * i + 1];
+    e.keys = k, e.values = v;
+    free(pairs);
+  }
+  free(keys);
+  free(values);
+  return e;
+}
+
+/* The bulk table holds the ordinary table's keys; under GH_ADD also its values. */
+static void check_same_contents(tu_table *plain, tu_table *bulk, int same_values) {
+  exported a = export_sorted(plain), b = export_sorted(bulk);
+  if (CHECK(a.count == b.count, "the ordinary table exports %llu keys, the bulk one %llu", (unsigned long long)a.count,
+            (unsigned long long)b.count)) {
+    for (uint64_t i = 0; i < a.count; ++i) {
+      if (!CHECK(a.keys[i] == b.keys[i], "export position %llu (sorted): key 0x%llx in the ordinary table, 0x%llx in "
+                 "the bulk one", (unsigned long long)i, (unsigned long long)a.keys[i], (unsigned long long)b.keys[i]))
+        break;
+      if (same_values && !CHECK(a.values[i] == b.values[i], "key 0x%llx: value %llu in the ordinary table, %llu in "
+                                "the bulk one", (unsigned long long)a.keys[i], (unsigned long long)a.values[i],
+                                (unsigned long long)b.values[i]))
+        break;
+    }
+  }
+  free(a.keys), free(a.values), free(b.keys), free(b.values);
+}
+
+static void check_table(tu_table *h, const uint64_t *keys, uint64_t n) {
+  tu_check_valid(h);
+  tu_check_size(h);
+  tu_check_find(h, keys, n, TU_FIND_VALUES | TU_FIND_FOUND);
+  tu_check_contains(h, keys, n);
+  tu_check_export(h, 4);
+}
+
+/* A batch of n keys: drawn from a pool of distinct keys (so that keys repeat inside and across
+ * batches), with the special keys spread over it. */
+static void make_batch(tu_rng *rng, unsigned key_bits, unsigned value_bits, const uint64_t *pool, uint64_t pool_n,
+                       uint64_t n, uint64_t *keys, uint64_t *values) {
+  tu_gen_from_pool(rng, pool, pool_n, n, keys);
+  uint64_t special[8];
+  const size_t specials = tu_special_keys(key_bits, special);
+  for (size_t s = 0; s < specials && s < n; ++s) keys[tu_below(rng, n)] = special[s];
+  tu_gen_values(rng, value_bits, n, values);
+}
+
+static void bulk_case(unsigned key_bits, unsigned value_bits, unsigned group_size, double load, gh_dup_policy policy) {
+  const uint64_t capacity = 1ull << 17;
+  tu_rng rng = tu_rng_make(tu_mix_seed(wd_seed, key_bits * 100u + value_bits, group_size, (uint64_t)(load * 100) * 8u + policy));
+  tu_set_context("bulk k%u v%u g%u load %.2f policy %d seed 0x%016llx", key_bits, value_bits, group_size, load,
+                 (int)policy, (unsigned long long)wd_seed);
+  tu_table plain, bulk;
+  gh_config a = wd_config(key_bits, value_bits, group_size, capacity, UINT64_MAX);
+  gh_config b = wd_config(key_bits, value_bits, group_size, capacity, 1);
+  if (!tu_table_create(&plain, &a)) return;
+  if (!tu_table_create(&bulk, &b)) {
+    tu_table_destroy(&plain);
+    return;
+  }
+  /* Distinct keys for about load x the slots, each drawn about 1.5 times over two batches. */
+  const uint64_t distinct = (uint64_t)(load * (double)plain.capacity) - 2u, n = distinct * 3u / 4u;
+  uint64_t *pool = (uint64_t *)tu_xmalloc((size_t)distinct * 8u);
+  uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * 8u), *values = (uint64_t *)tu_xmalloc((size_t)n * 8u);
+  tu_gen_unique_keys(&rng, key_bits, distinct, NULL, pool);
+  for (int batch = 0; batch < 2; ++batch) {
+    tu_set_phase("batch %d", batch + 1);
+    /* The first batch draws from the pool's first half, the second from all of it: repeats inside
+     * each batch, and across them. */
+    make_batch(&rng, key_bits, value_bits, pool, batch == 0 ? distinct / 2u : distinct, n, keys, values);
+    const gh_dup_policy p = value_bits ? policy : GH_KEEP_FIRST;
+    insert_batch(&plain, keys, values, n, p, 0);
+    insert_batch(&bulk, keys, values, n, p, 0);
+    check_table(&plain, keys, n);
+    check_table(&bulk, keys, n);
+    check_same_contents(&plain, &bulk, p == GH_ADD);
+  }
+  free(pool), free(keys), free(values);
+  tu_table_destroy(&plain);
+  tu_table_destroy(&bulk);
+}
+
+/* A probe limit of two windows at load 0.95: some keys do not fit. */
+static void bulk_full_case(unsigned key_bits) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(wd_seed, key_bits, 2, 95));
+  tu_set_context("bulk into a full table k%u v32 g4, probe limit 2 windows seed 0x%016llx", key_bits,
+                 (unsigned long long)wd_seed);
+  gh_config cfg = wd_config(key_bits, 32, 4, 1ull << 17, 1);
+  cfg.max_probe_windows = 2;
+  tu_table h;
+  if (!tu_table_create(&h, &cfg)) return;
+  const uint64_t n = (uint64_t)(0.95 * (double)h.capacity);
+  uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * 8u), *values = (uint64_t *)tu_xmalloc((size_t)n * 8u);
+  tu_gen_unique_keys(&rng, key_bits, n, NULL, keys);
+  tu_gen_values(&rng, 32, n, values);
+  tu_set_phase("insert");
+  if (CHECK(insert_batch(&h, keys, values, n, GH_OVERWRITE, 1) == GH_ERR_TABLE_FULL,
+            "%llu distinct keys at load 0.95 with two windows each all fitted", (unsigned long long)n)) {
+    /* Which keys fitted: every key found has its value; the rest are what the message counts. */
+    const char *text = gh_last_error(h.table);
+    char message[512];
+    snprintf(message, sizeof message, "%s", text);
+    void *packed = tu_pack(keys, n, key_bits);
+    uint8_t *found = (uint8_t *)tu_xmalloc((size_t)n);
+    void *got = tu_xmalloc((size_t)n * 4u);
+    uint64_t *got_values = (uint64_t *)tu_xmalloc((size_t)n * 8u), stored = 0;
+    if (CHECK_OK(h.table, gh_find(h.table, packed, n, got, found, NULL, NULL))) {
+      tu_unpack(got, n, 32, got_values);
+      uint8_t *missing = (uint8_t *)tu_xmalloc((size_t)n);
+      for (uint64_t i = 0; i < n; ++i) {
+        missing[i] = !found[i];
+        stored += found[i];
+        if (found[i] && !CHECK(got_values[i] == values[i], "key 0x%llx: value %llu, inserted %llu",
+                               (unsigned long long)keys[i], (unsigned long long)got_values[i],
+                               (unsigned long long)values[i]))
+          break;
+      }
+      CHECK(tu_mentions_count(message, n - stored), "gh_last_error does not give the count %llu of keys that did "
+            "not fit: \"%s\"", (unsigned long long)(n - stored), message);
+      tu_ref_insert(&h.ref, keys, values, n, GH_OVERWRITE, missing);
+      free(missing);
+      tu_set_phase("after");
+      check_table(&h, keys, n);
+    }
+    free(packed), free(found), free(got), free(got_values);
+  }
+  free(keys), free(values);
+  tu_table_destroy(&h);
+}
+
+static void part_bulk(void) {
+  static const unsigned widths[][2] = {{32, 0}, {32, 32}, {32, 64}, {64, 0}, {64, 32}, {64, 64}};
+  static const unsigned groups[] = {1, 4, 32};
+  static const double loads[] = {0.5, 0.95};
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; ++w)
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; ++g)
+      for (size_t l = 0; l < sizeof loads / sizeof loads[0]; ++l) {
+        bulk_case(widths[w][0], widths[w][1], groups[g], loads[l], GH_ADD);
+        if (widths[w][1] == 32 && groups[g] == 4) bulk_case(widths[w][0], widths[w][1], groups[g], loads[l], GH_KEEP_FIRST);
+      }
+  bulk_full_case(32);
+  bulk_full_case(64);
+  printf("  bulk: %s\n", tu_failure_count() ? "FAILED" : "ok");
+}
+
+/* (CUDA) a table of several L2 regions, the default size rule. */
+static void part_large(void) {
+  if (wd_backend != GH_BACKEND_CUDA) {
+    printf("  large: on the CUDA backend only (the host's default never takes the bulk insert)\n");
+    return;
+  }
+  tu_rng rng = tu_rng_make(tu_mix_seed(wd_seed, 23, 90, 0));
+  tu_set_context("large: 2^23 slots k32 v32 g4 load 0.9, default bulk_min_keys seed 0x%016llx",
+                 (unsigned long long)wd_seed);
+  tu_table plain, bulk;
+  gh_config a = wd_config(32, 32, 4, 1ull << 23, UINT64_MAX), b = wd_config(32, 32, 4, 1ull << 23, 0);
+  if (!tu_table_create(&plain, &a)) return;
+  if (tu_table_create(&bulk, &b)) {
+    const uint64_t n = (uint64_t)(0.9 * (double)plain.capacity);
+    uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * 8u), *values = (uint64_t *)tu_xmalloc((size_t)n * 8u);
+    tu_gen_unique_keys(&rng, 32, n, NULL, keys);
+    tu_gen_values(&rng, 32, n, values);
+    tu_set_phase("one batch");
+    insert_batch(&plain, keys, values, n, GH_OVERWRITE, 0);
+    insert_batch(&bulk, keys, values, n, GH_OVERWRITE, 0);
+    check_table(&bulk, keys, n);
+    check_same_contents(&plain, &bulk, 1);
+    free(keys), free(values);
+    tu_table_destroy(&bulk);
+  }
+  tu_table_destroy(&plain);
+  printf("  large: %s\n", tu_failure_count() ? "FAILED" : "ok");
+}
+
+/* One batch of fresh keys through the tracker; returns the allocations it asked for. */
+static uint64_t tracked_batch(tu_table *h, tu_tracker *tracker, tu_rng *rng, uint64_t n, int with_failed_out) {
+  uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * 8u), *values = (uint64_t *)tu_xmalloc((size_t)n * 8u);
+  tu_gen_unique_keys(rng, 32, n, &h->ref, keys);
+  tu_gen_values(rng, 32, n, values);
+  const uint64_t before = tu_tracker_requests(tracker, GH_MEMORY_HOST) + tu_tracker_requests(tracker, GH_MEMORY_DEVICE);
+  if (with_failed_out)
+    tu_insert(h, keys, values, n, GH_OVERWRITE, 0, NULL);
+  else
+    insert_batch(h, keys, values, n, GH_OVERWRITE, 0);
+  const uint64_t asked =
+      tu_tracker_requests(tracker, GH_MEMORY_HOST) + tu_tracker_requests(tracker, GH_MEMORY_DEVICE) - before;
+  tu_check_find(h, keys, n, TU_FIND_VALUES | TU_FIND_FOUND);
+  tu_check_valid(h);
+  free(keys), free(values);
+  return asked;
+}
+
+/* Allocations an insert batch asks for besides the bulk insert's (a CUDA table stages host
+ * inputs), measured with the bulk insert off. */
+static uint64_t staging_requests(tu_tracker *tracker, tu_rng *rng) {
+  gh_config cfg = wd_config(32, 32, 4, 1ull << 17, UINT64_MAX);
+  tu_tracker_attach(tracker, &cfg);
+  tu_table h;
+  uint64_t asked = 0;
+  if (tu_table_create(&h, &cfg)) {
+    asked = tracked_batch(&h, tracker, rng, 1000, 0);
+    tu_table_destroy(&h);
+  }
+  tu_tracker_reset(tracker);
+  return asked;
+}
+
+/* Whether a batch (32-bit keys and values) asks for the bulk insert's block: under a memory limit
+ * that leaves room for the batch's staging (keys, values and flags: 9 bytes a key) but not for that
+ * block (the entries twice: 16 bytes a key, and more), an ask is a refusal; the batch goes in all
+ * the same. */
+static int asks_for_bulk(tu_table *h, tu_tracker *tracker, tu_rng *rng, uint64_t n, int with_failed_out) {
+  const size_t live = tu_tracker_live_bytes(tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(tracker, GH_MEMORY_DEVICE);
+  const uint64_t refused = tu_tracker_limit_refusals(tracker);
+  tu_tracker_set_limit(tracker, live + (size_t)n * 10u + 1024u);
+  tracked_batch(h, tracker, rng, n, with_failed_out);
+  tu_tracker_set_limit(tracker, 0);
+  return tu_tracker_limit_refusals(tracker) > refused;
+}
+
+static void part_taken(void) {
+  tu_tracker *tracker = tu_tracker_new();
+  tu_rng rng = tu_rng_make(tu_mix_seed(wd_seed, 7, 7, 7));
+  tu_set_context("taken seed 0x%016llx", (unsigned long long)wd_seed);
+  const uint64_t staging = staging_requests(tracker, &rng);
+  tu_table h;
+  if (wd_backend == GH_BACKEND_HOST) {
+    tu_set_phase("default bulk_min_keys on the host");
+    gh_config cfg = wd_config(32, 32, 4, 1ull << 17, 0);
+    tu_tracker_attach(tracker, &cfg);
+    if (tu_table_create(&h, &cfg)) {
+      CHECK(!asks_for_bulk(&h, tracker, &rng, 50000, 0), "the host's default took the bulk insert");
+      tu_table_destroy(&h);
+    }
+    tu_tracker_reset(tracker);
+  }
+  gh_config cfg = wd_config(32, 32, 4, 1ull << 17, 1);
+  tu_tracker_attach(tracker, &cfg);
+  if (!tu_table_create(&h, &cfg)) {
+    tu_tracker_delete(tracker);
+    return;
+  }
+  const size_t live = tu_tracker_live_bytes(tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(tracker, GH_MEMORY_DEVICE);
+  tu_set_phase("bulk_min_keys 1");
+  uint64_t asked = tracked_batch(&h, tracker, &rng, 20000, 0);
+  CHECK(asked == staging + 1u, "a batch asked for %llu allocations; the bulk insert takes one block besides the %llu "
+        "of staging", (unsigned long long)asked, (unsigned long long)staging);
+  CHECK(tu_tracker_live_bytes(tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(tracker, GH_MEMORY_DEVICE) == live,
+        "the bulk insert kept memory");
+  tu_set_phase("the bulk insert's block refused: a memory limit");
+  CHECK(asks_for_bulk(&h, tracker, &rng, 20000, 0), "a batch under the limit did not ask for the bulk insert's block");
+  tu_set_phase("the bulk insert's block refused: an armed failure");
+  tu_tracker_fail_nth(tracker, staging + 1u);
+  tracked_batch(&h, tracker, &rng, 20000, 0);
+  CHECK(tu_tracker_injected(tracker), "the armed failure of the allocation after staging did not happen");
+  tu_tracker_fail_nth(tracker, 0);
+  tu_set_phase("with failed_out");
+  CHECK(!asks_for_bulk(&h, tracker, &rng, 20000, 1), "a batch with failed_out asked for the bulk insert's block");
+  tu_set_phase("after an erase");
+  const uint64_t stored = tu_ref_size(&h.ref);
+  uint64_t *all = (uint64_t *)tu_xmalloc((size_t)(stored + 1) * 8u);
+  tu_ref_keys(&h.ref, all);
+  tu_erase(&h, all, 100);
+  free(all);
+  CHECK(!asks_for_bulk(&h, tracker, &rng, 2000, 0), "a batch into a table with tombstones asked for the bulk insert");
+  tu_set_phase("after gh_compact");
+  CHECK_OK(h.table, gh_compact(h.table, NULL));
+  CHECK(asks_for_bulk(&h, tracker, &rng, 2000, 0), "a batch after gh_compact did not ask for the bulk insert");
+  tu_check_export(&h, 4);
+  tu_set_phase("after gh_clear");
+  tu_clear(&h);
+  CHECK(asks_for_bulk(&h, tracker, &rng, 2000, 0), "a batch after gh_clear did not ask for the bulk insert");
+  tu_table_destroy(&h);
+  tu_tracker_check_clean(tracker, "after gh_destroy");
+  tu_tracker_delete(tracker);
+  printf("  taken: %s\n", tu_failure_count() ? "FAILED" : "ok");
+}
+
+static void part_config(void) {
+  tu_set_context("config");
+  gh_config cfg = wd_config(32, 32, 4, 1000, 12345);
+  gh_table *t = NULL;
+  if (CHECK_OK(NULL, gh_create(&cfg, &t))) {
+    gh_config got;
+    if (CHECK_OK(t, gh_get_config(t, &got)))
+      CHECK(got.bulk_min_keys == 12345, "gh_get_config gives bulk_min_keys %llu for 12345",
+            (unsigned long long)got.bulk_min_keys);
+    gh_destroy(t);
+  }
+  /* A program built against the header before bulk_min_keys: its struct ends with bin_vertices
+   * (and the padding after it); what lies beyond is not read. */
+  tu_set_phase("a config of the size before bulk_min_keys");
+  gh_config old;
+  memset(&old, 0x5A, sizeof old);
+  if (CHECK_OK(NULL, gh_config_init(&old, offsetof(gh_config, bulk_min_keys), GH_VERSION_NUMBER, GH_WARPDRIVE))) {
+    old.backend = wd_backend;
+    if (CHECK_OK(NULL, gh_create(&old, &t))) {
+      gh_config got;
+      if (CHECK_OK(t, gh_get_config(t, &got)))
+        CHECK(got.bulk_min_keys == 0, "bulk_min_keys %llu, not the default 0", (unsigned long long)got.bulk_min_keys);
+      gh_destroy(t);
+    }
+  }
+  printf("  config: %s\n", tu_failure_count() ? "FAILED" : "ok");
+}
+
+typedef struct wd_part {
+  const char *name;
+  void (*run)(void);
+} wd_part;
+
+static const wd_part wd_parts[] = {{"bulk", part_bulk}, {"large", part_large}, {"taken", part_taken},
+                                   {"config", part_config}};
+
+int main(int argc, char **argv) {
+  const wd_part *part = NULL;
+  wd_seed = WD_BASE_SEED;
+  tu_install_crash_handler();
+  if (argc < 2 || !tu_parse_backend(argv[1], &wd_backend)) goto usage;
+  for (int a = 2; a < argc; a += 2) {
+    if (a + 1 >= argc) goto usage;
+    if (strcmp(argv[a], "--part") == 0) {
+      for (size_t i = 0; i < sizeof wd_parts / sizeof wd_parts[0]; ++i)
+        if (strcmp(argv[a + 1], wd_parts[i].name) == 0) part = &wd_parts[i];
+      if (part == NULL) goto usage;
+    } else if (strcmp(argv[a], "--seed") == 0) {
+      if (!tu_parse_u64(argv[a + 1], &wd_seed)) goto usage;
+    } else {
+      goto usage;
+    }
+  }
+  tu_skip_unless_backend_usable(wd_backend);
+  for (size_t i = 0; i < sizeof wd_parts / sizeof wd_parts[0]; ++i) {
+    if (part != NULL && part != &wd_parts[i]) continue;
+    printf("warpdrive %s %s (seed 0x%016llx)\n", tu_backend_name(wd_backend), wd_parts[i].name,
+           (unsigned long long)wd_seed);
+    fflush(stdout);
+    wd_parts[i].run();
+  }
+  return tu_finish("warpdrive");
+usage:
+  fprintf(stderr, "usage: %s host|cuda [--part bulk|large|taken|config] [--seed S]\n", argv[0]);
+  return 2;
+}
