@@ -72,53 +72,25 @@ static gh_status insert_batch(tu_table *h, const uint64_t *keys, const uint64_t 
   return status;
 }
 
-/* The exported keys (and values) of a table, sorted by key. */
-typedef struct exported {
-  uint64_t *keys, *values, count;
-} exported;
-
-static int by_key(const void *a, const void *b) {
-  const uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
-  return x < y ? -1 : x > y;
-}
-
-static exported export_sorted(tu_table *h) {
-  exported e = {NULL, NULL, 0};
-  uint64_t size = 0;
-  if (!CHECK_OK(h->table, gh_size(h->table, &size))) return e;
-  void *keys = tu_xmalloc((size_t)(size + 1) * 8u), *values = tu_xmalloc((size_t)(size + 1) * 8u);
-  if (CHECK_OK(h->table, gh_export(h->table, keys, h->value_bits ? values : NULL, size + 1, &e.count, NULL))) {
-    uint64_t *pairs = (uint64_t *)tu_xmalloc((size_t)(e.count + 1) * 16u);
-    uint64_t *k = (uint64_t *)tu_xmalloc((size_t)(e.count + 1) * 8u), *v = (uint64_t *)tu_xmalloc((size_t)(e.count + 1) * 8u);
-    tu_unpack(keys, e.count, h->key_bits, k);
-    if (h->value_bits) tu_unpack(values, e.count, h->value_bits, v);
-    for (uint64_t i = 0; i < e.count; ++i) pairs[2 * i] = k[i], pairs[2 * i + 1] = h->value_bits ? v[i] : 0;
-    qsort(pairs, (size_t)e.count, 16u, by_key);
-    for (uint64_t i = 0; i < e.count; ++i) k[i] = pairs[2 * i], v[i] = pairs[2 * i + 1];
-    e.keys = k, e.values = v;
-    free(pairs);
-  }
-  free(keys);
-  free(values);
-  return e;
-}
-
 /* The bulk table holds the ordinary table's keys; under GH_ADD also its values. */
 static void check_same_contents(tu_table *plain, tu_table *bulk, int same_values) {
-  exported a = export_sorted(plain), b = export_sorted(bulk);
-  if (CHECK(a.count == b.count, "the ordinary table exports %llu keys, the bulk one %llu", (unsigned long long)a.count,
-            (unsigned long long)b.count)) {
-    for (uint64_t i = 0; i < a.count; ++i) {
-      if (!CHECK(a.keys[i] == b.keys[i], "export position %llu (sorted): key 0x%llx in the ordinary table, 0x%llx in "
-                 "the bulk one", (unsigned long long)i, (unsigned long long)a.keys[i], (unsigned long long)b.keys[i]))
+  uint64_t *a_keys = NULL, *a_values = NULL, *b_keys = NULL, *b_values = NULL;
+  const uint64_t a = tu_export_sorted(plain->table, plain->key_bits, plain->value_bits, &a_keys, &a_values);
+  const uint64_t b = tu_export_sorted(bulk->table, bulk->key_bits, bulk->value_bits, &b_keys, &b_values);
+  if (a != UINT64_MAX && b != UINT64_MAX &&
+      CHECK(a == b, "the ordinary table exports %llu keys, the bulk one %llu", (unsigned long long)a,
+            (unsigned long long)b)) {
+    for (uint64_t i = 0; i < a; ++i) {
+      if (!CHECK(a_keys[i] == b_keys[i], "export position %llu (sorted): key 0x%llx in the ordinary table, 0x%llx in "
+                 "the bulk one", (unsigned long long)i, (unsigned long long)a_keys[i], (unsigned long long)b_keys[i]))
         break;
-      if (same_values && !CHECK(a.values[i] == b.values[i], "key 0x%llx: value %llu in the ordinary table, %llu in "
-                                "the bulk one", (unsigned long long)a.keys[i], (unsigned long long)a.values[i],
-                                (unsigned long long)b.values[i]))
+      if (same_values && a_values && !CHECK(a_values[i] == b_values[i], "key 0x%llx: value %llu in the ordinary table, "
+                                            "%llu in the bulk one", (unsigned long long)a_keys[i],
+                                            (unsigned long long)a_values[i], (unsigned long long)b_values[i]))
         break;
     }
   }
-  free(a.keys), free(a.values), free(b.keys), free(b.values);
+  free(a_keys), free(a_values), free(b_keys), free(b_values);
 }
 
 static void check_table(tu_table *h, const uint64_t *keys, uint64_t n) {
@@ -213,6 +185,7 @@ static void bulk_full_case(unsigned key_bits) {
       CHECK(tu_mentions_count(message, n - stored), "gh_last_error does not give the count %llu of keys that did "
             "not fit: \"%s\"", (unsigned long long)(n - stored), message);
       tu_ref_insert(&h.ref, keys, values, n, GH_OVERWRITE, missing);
+      tu_check_device_flags(&h, 1);
       free(missing);
       tu_set_phase("after");
       check_table(&h, keys, n);
@@ -267,16 +240,20 @@ static void part_large(void) {
   printf("  large: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 
-/* One batch of fresh keys through the tracker; returns the allocations it asked for. */
-static uint64_t tracked_batch(tu_table *h, tu_tracker *tracker, tu_rng *rng, uint64_t n, int with_failed_out) {
+/* One batch of fresh keys through the tracker (with a memory limit for the insert alone when
+ * limit is not 0); returns the allocations the insert asked for. */
+static uint64_t tracked_batch(tu_table *h, tu_tracker *tracker, tu_rng *rng, uint64_t n, int with_failed_out,
+                              size_t limit) {
   uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * 8u), *values = (uint64_t *)tu_xmalloc((size_t)n * 8u);
   tu_gen_unique_keys(rng, 32, n, &h->ref, keys);
   tu_gen_values(rng, 32, n, values);
   const uint64_t before = tu_tracker_requests(tracker, GH_MEMORY_HOST) + tu_tracker_requests(tracker, GH_MEMORY_DEVICE);
+  tu_tracker_set_limit(tracker, limit);
   if (with_failed_out)
     tu_insert(h, keys, values, n, GH_OVERWRITE, 0, NULL);
   else
     insert_batch(h, keys, values, n, GH_OVERWRITE, 0);
+  tu_tracker_set_limit(tracker, 0);
   const uint64_t asked =
       tu_tracker_requests(tracker, GH_MEMORY_HOST) + tu_tracker_requests(tracker, GH_MEMORY_DEVICE) - before;
   tu_check_find(h, keys, n, TU_FIND_VALUES | TU_FIND_FOUND);
@@ -293,7 +270,7 @@ static uint64_t staging_requests(tu_tracker *tracker, tu_rng *rng) {
   tu_table h;
   uint64_t asked = 0;
   if (tu_table_create(&h, &cfg)) {
-    asked = tracked_batch(&h, tracker, rng, 1000, 0);
+    asked = tracked_batch(&h, tracker, rng, 1000, 0, 0);
     tu_table_destroy(&h);
   }
   tu_tracker_reset(tracker);
@@ -307,9 +284,7 @@ static uint64_t staging_requests(tu_tracker *tracker, tu_rng *rng) {
 static int asks_for_bulk(tu_table *h, tu_tracker *tracker, tu_rng *rng, uint64_t n, int with_failed_out) {
   const size_t live = tu_tracker_live_bytes(tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(tracker, GH_MEMORY_DEVICE);
   const uint64_t refused = tu_tracker_limit_refusals(tracker);
-  tu_tracker_set_limit(tracker, live + (size_t)n * 10u + 1024u);
-  tracked_batch(h, tracker, rng, n, with_failed_out);
-  tu_tracker_set_limit(tracker, 0);
+  tracked_batch(h, tracker, rng, n, with_failed_out, live + (size_t)n * 10u + 1024u);
   return tu_tracker_limit_refusals(tracker) > refused;
 }
 
@@ -337,7 +312,7 @@ static void part_taken(void) {
   }
   const size_t live = tu_tracker_live_bytes(tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(tracker, GH_MEMORY_DEVICE);
   tu_set_phase("bulk_min_keys 1");
-  uint64_t asked = tracked_batch(&h, tracker, &rng, 20000, 0);
+  uint64_t asked = tracked_batch(&h, tracker, &rng, 20000, 0, 0);
   CHECK(asked == staging + 1u, "a batch asked for %llu allocations; the bulk insert takes one block besides the %llu "
         "of staging", (unsigned long long)asked, (unsigned long long)staging);
   CHECK(tu_tracker_live_bytes(tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(tracker, GH_MEMORY_DEVICE) == live,
@@ -346,7 +321,7 @@ static void part_taken(void) {
   CHECK(asks_for_bulk(&h, tracker, &rng, 20000, 0), "a batch under the limit did not ask for the bulk insert's block");
   tu_set_phase("the bulk insert's block refused: an armed failure");
   tu_tracker_fail_nth(tracker, staging + 1u);
-  tracked_batch(&h, tracker, &rng, 20000, 0);
+  tracked_batch(&h, tracker, &rng, 20000, 0, 0);
   CHECK(tu_tracker_injected(tracker), "the armed failure of the allocation after staging did not happen");
   tu_tracker_fail_nth(tracker, 0);
   tu_set_phase("with failed_out");

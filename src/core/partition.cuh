@@ -25,6 +25,40 @@ static const int kPartitionThreads = 256;
 /* Items a thread loads before it counts or places them: loads in flight together. */
 static const int kPartitionUnroll = 4;
 
+/* The lanes of the warp whose items share this lane's digit (a lane without an item passes
+ * gh_partition_none), their leader (the lowest), and this lane's rank among them: one shared-memory
+ * atomic per digit a warp, not per item. */
+static const unsigned gh_partition_none = 0xFFFFFFFFu;
+typedef struct gh_partition_peers {
+  unsigned mask, leader, rank;
+} gh_partition_peers;
+static __device__ __forceinline__ gh_partition_peers gh_partition_peers_of(unsigned digit) {
+  gh_partition_peers p;
+  const unsigned lane = threadIdx.x & 31u;
+  p.mask = __match_any_sync(0xFFFFFFFFu, digit);
+  p.leader = (unsigned)__ffs(p.mask) - 1u;
+  p.rank = __popc(p.mask & ((1u << lane) - 1u));
+  return p;
+}
+
+/* The items of the block's share, a warp's lanes and the unrolled loads alike in every lane (the
+ * loop bounds are the warp's), so that the peers of each step are found among the whole warp. */
+#define GH_PARTITION_FOR_ITEMS(s, n, share, items, active, body)                                         \
+  const uint64_t begin_ = (uint64_t)blockIdx.x * (share), end_ = begin_ + (share) < (n) ? begin_ + (share) : (n); \
+  const uint64_t step_ = (uint64_t)blockDim.x * kPartitionUnroll;                                        \
+  for (uint64_t first_ = begin_ + (threadIdx.x & ~31u); first_ < end_; first_ += step_) {                \
+    typename Source::item items[kPartitionUnroll];                                                       \
+    _Pragma("unroll") for (int u_ = 0; u_ < kPartitionUnroll; ++u_) {                                    \
+      const uint64_t i_ = first_ + (threadIdx.x & 31u) + (uint64_t)u_ * blockDim.x;                     \
+      if (i_ < end_) items[u_] = (s).load(i_);                                                            \
+    }                                                                                                    \
+    _Pragma("unroll") for (int u_ = 0; u_ < kPartitionUnroll; ++u_) {                                    \
+      const int active = first_ + (threadIdx.x & 31u) + (uint64_t)u_ * blockDim.x < end_;                \
+      const typename Source::item &item = items[u_];                                                     \
+      body                                                                                               \
+    }                                                                                                    \
+  }
+
 template <typename Source>
 __global__ void __launch_bounds__(kPartitionThreads) gh_partition_count_kernel(Source s, uint64_t n, uint64_t share,
                                                                            unsigned digits,
@@ -32,17 +66,11 @@ __global__ void __launch_bounds__(kPartitionThreads) gh_partition_count_kernel(S
   extern __shared__ unsigned gh_partition_counts[];
   for (unsigned d = threadIdx.x; d < digits; d += blockDim.x) gh_partition_counts[d] = 0u;
   __syncthreads();
-  const uint64_t begin = (uint64_t)blockIdx.x * share, end = begin + share < n ? begin + share : n;
-  const uint64_t step = (uint64_t)blockDim.x * kPartitionUnroll;
-  for (uint64_t first = begin + threadIdx.x; first < end; first += step) {
-    typename Source::item items[kPartitionUnroll];
-#pragma unroll
-    for (int u = 0; u < kPartitionUnroll; ++u)
-      if (first + (uint64_t)u * blockDim.x < end) items[u] = s.load(first + (uint64_t)u * blockDim.x);
-#pragma unroll
-    for (int u = 0; u < kPartitionUnroll; ++u)
-      if (first + (uint64_t)u * blockDim.x < end) atomicAdd(&gh_partition_counts[s.digit(items[u])], 1u);
-  }
+  GH_PARTITION_FOR_ITEMS(s, n, share, items, active, {
+    const unsigned digit = active ? s.digit(item) : gh_partition_none;
+    const gh_partition_peers p = gh_partition_peers_of(digit);
+    if (active && p.rank == 0) atomicAdd(&gh_partition_counts[digit], (unsigned)__popc(p.mask));
+  })
   __syncthreads();
   /* Digit-major: the scan then gives each (digit, block) its place. */
   for (unsigned d = threadIdx.x; d < digits; d += blockDim.x)
@@ -53,23 +81,25 @@ template <typename Source>
 __global__ void __launch_bounds__(kPartitionThreads) gh_partition_scatter_kernel(Source s, uint64_t n, uint64_t share,
                                                                              unsigned digits,
                                                                              const unsigned long long *places) {
-  extern __shared__ unsigned long long gh_partition_cursors[];
-  for (unsigned d = threadIdx.x; d < digits; d += blockDim.x)
-    gh_partition_cursors[d] = places[(uint64_t)d * gridDim.x + blockIdx.x];
-  __syncthreads();
-  const uint64_t begin = (uint64_t)blockIdx.x * share, end = begin + share < n ? begin + share : n;
-  const uint64_t step = (uint64_t)blockDim.x * kPartitionUnroll;
-  for (uint64_t first = begin + threadIdx.x; first < end; first += step) {
-    typename Source::item items[kPartitionUnroll];
-#pragma unroll
-    for (int u = 0; u < kPartitionUnroll; ++u)
-      if (first + (uint64_t)u * blockDim.x < end) items[u] = s.load(first + (uint64_t)u * blockDim.x);
-#pragma unroll
-    for (int u = 0; u < kPartitionUnroll; ++u)
-      if (first + (uint64_t)u * blockDim.x < end)
-        s.store(atomicAdd(&gh_partition_cursors[s.digit(items[u])], 1ull), items[u]);
+  /* Each digit's place for this block, and the items placed there so far (a block's share fits
+   * 32 bits). */
+  extern __shared__ unsigned long long gh_partition_places[];
+  unsigned *placed = (unsigned *)(gh_partition_places + digits);
+  for (unsigned d = threadIdx.x; d < digits; d += blockDim.x) {
+    gh_partition_places[d] = places[(uint64_t)d * gridDim.x + blockIdx.x];
+    placed[d] = 0u;
   }
+  __syncthreads();
+  GH_PARTITION_FOR_ITEMS(s, n, share, items, active, {
+    const unsigned digit = active ? s.digit(item) : gh_partition_none;
+    const gh_partition_peers p = gh_partition_peers_of(digit);
+    unsigned before = 0;
+    if (active && p.rank == 0) before = atomicAdd(&placed[digit], (unsigned)__popc(p.mask));
+    before = __shfl_sync(0xFFFFFFFFu, before, (int)p.leader);
+    if (active) s.store(gh_partition_places[digit] + before + p.rank, item);
+  })
 }
+#undef GH_PARTITION_FOR_ITEMS
 
 /* Items a block takes: enough that each of its runs is long (coalesced writes), few enough blocks
  * that the (digit, block) counts stay small. */
@@ -111,7 +141,8 @@ static gh_status gh__cuda_partition(gh_table *t, const Source &s, uint64_t n, un
                                                          (char *)scratch + counts_bytes, temp_bytes, stream);
   if (status != GH_OK) return status;
   gh_partition_scatter_kernel<Source>
-      <<<blocks, kPartitionThreads, digits * sizeof(unsigned long long), on>>>(s, n, share, digits, counts);
+      <<<blocks, kPartitionThreads, digits * (sizeof(unsigned long long) + sizeof(unsigned)), on>>>(s, n, share, digits,
+                                                                                                 counts);
   GH_CUDA_TRY(t, cudaGetLastError(), "the partition's scatter kernel");
   return GH_OK;
 }
