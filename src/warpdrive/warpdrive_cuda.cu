@@ -93,7 +93,7 @@ struct wd_round_source {
   const void *keys, *values, *pending;
   void *sorted;
   uint32_t attempt;
-  unsigned regions;
+  uint64_t region_scale;
   __device__ item load(uint64_t i) const {
     const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
     if (pending) return gh_slot_read(gh_wd_format(&g), (const char *)pending + i * g.slot_bytes);
@@ -102,7 +102,7 @@ struct wd_round_source {
   __device__ unsigned digit(const item &entry) const {
     const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
     const uint64_t key = gh_slot_bits_key(gh_wd_format(&g), entry);
-    return gh_wd_region_of(&g, gh_wd_probe_at(&g, key, attempt).window, regions);
+    return gh_wd_region_of(gh_wd_probe_at(&g, key, attempt).window, region_scale);
   }
   __device__ void store(uint64_t to, const item &entry) const {
     const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
@@ -112,8 +112,9 @@ struct wd_round_source {
 
 template <unsigned KB, unsigned VB>
 static gh_status wd_partition(gh_table *t, const gh_wd_round *r, void *stream) {
-  const wd_round_source<KB, VB> source = {state(t)->geometry, r->keys, r->values, r->pending,
-                                          r->sorted,          r->attempt, r->regions};
+  const gh_wd_geometry *g = &state(t)->geometry;
+  const wd_round_source<KB, VB> source = {*g,        r->keys,    r->values, r->pending,
+                                          r->sorted, r->attempt, gh_wd_region_scale(g, r->regions)};
   return gh__cuda_partition(t, source, r->n, r->regions, r->work, r->work_bytes, stream);
 }
 

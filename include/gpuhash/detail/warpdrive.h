@@ -127,17 +127,23 @@ GH_HD gh_probe gh_wd_probe_begin(const gh_wd_geometry *g, uint64_t key) {
 }
 
 /* Key's probe sequence from its window number `attempt` on (the bulk insert resumes keys there,
- * round by round; attempt stays small, so attempt * step cannot overflow). */
+ * round by round, so attempt stays small): stepped there as a walk would, with no 64-bit
+ * division, which the GPU emulates in tens of instructions. */
 GH_HD gh_probe gh_wd_probe_at(const gh_wd_geometry *g, uint64_t key, uint32_t attempt) {
   gh_probe p = gh_wd_probe_begin(g, key);
-  p.window = (p.window + (uint64_t)attempt * p.step % g->window_count) % g->window_count;
-  p.attempt = attempt;
+  while (p.attempt < attempt) gh_probe_next(&p, g->window_count);
   return p;
 }
 
-/* The cache region of a window: the table's windows cut into `regions` equal ranges. */
-GH_HD unsigned gh_wd_region_of(const gh_wd_geometry *g, uint64_t window, unsigned regions) {
-  return (unsigned)(window * regions / g->window_count);
+/* The bulk insert's cache regions: the table's windows cut into `regions` (at most 2^16) ranges
+ * of nearly equal size, a window's region found by a multiply and a shift. The scale is
+ * floor(regions * 2^32 / window_count), so window * scale < regions * 2^32 (no overflow for
+ * tables under 2^40 windows) and every region number is below `regions`. */
+GH_HD uint64_t gh_wd_region_scale(const gh_wd_geometry *g, unsigned regions) {
+  return ((uint64_t)regions << 32) / g->window_count;
+}
+GH_HD unsigned gh_wd_region_of(uint64_t window, uint64_t region_scale) {
+  return (unsigned)((window * region_scale) >> 32);
 }
 
 /* How many slots each lane reads in the library's kernels: a window is read in pieces of up to 16
