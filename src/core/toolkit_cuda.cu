@@ -71,17 +71,48 @@ extern "C" gh_status gh__cuda_exclusive_sum_u64(gh_table *t, const uint64_t *in,
   });
 }
 
-extern "C" size_t gh__cuda_exclusive_sum_u64_temp_bytes(uint64_t count) {
+/* ---- Sorting records by a small digit (the bulk insert's rounds) ---------------------------------- */
+
+/* A 16-byte record moved as one value. */
+struct gh_record16 {
+  unsigned long long lo, hi;
+};
+
+template <typename Record>
+static cudaError_t sort_by_digit_typed(void *temp, size_t &bytes, const uint16_t *digits_in, uint16_t *digits_out,
+                                       const void *records_in, void *records_out, uint64_t n, unsigned digit_bits,
+                                       cudaStream_t stream) {
+  return cub::DeviceRadixSort::SortPairs(temp, bytes, digits_in, digits_out, (const Record *)records_in,
+                                         (Record *)records_out, (int64_t)n, 0, (int)digit_bits, stream);
+}
+
+static cudaError_t sort_by_digit(void *temp, size_t &bytes, const uint16_t *digits_in, uint16_t *digits_out,
+                                 const void *records_in, void *records_out, uint64_t n, unsigned record_bytes,
+                                 unsigned digit_bits, cudaStream_t stream) {
+  if (record_bytes == 4)
+    return sort_by_digit_typed<uint32_t>(temp, bytes, digits_in, digits_out, records_in, records_out, n, digit_bits,
+                                         stream);
+  if (record_bytes == 8)
+    return sort_by_digit_typed<uint64_t>(temp, bytes, digits_in, digits_out, records_in, records_out, n, digit_bits,
+                                         stream);
+  return sort_by_digit_typed<gh_record16>(temp, bytes, digits_in, digits_out, records_in, records_out, n, digit_bits,
+                                          stream);
+}
+
+extern "C" size_t gh__cuda_sort_by_digit_temp_bytes(uint64_t n, unsigned record_bytes) {
   size_t bytes = 0;
-  cub::DeviceScan::ExclusiveSum(NULL, bytes, (const uint64_t *)NULL, (uint64_t *)NULL, (int64_t)count);
+  sort_by_digit(NULL, bytes, NULL, NULL, NULL, NULL, n, record_bytes, 16, 0);
   return bytes;
 }
 
-extern "C" gh_status gh__cuda_exclusive_sum_u64_in(gh_table *t, const uint64_t *in, uint64_t *out, uint64_t count,
-                                                   void *temp, size_t temp_bytes, void *stream) {
+extern "C" gh_status gh__cuda_sort_by_digit(gh_table *t, const uint16_t *digits_in, uint16_t *digits_out,
+                                            const void *records_in, void *records_out, uint64_t n,
+                                            unsigned record_bytes, unsigned digit_bits, void *temp, size_t temp_bytes,
+                                            void *stream) {
   size_t bytes = temp_bytes;
-  GH_CUDA_TRY(t, cub::DeviceScan::ExclusiveSum(temp, bytes, in, out, (int64_t)count, (cudaStream_t)stream),
-              "CUB exclusive scan");
+  GH_CUDA_TRY(t, sort_by_digit(temp, bytes, digits_in, digits_out, records_in, records_out, n, record_bytes,
+                               digit_bits, (cudaStream_t)stream),
+              "CUB radix sort by digit");
   return GH_OK;
 }
 

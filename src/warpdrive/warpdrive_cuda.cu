@@ -13,7 +13,6 @@
 #include "gpuhash/warpdrive.cuh"
 
 #include "core/kernels.cuh"
-#include "core/partition.cuh"
 
 extern "C" {
 #include "core/toolkit.h"
@@ -84,38 +83,59 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
 
 /* ---- The bulk insert's steps (warpdrive_table.h) ------------------------------------------------ */
 
-/* The entries of a round for the partition (core/partition.cuh): the batch's pairs packed into
- * slots (round 0) or the slots passed on, by the region of window `attempt`. */
+/* The partition of a round, before the sort: each entry's region (of its window `attempt`), and in
+ * round 0 the batch's pairs packed into slots. */
 template <unsigned KB, unsigned VB>
-struct wd_round_source {
-  typedef gh_slot_bits item;
-  gh_wd_geometry geometry;
-  const void *keys, *values, *pending;
-  void *sorted;
-  uint32_t attempt;
-  uint64_t region_scale;
-  __device__ item load(uint64_t i) const {
-    const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-    if (pending) return gh_slot_read(gh_wd_format(&g), (const char *)pending + i * g.slot_bytes);
-    return gh_wd_pack(&g, gh__read_word(keys, i, KB), VB ? gh__read_word(values, i, VB) : 0);
+__global__ void wd_regions_kernel(gh_wd_geometry geometry, const void *keys, const void *values, void *entries,
+                                  int pack, uint64_t n, uint32_t attempt, uint64_t region_scale, uint16_t *regions) {
+  const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
+  const gh_slot_format f = gh_wd_format(&g);
+  for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) {
+    uint64_t key;
+    if (pack) {
+      key = gh__read_word(keys, i, KB);
+      gh_slot_write(f, (char *)entries + i * f.slot_bytes, gh_wd_pack(&g, key, VB ? gh__read_word(values, i, VB) : 0));
+    } else {
+      key = gh_slot_bits_key(f, gh_slot_read(f, (const char *)entries + i * f.slot_bytes));
+    }
+    regions[i] = (uint16_t)gh_wd_region_of(gh_wd_probe_at(&g, key, attempt).window, region_scale);
   }
-  __device__ unsigned digit(const item &entry) const {
-    const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-    const uint64_t key = gh_slot_bits_key(gh_wd_format(&g), entry);
-    return gh_wd_region_of(gh_wd_probe_at(&g, key, attempt).window, region_scale);
-  }
-  __device__ void store(uint64_t to, const item &entry) const {
-    const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-    gh_slot_write(gh_wd_format(&g), (char *)sorted + to * g.slot_bytes, entry);
-  }
-};
+}
+
+/* The partition's work space: the regions before and after the sort, and the sort's own. */
+static size_t rounded(size_t bytes) { return (bytes + 255u) / 256u * 256u; }
+static size_t cuda_partition_bytes(gh_table *t, uint64_t n, unsigned regions) {
+  (void)regions;
+  return 2u * rounded((size_t)n * sizeof(uint16_t)) +
+         gh__cuda_sort_by_digit_temp_bytes(n, state(t)->geometry.slot_bytes);
+}
+
+/* Bits of a region number. */
+static unsigned region_bits(unsigned regions) {
+  unsigned bits = 1;
+  while ((1u << bits) < regions) ++bits;
+  return bits;
+}
 
 template <unsigned KB, unsigned VB>
 static gh_status wd_partition(gh_table *t, const gh_wd_round *r, void *stream) {
-  const gh_wd_geometry *g = &state(t)->geometry;
-  const wd_round_source<KB, VB> source = {*g,        r->keys,    r->values, r->pending,
-                                          r->sorted, r->attempt, gh_wd_region_scale(g, r->regions)};
-  return gh__cuda_partition(t, source, r->n, r->regions, r->work, r->work_bytes, stream);
+  gh_wd_geometry g = state(t)->geometry;
+  /* Round 0 packs the batch into the passed entries' buffer (free until the round), then every
+   * round sorts that buffer into r->sorted. */
+  const void *keys = r->keys, *values = r->values;
+  void *entries = r->pending ? (void *)r->pending : r->passed;
+  int pack = r->pending == NULL;
+  uint64_t n = r->n, region_scale = gh_wd_region_scale(&g, r->regions);
+  uint32_t attempt = r->attempt;
+  const size_t regions_bytes = rounded((size_t)n * sizeof(uint16_t));
+  uint16_t *regions_in = (uint16_t *)r->work, *regions_out = (uint16_t *)((char *)r->work + regions_bytes);
+  void *args[] = {&g, (void *)&keys, (void *)&values, &entries, &pack, &n, &attempt, &region_scale, &regions_in};
+  gh_status status = gh__cuda_launch(t, (const void *)wd_regions_kernel<KB, VB>, n, kLaunch.block_threads, args, stream);
+  if (status == GH_OK)
+    status = gh__cuda_sort_by_digit(t, regions_in, regions_out, entries, r->sorted, n, g.slot_bytes,
+                                    region_bits(r->regions), (char *)r->work + 2u * regions_bytes,
+                                    r->work_bytes - 2u * regions_bytes, stream);
+  return status;
 }
 
 /* Entries a warp of the round kernel holds back before it appends them to the passed ones with one
@@ -123,54 +143,71 @@ static gh_status wd_partition(gh_table *t, const gh_wd_round *r, void *stream) {
  * 10 ms on an H100 at 2^27 keys. */
 static const unsigned kRoundHeld = 128;
 static const unsigned kRoundWarps = 256 / 32;
+/* Steps of a block's groups in a chunk of the round kernel. */
+static const unsigned kRoundChunkSteps = 8;
 
-/* A round: each entry tries its window `attempt` (the last round: walks on from there). The loop
- * runs whole warps alike (a warp's groups take consecutive entries); each warp gathers its passed
- * entries in shared memory and appends them to `passed` a batch at a time. */
+/* Appends a warp's `holding` held entries to `passed` with one atomic (every lane calls it). */
+static __device__ __forceinline__ void append_held(gh_slot_format f, const gh_slot_bits *held, unsigned holding,
+                                                   void *passed, unsigned long long *cursor) {
+  const unsigned lane = threadIdx.x % 32u;
+  __syncwarp();
+  const uint64_t base = __shfl_sync(0xFFFFFFFFu, gh_warp_reserve_n(cursor, lane == 0 ? holding : 0u), 0);
+  for (unsigned k = lane; k < holding; k += 32u) gh_slot_write(f, (char *)passed + (base + k) * f.slot_bytes, held[k]);
+  __syncwarp();
+}
+
+/* A round: each entry tries its window `attempt` (the last round: walks on from there). Blocks take
+ * chunks of consecutive entries in order, as they finish the last, so that the entries in work at
+ * any time stay within a short span of the sorted order, one region's windows in cache (a
+ * grid-stride loop lets its warps drift apart over the round: on an H100 at 2^27 keys its first
+ * round read 6 GB from memory, the table 5 times over). Each warp gathers its passed entries in
+ * shared memory and appends them a batch at a time. */
 template <unsigned KB, unsigned VB>
 __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
     wd_round_kernel(gh_wd_geometry geometry, void *slots, const void *entries, uint64_t n, uint32_t attempt, int last,
                     int policy, void *passed, gh_wd_counters *counters) {
   __shared__ gh_slot_bits held_entries[kRoundWarps][kRoundHeld];
+  __shared__ unsigned long long chunk_first;
   gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
   if (!last) g.max_probe_windows = attempt + 1u;
   const gh_slot_format f = gh_wd_format(&g);
   const gh_device_group group = gh_device_group_make(g.window_width);
   const unsigned lane = threadIdx.x % 32u, warp = threadIdx.x / 32u;
-  const uint64_t per_warp = 32u / g.window_width, in_warp = lane / g.window_width;
+  const uint64_t per_block = blockDim.x / g.window_width, mine = threadIdx.x / g.window_width;
   gh_slot_bits *held = held_entries[warp];
   unsigned inserted = 0, failed = 0, flags = 0, holding = 0;
-  for (uint64_t first = gh_thread_index() / 32u * per_warp; first < n; first += gh_grid_threads() / 32u * per_warp) {
-    const uint64_t i = first + in_warp;
-    gh_slot_bits entry = {0, 0};
-    int passes = 0;
-    if (i < n) {
-      entry = gh_slot_read(f, (const char *)entries + i * f.slot_bytes);
-      const gh_wd_outcome outcome = gh_wd_insert_group(&g, slots, group, gh_slot_bits_key(f, entry),
-                                                       gh_slot_bits_value(f, entry), policy, attempt);
-      passes = outcome == GH_WD_NOT_FITTED && !last;
-      if (group.rank == 0 && !passes) {
-        inserted += outcome == GH_WD_INSERTED;
-        failed += outcome == GH_WD_NOT_FITTED;
-        flags |= gh_wd_outcome_flags(outcome);
+  for (;;) {
+    if (threadIdx.x == 0) chunk_first = atomicAdd(&counters->call.work, per_block * kRoundChunkSteps);
+    __syncthreads();
+    const uint64_t from = chunk_first;
+    __syncthreads();
+    if (from >= n) break;
+    for (unsigned step = 0; step < kRoundChunkSteps; ++step) {
+      const uint64_t i = from + step * per_block + mine;
+      gh_slot_bits entry = {0, 0};
+      int passes = 0;
+      if (i < n) {
+        entry = gh_slot_read(f, (const char *)entries + i * f.slot_bytes);
+        const gh_wd_outcome outcome = gh_wd_insert_group(&g, slots, group, gh_slot_bits_key(f, entry),
+                                                         gh_slot_bits_value(f, entry), policy, attempt);
+        passes = outcome == GH_WD_NOT_FITTED && !last;
+        if (group.rank == 0 && !passes) {
+          inserted += outcome == GH_WD_INSERTED;
+          failed += outcome == GH_WD_NOT_FITTED;
+          flags |= gh_wd_outcome_flags(outcome);
+        }
+      }
+      const int holds = passes && group.rank == 0;
+      const unsigned holders = __ballot_sync(0xFFFFFFFFu, holds);
+      if (holds) held[holding + __popc(holders & ((1u << lane) - 1u))] = entry;
+      holding += __popc(holders);
+      if (holding > kRoundHeld - 32u) {
+        append_held(f, held, holding, passed, &counters->call.cursor);
+        holding = 0;
       }
     }
-    const unsigned holders = __ballot_sync(0xFFFFFFFFu, passes && group.rank == 0);
-    if (passes && group.rank == 0) held[holding + __popc(holders & ((1u << lane) - 1u))] = entry;
-    holding += __popc(holders);
-    if (holding > kRoundHeld - 32u) {
-      __syncwarp();
-      const uint64_t at = gh_warp_reserve_n(&counters->call.cursor, lane == 0 ? holding : 0u);
-      const uint64_t base = __shfl_sync(0xFFFFFFFFu, at, 0);
-      for (unsigned k = lane; k < holding; k += 32u) gh_slot_write(f, (char *)passed + (base + k) * f.slot_bytes, held[k]);
-      holding = 0;
-      __syncwarp();
-    }
   }
-  __syncwarp();
-  const uint64_t at = gh_warp_reserve_n(&counters->call.cursor, lane == 0 ? holding : 0u);
-  const uint64_t base = __shfl_sync(0xFFFFFFFFu, at, 0);
-  for (unsigned k = lane; k < holding; k += 32u) gh_slot_write(f, (char *)passed + (base + k) * f.slot_bytes, held[k]);
+  append_held(f, held, holding, passed, &counters->call.cursor);
   gh_warp_add(&counters->size, inserted);
   gh_warp_add(&counters->call.failed, failed);
   gh_warp_or(&counters->status, flags);
@@ -307,8 +344,8 @@ static gh_status cuda_round(gh_table *t, const gh_wd_round *r, const void *entri
 }
 
 /* MEASURE: the default's batch floor, 2^20 keys. */
-static const gh_wd_bulk_backend cuda_bulk = {cuda_region_bytes, 1ull << 20, gh__cuda_partition_scratch_bytes,
-                                             cuda_partition, cuda_round};
+static const gh_wd_bulk_backend cuda_bulk = {cuda_region_bytes, 1ull << 20, cuda_partition_bytes, cuda_partition,
+                                             cuda_round};
 
 static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
                              uint8_t *failed_out, uint64_t *failed, void *stream) {

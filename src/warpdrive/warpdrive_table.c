@@ -314,7 +314,7 @@ gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const voi
   if (!bulk_applies(t, b, n, regions, failed_out)) return GH_OK;
   /* (16-byte slots and the work space stay aligned: every part is a multiple of 256 bytes) */
   const size_t copy_bytes = ((size_t)n * w->geometry.slot_bytes + 255u) / 256u * 256u;
-  const size_t work_bytes = b->partition_bytes(n, regions);
+  const size_t work_bytes = b->partition_bytes(t, n, regions);
   gh_scratch scratch = {NULL, 0, w->kind, 0, NULL};
   if (gh__scratch_alloc_on(t, &scratch, 2u * copy_bytes + work_bytes, stream) != GH_OK) {
     gh__clear_error(t); /* not an error: the ordinary insert runs */
@@ -331,7 +331,7 @@ gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const voi
     r.last = r.attempt + 1u >= w->geometry.max_probe_windows || r.attempt + 1u >= GH_WD_BULK_MAX_ROUNDS ||
              (r.attempt > 0 && r.n <= direct_below);
     const int sorts = !(r.last && r.attempt > 0);
-    gh_wd_call_counters after = {0, 0, 0};
+    gh_wd_call_counters after = {0, 0, 0, 0};
     if (sorts) status = b->partition(t, &r, stream);
     if (status == GH_OK) status = b->round(t, &r, sorts ? r.sorted : r.pending, &after, stream);
     if (status != GH_OK) break;

@@ -11,7 +11,8 @@
 typedef struct gh_wd_call_counters {
   unsigned long long failed; /* keys that did not fit (insert) */
   unsigned long long erased; /* keys erased (erase) */
-  unsigned long long cursor; /* output position (export) */
+  unsigned long long cursor; /* output position (export; the bulk insert's passed entries) */
+  unsigned long long work;   /* the next entries to take (the bulk insert's rounds) */
 } gh_wd_call_counters;
 
 /* Counters kept beside the slots (device memory for CUDA). */
@@ -72,7 +73,7 @@ typedef struct gh_wd_bulk_backend {
   uint64_t default_min_keys; /* for bulk_min_keys = 0 (UINT64_MAX: never) */
   /* The partition's work space for up to n entries in `regions` runs: taken with the entries'
    * copies before anything changes, so that no round fails for memory. */
-  size_t (*partition_bytes)(uint64_t n, unsigned regions);
+  size_t (*partition_bytes)(gh_table *t, uint64_t n, unsigned regions);
   /* r->sorted = the round's entries (r->pending, or the batch) in runs by the region of their
    * window r->attempt. */
   gh_status (*partition)(gh_table *t, const gh_wd_round *r, void *stream);
