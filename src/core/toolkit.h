@@ -129,8 +129,9 @@ gh_status gh__run_length_encode(gh_table *t, const void *keys_in, uint64_t n, un
 gh_status gh__select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
                              unsigned index_bits, uint64_t *count_out, void *stream);
 
-/* Digits a multisplit takes at most (gh__host_partition here, gh__cuda_sort_by_digit on the GPU). */
-#define GH_PARTITION_MAX_DIGITS 2048u
+/* Digits a multisplit takes at most (gh__host_partition here, gh__cuda_sort_by_digit's 16 bits on
+ * the GPU). */
+#define GH_PARTITION_MAX_DIGITS 65536u
 
 /* The host backends' multisplit: items 0 .. n - 1 into runs by digit(ctx, i) < digits, in order
  * inside a run; move(ctx, i, to) puts item i at position `to` of the caller's output. places:

@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
  * round 0 the batch's pairs packed into slots. */
 template <unsigned KB, unsigned VB>
 __global__ void wd_regions_kernel(gh_wd_geometry geometry, const void *keys, const void *values, void *entries,
-                                  int pack, uint64_t n, uint32_t attempt, uint64_t region_scale, uint16_t *regions) {
+                                  int pack, uint64_t n, uint32_t attempt, unsigned region_shift, uint16_t *regions) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
   const gh_slot_format f = gh_wd_format(&g);
   for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) {
@@ -98,16 +98,69 @@ __global__ void wd_regions_kernel(gh_wd_geometry geometry, const void *keys, con
     } else {
       key = gh_slot_bits_key(f, gh_slot_read(f, (const char *)entries + i * f.slot_bytes));
     }
-    regions[i] = (uint16_t)gh_wd_region_of(gh_wd_probe_at(&g, key, attempt).window, region_scale);
+    regions[i] = (uint16_t)gh_wd_region_of(gh_wd_probe_at(&g, key, attempt).window, region_shift);
   }
 }
 
-/* The partition's work space: the regions before and after the sort, and the sort's own. */
+/* Appends a warp's `holding` held entries to `passed` with one atomic (every lane calls it). */
+static __device__ __forceinline__ void append_held(gh_slot_format f, const gh_slot_bits *held, unsigned holding,
+                                                   void *passed, unsigned long long *cursor) {
+  const unsigned lane = threadIdx.x % 32u;
+  __syncwarp();
+  const uint64_t base = __shfl_sync(0xFFFFFFFFu, gh_warp_reserve_n(cursor, lane == 0 ? holding : 0u), 0);
+  for (unsigned k = lane; k < holding; k += 32u) gh_slot_write(f, (char *)passed + (base + k) * f.slot_bytes, held[k]);
+  __syncwarp();
+}
+
+/* Where each region's entries lie in the sorted order: bounds[r] its first, bounds[regions + r]
+ * one past its last (both 0 for a region without entries, zeroed before). */
+__global__ void wd_region_bounds_kernel(const uint16_t *sorted, uint64_t n, unsigned regions,
+                                        unsigned long long *bounds) {
+  for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) {
+    const unsigned r = sorted[i];
+    if (i == 0 || sorted[i - 1u] != r) bounds[r] = i;
+    if (i + 1u == n || sorted[i + 1u] != r) bounds[regions + r] = i + 1u;
+  }
+}
+
+/* The bulk insert's rounds build each region in shared memory, a block a region, where the slots
+ * are 4 or 8 bytes (one CAS-able word); 16-byte slots go through L2 (wd_round_kernel, regions of a
+ * quarter of the L2). MEASURE: 64 KB regions leave room for two blocks an SM. */
+static const size_t kRegionBytes = 64u * 1024u;
+static const int kRegionThreads = 512;
+
+static int builds_in_shared(const gh_wd_geometry &g) { return g.slot_bytes <= 8u; }
+
+static size_t cuda_region_bytes(gh_table *t) {
+  if (builds_in_shared(state(t)->geometry)) return kRegionBytes;
+  int device = 0, l2 = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
+  return l2 >= 4 ? (size_t)l2 / 4u : 1u;
+}
+
+/* The partition's work space: the regions before and after the sort, the regions' bounds, and the
+ * sort's own. */
 static size_t rounded(size_t bytes) { return (bytes + 255u) / 256u * 256u; }
 static size_t cuda_partition_bytes(gh_table *t, uint64_t n, unsigned regions) {
-  (void)regions;
-  return 2u * rounded((size_t)n * sizeof(uint16_t)) +
+  return 2u * rounded((size_t)n * sizeof(uint16_t)) + rounded(2u * (size_t)regions * sizeof(unsigned long long)) +
          gh__cuda_sort_by_digit_temp_bytes(n, state(t)->geometry.slot_bytes);
+}
+
+/* The pieces of the work space. */
+typedef struct wd_work {
+  uint16_t *regions_in, *regions_out;
+  unsigned long long *bounds;
+  void *sort_temp;
+  size_t sort_bytes;
+} wd_work;
+static wd_work work_of(const gh_wd_round *r) {
+  const size_t regions_bytes = rounded((size_t)r->n * sizeof(uint16_t));
+  const size_t bounds_bytes = rounded(2u * (size_t)r->regions * sizeof(unsigned long long));
+  char *at = (char *)r->work;
+  wd_work w = {(uint16_t *)at, (uint16_t *)(at + regions_bytes), (unsigned long long *)(at + 2u * regions_bytes),
+               at + 2u * regions_bytes + bounds_bytes, r->work_bytes - 2u * regions_bytes - bounds_bytes};
+  return w;
 }
 
 /* Bits of a region number. */
@@ -125,18 +178,132 @@ static gh_status wd_partition(gh_table *t, const gh_wd_round *r, void *stream) {
   const void *keys = r->keys, *values = r->values;
   void *entries = r->pending ? (void *)r->pending : r->passed;
   int pack = r->pending == NULL;
-  uint64_t n = r->n, region_scale = gh_wd_region_scale(&g, r->regions);
+  uint64_t n = r->n;
   uint32_t attempt = r->attempt;
-  const size_t regions_bytes = rounded((size_t)n * sizeof(uint16_t));
-  uint16_t *regions_in = (uint16_t *)r->work, *regions_out = (uint16_t *)((char *)r->work + regions_bytes);
-  void *args[] = {&g, (void *)&keys, (void *)&values, &entries, &pack, &n, &attempt, &region_scale, &regions_in};
+  unsigned shift = r->region_shift, regions = r->regions;
+  const wd_work w = work_of(r);
+  uint16_t *regions_in = w.regions_in;
+  unsigned long long *bounds = w.bounds;
+  void *args[] = {&g, (void *)&keys, (void *)&values, &entries, &pack, &n, &attempt, &shift, &regions_in};
   gh_status status = gh__cuda_launch(t, (const void *)wd_regions_kernel<KB, VB>, n, kLaunch.block_threads, args, stream);
   if (status == GH_OK)
-    status = gh__cuda_sort_by_digit(t, regions_in, regions_out, entries, r->sorted, n, g.slot_bytes,
-                                    region_bits(r->regions), (char *)r->work + 2u * regions_bytes,
-                                    r->work_bytes - 2u * regions_bytes, stream);
+    status = gh__cuda_sort_by_digit(t, w.regions_in, w.regions_out, entries, r->sorted, n, g.slot_bytes,
+                                    region_bits(regions), w.sort_temp, w.sort_bytes, stream);
+  if (status == GH_OK) status = gh__fill(t, bounds, 0, 2u * (size_t)regions * sizeof *bounds, stream);
+  void *bound_args[] = {(void *)&w.regions_out, &n, &regions, &bounds};
+  if (status == GH_OK)
+    status = gh__cuda_launch(t, (const void *)wd_region_bounds_kernel, n, kLaunch.block_threads, bound_args, stream);
   return status;
 }
+
+/* One entry of a region built in shared memory (4- or 8-byte slots: one word each, W), its window
+ * `window` of the region: the rules of the walk (gpuhash/detail/warpdrive.h) on one window and no
+ * tombstones: the key where it is (the policy applied), else the first empty slot claimed; a lost
+ * claim reads the window again. GH_WD_NOT_FITTED: the window is full without the key. */
+template <typename W, unsigned KB, unsigned VB>
+static __device__ gh_wd_outcome region_insert(const gh_wd_geometry &g, W *window, uint64_t key, uint64_t value,
+                                              int policy) {
+  const gh_slot_format f = gh_wd_format(&g);
+  const W empty = (W)~0ull, mine = (W)gh_wd_pack(&g, key, value).lo;
+  for (;;) {
+    unsigned first_empty = g.window_width;
+    for (unsigned lane = 0; lane < g.window_width; ++lane) {
+      W seen = window[lane];
+      if (gh_slot_bits_key(f, gh_slot_bits{(uint64_t)seen, ~0ull}) == key) {
+        /* The policy's value, by CAS on the whole slot (sets have nothing to merge). */
+        for (;;) {
+          const uint64_t stored = gh_slot_bits_value(f, gh_slot_bits{(uint64_t)seen, ~0ull});
+          const uint64_t merged = VB ? gh_policy_combine(policy, VB, stored, value) : stored;
+          if (merged == stored) return GH_WD_UPDATED;
+          const W before = atomicCAS(&window[lane], seen, (W)gh_wd_pack(&g, key, merged).lo);
+          if (before == seen) return GH_WD_UPDATED;
+          seen = before;
+        }
+      }
+      if (seen == empty && first_empty == g.window_width) first_empty = lane;
+    }
+    if (first_empty == g.window_width) return GH_WD_NOT_FITTED;
+    if (atomicCAS(&window[first_empty], empty, mine) == empty) return GH_WD_INSERTED;
+  }
+}
+
+/* The word of a 4- or 8-byte slot. */
+template <bool FOUR_BYTES>
+struct wd_slot_word {
+  typedef unsigned long long type;
+};
+template <>
+struct wd_slot_word<true> {
+  typedef unsigned int type;
+};
+
+/* Entries a warp holds back before it appends them to the passed ones with one atomic. */
+static const unsigned kRegionHeld = 64;
+
+/* A round of the bulk insert over regions in shared memory: block r loads region r's slots, its
+ * threads insert the region's entries there (a thread an entry: a window is a few shared-memory
+ * words), and the block writes the slots back. Entries whose window was full are passed on. */
+template <unsigned KB, unsigned VB>
+__global__ void __launch_bounds__(kRegionThreads)
+    wd_region_kernel(gh_wd_geometry geometry, void *slots, const void *entries, const unsigned long long *bounds,
+                     unsigned regions, unsigned region_shift, uint32_t attempt, int policy, void *passed,
+                     gh_wd_counters *counters) {
+  typedef typename wd_slot_word<KB + VB <= 32u>::type W;
+  extern __shared__ unsigned long long gh_region_words[];
+  __shared__ gh_slot_bits held_entries[kRegionThreads / 32][kRegionHeld];
+  const uint64_t begin = bounds[blockIdx.x], end = bounds[regions + blockIdx.x];
+  if (begin == end) return;
+  const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
+  const gh_slot_format f = gh_wd_format(&g);
+  W *region = (W *)gh_region_words;
+  const uint64_t first_window = (uint64_t)blockIdx.x << region_shift;
+  const uint64_t windows_here = g.window_count - first_window < (1ull << region_shift) ? g.window_count - first_window
+                                                                                      : (1ull << region_shift);
+  W *table = (W *)slots + first_window * g.window_width;
+  for (uint64_t j = threadIdx.x; j < windows_here * g.window_width; j += blockDim.x) region[j] = table[j];
+  __syncthreads();
+  const unsigned lane = threadIdx.x % 32u;
+  gh_slot_bits *held = held_entries[threadIdx.x / 32u];
+  unsigned inserted = 0, flags = 0, holding = 0;
+  for (uint64_t i = begin + threadIdx.x - lane; i < end; i += blockDim.x) {
+    gh_slot_bits entry = {0, 0};
+    int passes = 0;
+    if (i + lane < end) {
+      entry = gh_slot_read(f, (const char *)entries + (i + lane) * f.slot_bytes);
+      const uint64_t key = gh_slot_bits_key(f, entry), value = gh_slot_bits_value(f, entry);
+      const gh_wd_outcome outcome =
+          gh_wd_is_sentinel(key, KB)
+              ? gh_wd_side_insert(&g, slots, key, value, policy)
+              : region_insert<W, KB, VB>(g, region + (gh_wd_probe_at(&g, key, attempt).window - first_window) * g.window_width,
+                                         key, value, policy);
+      passes = outcome == GH_WD_NOT_FITTED;
+      inserted += outcome == GH_WD_INSERTED;
+      if (!passes) flags |= gh_wd_outcome_flags(outcome);
+    }
+    const unsigned holders = __ballot_sync(0xFFFFFFFFu, passes);
+    if (passes) held[holding + __popc(holders & ((1u << lane) - 1u))] = entry;
+    holding += __popc(holders);
+    if (holding > kRegionHeld - 32u) {
+      append_held(f, held, holding, passed, &counters->call.cursor);
+      holding = 0;
+    }
+  }
+  append_held(f, held, holding, passed, &counters->call.cursor);
+  gh_warp_add(&counters->size, inserted);
+  gh_warp_or(&counters->status, flags);
+  __syncthreads();
+  for (uint64_t j = threadIdx.x; j < windows_here * g.window_width; j += blockDim.x) table[j] = region[j];
+}
+
+/* The region kernel of a width pair, or NULL where slots take 16 bytes (those go through L2). */
+template <unsigned KB, unsigned VB, bool ONE_WORD = (KB + VB <= 64u)>
+struct wd_region_kernel_of {
+  static const void *get(void) { return (const void *)wd_region_kernel<KB, VB>; }
+};
+template <unsigned KB, unsigned VB>
+struct wd_region_kernel_of<KB, VB, false> {
+  static const void *get(void) { return NULL; }
+};
 
 /* Entries a warp of the round kernel holds back before it appends them to the passed ones with one
  * atomic: one atomic a warp and step (about 3 entries at load 0.9) queued on the one counter for
@@ -145,16 +312,6 @@ static const unsigned kRoundHeld = 128;
 static const unsigned kRoundWarps = 256 / 32;
 /* Steps of a block's groups in a chunk of the round kernel. */
 static const unsigned kRoundChunkSteps = 8;
-
-/* Appends a warp's `holding` held entries to `passed` with one atomic (every lane calls it). */
-static __device__ __forceinline__ void append_held(gh_slot_format f, const gh_slot_bits *held, unsigned holding,
-                                                   void *passed, unsigned long long *cursor) {
-  const unsigned lane = threadIdx.x % 32u;
-  __syncwarp();
-  const uint64_t base = __shfl_sync(0xFFFFFFFFu, gh_warp_reserve_n(cursor, lane == 0 ? holding : 0u), 0);
-  for (unsigned k = lane; k < holding; k += 32u) gh_slot_write(f, (char *)passed + (base + k) * f.slot_bytes, held[k]);
-  __syncwarp();
-}
 
 /* A round: each entry tries its window `attempt` (the last round: walks on from there). Blocks take
  * chunks of consecutive entries in order, as they finish the last, so that the entries in work at
@@ -289,16 +446,17 @@ __global__ void wd_export_kernel(gh_wd_geometry geometry, void *slots, void *key
 
 /* The kernels of one (key, value) width pair. */
 typedef struct wd_kernels {
-  const void *insert, *find, *erase, *export_all, *round;
+  const void *insert, *find, *erase, *export_all, *round, *region;
   gh_status (*partition)(gh_table *t, const gh_wd_round *r, void *stream);
 } wd_kernels;
 
 static wd_kernels kernels_for(const gh_wd_geometry &g) {
-  wd_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL};
+  wd_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 #define GH_WD_KERNELS_CASE(kb, vb)                                                            \
   if (g.key_bits == kb && g.value_bits == vb) {                                               \
     k.insert = (const void *)wd_insert_kernel<kb, vb>;                                        \
     k.round = (const void *)wd_round_kernel<kb, vb>;                                          \
+    k.region = wd_region_kernel_of<kb, vb>::get();                                            \
     k.partition = wd_partition<kb, vb>;                                                       \
     k.find = (const void *)wd_find_kernel<kb, vb>;                                            \
     k.erase = (const void *)wd_erase_kernel<kb, vb>;                                          \
@@ -318,22 +476,38 @@ static gh_status run_counted(gh_table *t, const void *kernel, uint64_t threads, 
 
 /* ---- Ops -------------------------------------------------------------------------------------- */
 
-/* A quarter of the L2: the region being claimed stays cached next to the entries streaming through. */
-static size_t cuda_region_bytes(gh_table *t) {
-  (void)t;
-  int device = 0, l2 = 0;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
-  return l2 >= 4 ? (size_t)l2 / 4u : 1u;
-}
-
 static gh_status cuda_partition(gh_table *t, const gh_wd_round *r, void *stream) {
   return kernels_for(state(t)->geometry).partition(t, r, stream);
+}
+
+/* A round over the regions in shared memory: a block a region (a region without entries returns at
+ * once), counted as run_counted does. */
+static gh_status region_round(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
+                              void *stream) {
+  gh_wd_table *w = state(t);
+  gh_wd_geometry g = w->geometry;
+  const void *kernel = kernels_for(g).region;
+  unsigned regions = r->regions, shift = r->region_shift;
+  uint32_t attempt = r->attempt;
+  int policy = r->policy;
+  void *passed = r->passed;
+  const unsigned long long *bounds = work_of(r).bounds;
+  void *args[] = {&g, &w->slots, (void *)&entries, (void *)&bounds, &regions, &shift, &attempt, &policy, &passed,
+                  &w->counters};
+  const size_t shared = ((size_t)1u << shift) * g.window_width * g.slot_bytes;
+  gh_status status = gh__fill(t, &w->counters->call, 0, sizeof *after, stream);
+  if (status != GH_OK) return status;
+  GH_CUDA_TRY(t, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared),
+              "cudaFuncSetAttribute (the region kernel's shared memory)");
+  GH_CUDA_TRY(t, cudaLaunchKernel(kernel, dim3(regions), dim3(kRegionThreads), args, shared, (cudaStream_t)stream),
+              "the region kernel's launch");
+  return gh__to_host(t, after, &w->counters->call, sizeof *after, stream);
 }
 
 static gh_status cuda_round(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
                             void *stream) {
   gh_wd_table *w = state(t);
+  if (!r->last && builds_in_shared(w->geometry)) return region_round(t, r, entries, after, stream);
   gh_wd_geometry g = w->geometry;
   uint64_t n = r->n;
   uint32_t attempt = r->attempt;

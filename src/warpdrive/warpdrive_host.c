@@ -58,7 +58,6 @@ typedef struct host_round {
   gh_wd_geometry limited; /* non-last rounds: the probe limit cut to the round's one window */
   const void *entries;
   uint64_t passed;        /* entries passed on so far (atomic) */
-  uint64_t region_scale;  /* gh_wd_region_scale */
 } host_round;
 
 static gh_slot_bits round_entry(const host_round *h, uint64_t i) {
@@ -73,7 +72,7 @@ static unsigned entry_region(const void *context, uint64_t i) {
   const host_round *h = (const host_round *)context;
   const gh_wd_geometry *g = &h->w->geometry;
   const uint64_t key = gh_slot_bits_key(gh_wd_format(g), round_entry(h, i));
-  return gh_wd_region_of(gh_wd_probe_at(g, key, h->r->attempt).window, h->region_scale);
+  return (unsigned)gh_wd_region_of(gh_wd_probe_at(g, key, h->r->attempt).window, h->r->region_shift);
 }
 
 static void move_entry(const void *context, uint64_t i, uint64_t to) {
@@ -88,7 +87,7 @@ static size_t host_partition_bytes(gh_table *t, uint64_t n, unsigned regions) {
 }
 
 static gh_status host_partition(gh_table *t, const gh_wd_round *r, void *stream) {
-  host_round h = {state(t), r, state(t)->geometry, NULL, 0, gh_wd_region_scale(&state(t)->geometry, r->regions)};
+  host_round h = {state(t), r, state(t)->geometry, NULL, 0};
   (void)stream;
   gh__host_partition(r->n, r->regions, entry_region, move_entry, &h, (uint64_t *)r->work);
   return GH_OK;
@@ -122,7 +121,7 @@ static gh_counters round_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_round_step(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
                                  void *stream) {
   gh_wd_table *w = state(t);
-  host_round h = {w, r, w->geometry, entries, 0, 0};
+  host_round h = {w, r, w->geometry, entries, 0};
   (void)stream;
   if (!r->last) h.limited.max_probe_windows = r->attempt + 1u;
   const gh_counters counted = gh__parallel_for(r->n, t->config.host_threads, round_chunk, &h);

@@ -279,37 +279,40 @@ gh_status gh__wd_compact(gh_table *t, void *stream) {
 
 /* ---- The cache-partitioned bulk insert (warpdrive_table.h) ---------------------------------------- */
 
-/* The default takes tables of at least this many regions (smaller ones sit in the cache anyway),
- * and batches of this many keys per region: a run shorter than what the resident groups take at
- * once would spread them over several regions. */
+/* The default takes tables of at least this many regions (smaller ones sit in the cache anyway). */
 #define GH_WD_BULK_MIN_REGIONS 4u
-#define GH_WD_BULK_KEYS_PER_REGION (1ull << 16)
-/* Rounds sort their entries while more than this many (and more than a sixteenth of the batch)
- * remain: the last few walk on unsorted, where a partition would cost more in launches than it
- * saves. */
+/* Rounds sort their entries while more than this many (and more than a sixteenth of the batch,
+ * and a quarter of the table's windows) remain: the last few walk on unsorted, where a partition
+ * would cost more in launches, and a round over the whole table in shared memory (the CUDA
+ * backend's) more in reading and writing it, than it saves. */
 #define GH_WD_BULK_DIRECT_BELOW (1ull << 16)
 /* The last round at the latest: it walks the rest of the sequences. */
 #define GH_WD_BULK_MAX_ROUNDS 32u
 
-static unsigned bulk_regions(gh_table *t, const gh_wd_bulk_backend *b) {
-  const size_t region = b->region_bytes(t);
-  const uint64_t wanted = (state(t)->slots_bytes + region - 1u) / region;
-  if (wanted > GH_PARTITION_MAX_DIGITS) return GH_PARTITION_MAX_DIGITS;
-  return wanted ? (unsigned)wanted : 1u;
+/* Regions of the largest power of two of windows that fits the backend's region; 0 when that
+ * makes more than a partition takes. */
+static unsigned bulk_regions(gh_table *t, const gh_wd_bulk_backend *b, unsigned *shift) {
+  const gh_wd_geometry *g = &state(t)->geometry;
+  const uint64_t fit = b->region_bytes(t) / ((uint64_t)g->window_width * g->slot_bytes);
+  *shift = 0;
+  while ((2ull << *shift) <= fit) *shift += 1u;
+  const uint64_t regions = (g->window_count + (1ull << *shift) - 1u) >> *shift;
+  return regions <= GH_PARTITION_MAX_DIGITS ? (unsigned)regions : 0u;
 }
 
 static int bulk_applies(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, unsigned regions,
                         const uint8_t *failed_out) {
-  if (state(t)->tombstones_possible || failed_out != NULL || n == 0) return 0;
+  if (state(t)->tombstones_possible || failed_out != NULL || n == 0 || regions == 0) return 0;
   if (t->config.bulk_min_keys != 0) return n >= t->config.bulk_min_keys;
-  return n >= b->default_min_keys && regions >= GH_WD_BULK_MIN_REGIONS && n / regions >= GH_WD_BULK_KEYS_PER_REGION;
+  return n >= b->default_min_keys && regions >= GH_WD_BULK_MIN_REGIONS;
 }
 
 gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const void *keys, const void *values,
                              uint64_t n, int policy, const uint8_t *failed_out, uint64_t *failed, int *taken,
                              void *stream) {
   gh_wd_table *w = state(t);
-  const unsigned regions = bulk_regions(t, b);
+  unsigned shift = 0;
+  const unsigned regions = bulk_regions(t, b, &shift);
   *taken = 0;
   if (!bulk_applies(t, b, n, regions, failed_out)) return GH_OK;
   /* (16-byte slots and the work space stay aligned: every part is a multiple of 256 bytes) */
@@ -322,9 +325,10 @@ gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const voi
   }
   *taken = 1;
   *failed = 0;
-  const uint64_t direct_below = n / 16u < GH_WD_BULK_DIRECT_BELOW ? n / 16u : GH_WD_BULK_DIRECT_BELOW;
+  uint64_t direct_below = n / 16u < GH_WD_BULK_DIRECT_BELOW ? n / 16u : GH_WD_BULK_DIRECT_BELOW;
+  if (direct_below < w->geometry.window_count / 4u) direct_below = w->geometry.window_count / 4u;
   char *base = (char *)scratch.ptr;
-  gh_wd_round r = {keys,   values, NULL, n, 0u, regions, 0, policy, base, base + copy_bytes, base + 2u * copy_bytes,
+  gh_wd_round r = {keys, values, NULL, n, 0u, regions, shift, 0, policy, base, base + copy_bytes, base + 2u * copy_bytes,
                    work_bytes};
   gh_status status = GH_OK;
   for (;;) {

@@ -48,7 +48,7 @@ gh_status gh__wd_take_flags(gh_table *t, unsigned *flags);
 gh_status gh__wd_compact(gh_table *t, void *stream);
 
 /* ---- The cache-partitioned bulk insert (gh_config.bulk_min_keys) --------------------------------
- * Round r: the entries still pending (the batch itself in round 0) are put in runs by the cache
+ * Round r: the entries still pending (the batch itself in round 0) are put in runs by the
  * region of window r of their probe sequences, and each tries that window alone; those that found
  * it full without their key pass to round r + 1. On a table without tombstones a full window
  * stays full, so a key that reaches window r has windows 0 .. r - 1 full and keyless, as the
@@ -59,7 +59,8 @@ typedef struct gh_wd_round {
   const void *pending;       /* later rounds: the entries (in slot format) that passed, or NULL */
   uint64_t n;
   uint32_t attempt;          /* the window number every entry of the round tries */
-  unsigned regions;          /* runs of the partition: the table's windows in equal ranges */
+  unsigned regions;          /* runs of the partition: the table's windows in ranges of 2^region_shift */
+  unsigned region_shift;
   int last;
   int policy;
   void *sorted;              /* the partition's output: n slots in runs by region */
@@ -69,7 +70,7 @@ typedef struct gh_wd_round {
 } gh_wd_round;
 
 typedef struct gh_wd_bulk_backend {
-  size_t (*region_bytes)(gh_table *t);
+  size_t (*region_bytes)(gh_table *t); /* the most a region may hold */
   uint64_t default_min_keys; /* for bulk_min_keys = 0 (UINT64_MAX: never) */
   /* The partition's work space for up to n entries in `regions` runs: taken with the entries'
    * copies before anything changes, so that no round fails for memory. */

@@ -135,16 +135,8 @@ GH_HD gh_probe gh_wd_probe_at(const gh_wd_geometry *g, uint64_t key, uint32_t at
   return p;
 }
 
-/* The bulk insert's cache regions: the table's windows cut into `regions` (at most 2^16) ranges
- * of nearly equal size, a window's region found by a multiply and a shift. The scale is
- * floor(regions * 2^32 / window_count), so window * scale < regions * 2^32 (no overflow for
- * tables under 2^40 windows) and every region number is below `regions`. */
-GH_HD uint64_t gh_wd_region_scale(const gh_wd_geometry *g, unsigned regions) {
-  return ((uint64_t)regions << 32) / g->window_count;
-}
-GH_HD unsigned gh_wd_region_of(uint64_t window, uint64_t region_scale) {
-  return (unsigned)((window * region_scale) >> 32);
-}
+/* The bulk insert's regions: runs of 2^shift consecutive windows (the last one shorter). */
+GH_HD uint64_t gh_wd_region_of(uint64_t window, unsigned shift) { return window >> shift; }
 
 /* How many slots each lane reads in the library's kernels: a window is read in pieces of up to 16
  * bytes, one load each (16 / slot_bytes slots, or the whole window where it is narrower), so a key
