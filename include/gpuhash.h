@@ -252,18 +252,19 @@ typedef struct gh_config {
   unsigned bin_vertices;
   /* ---- appended after 0.6 ---- */
   /* warpdrive: batches of at least this many keys take the cache-partitioned bulk insert. It runs
-   * in rounds: round r puts the keys still pending in runs by the cache region (a quarter of the
-   * device's L2; 256 KB on the host) that holds window r of their probe sequences, then each key
-   * tries that one window, run after run, so that the windows being claimed sit in cache. Keys
-   * whose window was full go on to the next round; the last few (under 2^16) walk on from their
-   * next window as an ordinary insert does. The table is one the ordinary insert could have built
-   * (every key on its probe sequence with no empty slot before it, once); the call's results,
-   * counts, flags and failures are the same. It needs scratch for two copies of the batch's pairs
-   * (without it the ordinary insert runs), and it is not taken for a batch with failed_out (whose
-   * per-key report follows the batch's order) or a table with tombstones (from an erase, until
-   * gh_compact or gh_clear). 0 = the default: on the CUDA backend, batches of at least 2^20 keys
-   * and 2^16 keys per region into tables of at least four regions; never on the host backend.
-   * 1 = every batch it can take; UINT64_MAX = never. */
+   * in rounds: round r sorts the keys still pending by the region of the table (a run of windows:
+   * 64 KB on the CUDA backend, built in a block's shared memory where slots take 4 or 8 bytes, a
+   * quarter of the L2 where they take 16; 256 KB on the host) that holds window r of their probe
+   * sequences, then each key tries that one window, region after region. Keys whose window was
+   * full go on to the next round; the last few walk on from their next window as an ordinary
+   * insert does. The table is one the ordinary insert could have built (every key on its probe
+   * sequence with no empty slot before it, once); the call's results, counts, flags and failures
+   * are the same. It needs scratch for two copies of the batch's pairs (without it the ordinary
+   * insert runs), and it is not taken for a batch with failed_out (whose per-key report follows
+   * the batch's order) or a table with tombstones (from an erase, until gh_compact or gh_clear).
+   * 0 = the default: on the CUDA backend, tables of 4- or 8-byte slots and at least four regions,
+   * batches of at least 2^20 keys and one key per window; never on the host backend. 1 = every
+   * batch it can take; UINT64_MAX = never. */
   uint64_t bulk_min_keys;
 } gh_config;
 

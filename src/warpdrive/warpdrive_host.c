@@ -1,7 +1,5 @@
 /* warpdrive_host.c - the warpdrive design on CPU threads: the same slots, probe sequences and
  * state machine as the GPU (gpuhash/detail/warpdrive.h), one key per thread at a time, C11 atomics for CAS. */
-#include <stdint.h>
-
 #include "core/parallel.h"
 #include "core/toolkit.h"
 #include "core/words.h"
@@ -42,8 +40,9 @@ static gh_counters insert_chunk(void *context, uint64_t begin, uint64_t end) {
 
 /* ---- The bulk insert's steps (warpdrive_table.h) --------------------------------------------------
  * Not the default here (gh_config.bulk_min_keys = 0 leaves it off): CPU caches are small and the
- * partition runs on one thread. It runs when asked, with the GPU's rounds, so that the host backend
- * tests them. */
+ * partition runs on one thread. It runs when asked, with the GPU's rounds (a thread an entry on the
+ * table itself, where the GPU builds regions in shared memory), so that the host backend tests
+ * them. */
 static const size_t kHostRegionBytes = 256u * 1024u;
 
 static size_t host_region_bytes(gh_table *t) {
@@ -131,8 +130,13 @@ static gh_status host_round_step(gh_table *t, const gh_wd_round *r, const void *
   return GH_OK;
 }
 
-static const gh_wd_bulk_backend host_bulk = {host_region_bytes, UINT64_MAX, host_partition_bytes, host_partition,
-                                             host_round_step};
+static int host_takes_by_default(gh_table *t, uint64_t n, unsigned regions) {
+  (void)t, (void)n, (void)regions;
+  return 0;
+}
+
+static const gh_wd_bulk_backend host_bulk = {host_region_bytes, host_takes_by_default, host_partition_bytes,
+                                             host_partition, host_round_step};
 
 static gh_status host_insert(gh_table *t, const void *keys, const void *values, uint64_t n,
                              gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream) {

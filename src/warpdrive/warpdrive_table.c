@@ -279,8 +279,6 @@ gh_status gh__wd_compact(gh_table *t, void *stream) {
 
 /* ---- The cache-partitioned bulk insert (warpdrive_table.h) ---------------------------------------- */
 
-/* The default takes tables of at least this many regions (smaller ones sit in the cache anyway). */
-#define GH_WD_BULK_MIN_REGIONS 4u
 /* Rounds sort their entries while more than this many (and more than a sixteenth of the batch,
  * and a quarter of the table's windows) remain: the last few walk on unsorted, where a partition
  * would cost more in launches, and a round over the whole table in shared memory (the CUDA
@@ -304,7 +302,7 @@ static int bulk_applies(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, un
                         const uint8_t *failed_out) {
   if (state(t)->tombstones_possible || failed_out != NULL || n == 0 || regions == 0) return 0;
   if (t->config.bulk_min_keys != 0) return n >= t->config.bulk_min_keys;
-  return n >= b->default_min_keys && regions >= GH_WD_BULK_MIN_REGIONS;
+  return b->takes_by_default(t, n, regions);
 }
 
 gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const void *keys, const void *values,

@@ -71,7 +71,9 @@ typedef struct gh_wd_round {
 
 typedef struct gh_wd_bulk_backend {
   size_t (*region_bytes)(gh_table *t); /* the most a region may hold */
-  uint64_t default_min_keys; /* for bulk_min_keys = 0 (UINT64_MAX: never) */
+  /* gh_config.bulk_min_keys = 0: whether the bulk insert takes a batch of n keys into `regions`
+   * regions. */
+  int (*takes_by_default)(gh_table *t, uint64_t n, unsigned regions);
   /* The partition's work space for up to n entries in `regions` runs: taken with the entries'
    * copies before anything changes, so that no round fails for memory. */
   size_t (*partition_bytes)(gh_table *t, uint64_t n, unsigned regions);
