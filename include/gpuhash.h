@@ -261,7 +261,9 @@ typedef struct gh_config {
    * sequence with no empty slot before it, once); the call's results, counts, flags and failures
    * are the same. It needs scratch for two copies of the batch's pairs (without it the ordinary
    * insert runs), and it is not taken for a batch with failed_out (whose per-key report follows
-   * the batch's order) or a table with tombstones (from an erase, until gh_compact or gh_clear).
+   * the batch's order), a table with tombstones (from an erase, until gh_compact or gh_clear), or
+   * a table whose device view was taken (gh_get_device_view: kernels of the caller's may insert
+   * alongside, and a region written back whole would lose their keys).
    * 0 = the default: on the CUDA backend, tables of 4- or 8-byte slots and at least four regions,
    * batches of at least 2^20 keys and one key per window; never on the host backend. 1 = every
    * batch it can take; UINT64_MAX = never. */

@@ -11,18 +11,22 @@
  *           out-of-band ones among them), under GH_ADD (every copy counted once) and GH_KEEP_FIRST.
  *           After each batch both tables validate (every key on its probe sequence, no empty slot
  *           before it, once), gh_find, gh_contains, the size and the export agree with the
- *           reference, and the two hold the same keys (under GH_ADD the same values). On the host
- *           the tables span 4 to 16 cache regions of 256 KB, so the rounds' partitions are tested
- *           too; a probe limit of two windows at load 0.95: GH_ERR_TABLE_FULL with the count of
- *           keys that did not fit, every other key stored, the table valid
- *   large   (CUDA) a table of 2^23 slots (several L2 regions) filled to 0.9 in one batch of the
- *           default size rule (bulk_min_keys 0), against the reference and an ordinary table
+ *           reference, and the two hold the same keys (under GH_ADD the same values); GH_MIN, GH_MAX
+ *           and GH_OVERWRITE once each. On the host the tables span 3 to 9 regions of 256 KB (on
+ *           the GPU 64 KB regions in shared memory: 16 to 32 of them), so the rounds' partitions are
+ *           tested too; a probe limit of two windows at load 0.95: GH_ERR_TABLE_FULL with the count
+ *           of keys that did not fit, every other key stored, the table valid
+ *   large   (CUDA) a table of 2^23 slots (1024 regions of 64 KB) filled to 0.9 in one batch under
+ *           the default rule (bulk_min_keys 0), which takes the bulk insert (its one block of
+ *           scratch asked for), against the reference and an ordinary table; 64-bit keys and values
+ *           (16-byte slots: rounds through L2, several quarter-L2 regions) in a table of 2^22 slots
  *   taken   when the bulk insert runs, through an allocator that records requests: a batch with
  *           the default bulk_min_keys on the host takes no scratch; with bulk_min_keys 1 it takes
  *           one block (the entries' two copies and the partition's work space) and gives it back;
  *           not with failed_out, and not after an erase (tombstones) until gh_compact; when that
  *           block is refused (an armed failure, or a memory limit) the batch goes in the ordinary
- *           way: GH_OK, no error text, the table as the reference says
+ *           way: GH_OK, no error text, the table as the reference says; (CUDA) not after
+ *           gh_get_device_view
  *   config  bulk_min_keys given back by gh_get_config; a config of the size before the field (a
  *           program built against the older header) gets the default, 0
  *
@@ -140,7 +144,8 @@ static void bulk_case(unsigned key_bits, unsigned value_bits, unsigned group_siz
     insert_batch(&bulk, keys, values, n, p, 0);
     check_table(&plain, keys, n);
     check_table(&bulk, keys, n);
-    check_same_contents(&plain, &bulk, p == GH_ADD);
+    /* (GH_ADD, GH_MIN and GH_MAX give one value whatever the order) */
+    check_same_contents(&plain, &bulk, p == GH_ADD || p == GH_MIN || p == GH_MAX);
   }
   free(pool), free(keys), free(values);
   tu_table_destroy(&plain);
@@ -206,37 +211,58 @@ static void part_bulk(void) {
         bulk_case(widths[w][0], widths[w][1], groups[g], loads[l], GH_ADD);
         if (widths[w][1] == 32 && groups[g] == 4) bulk_case(widths[w][0], widths[w][1], groups[g], loads[l], GH_KEEP_FIRST);
       }
+  static const gh_dup_policy others[] = {GH_MIN, GH_MAX, GH_OVERWRITE};
+  for (size_t p = 0; p < sizeof others / sizeof others[0]; ++p) bulk_case(32, 32, 4, 0.95, others[p]);
   bulk_full_case(32);
   bulk_full_case(64);
   printf("  bulk: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 
-/* (CUDA) a table of several L2 regions, the default size rule. */
+/* (CUDA) one batch filling a large table to load 0.9: the ordinary insert's table and the bulk
+ * insert's (asked for by bulk_min_keys, or left to the default) hold the same pairs; the bulk one
+ * asked for its block of scratch. */
+static void large_case(unsigned key_bits, unsigned value_bits, uint64_t slots, uint64_t bulk_min_keys) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(wd_seed, key_bits, value_bits, slots));
+  tu_set_context("large: %llu slots k%u v%u g4 load 0.9, bulk_min_keys %llu seed 0x%016llx", (unsigned long long)slots,
+                 key_bits, value_bits, (unsigned long long)bulk_min_keys, (unsigned long long)wd_seed);
+  tu_tracker *tracker = tu_tracker_new();
+  tu_table plain, bulk;
+  gh_config a = wd_config(key_bits, value_bits, 4, slots, UINT64_MAX), b = wd_config(key_bits, value_bits, 4, slots, bulk_min_keys);
+  tu_tracker_attach(tracker, &a);
+  tu_tracker_attach(tracker, &b);
+  if (tu_table_create(&plain, &a)) {
+    if (tu_table_create(&bulk, &b)) {
+      const uint64_t n = (uint64_t)(0.9 * (double)plain.capacity);
+      uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * 8u), *values = (uint64_t *)tu_xmalloc((size_t)n * 8u);
+      tu_gen_unique_keys(&rng, key_bits, n, NULL, keys);
+      tu_gen_values(&rng, value_bits, n, values);
+      tu_set_phase("one batch");
+      uint64_t before = tu_tracker_requests(tracker, GH_MEMORY_DEVICE) + tu_tracker_requests(tracker, GH_MEMORY_HOST);
+      insert_batch(&plain, keys, values, n, GH_OVERWRITE, 0);
+      uint64_t middle = tu_tracker_requests(tracker, GH_MEMORY_DEVICE) + tu_tracker_requests(tracker, GH_MEMORY_HOST);
+      insert_batch(&bulk, keys, values, n, GH_OVERWRITE, 0);
+      uint64_t after = tu_tracker_requests(tracker, GH_MEMORY_DEVICE) + tu_tracker_requests(tracker, GH_MEMORY_HOST);
+      CHECK(after - middle == middle - before + 1u, "the bulk table's insert asked for %llu allocations, the ordinary "
+            "one's %llu: the bulk insert's block was not asked for", (unsigned long long)(after - middle),
+            (unsigned long long)(middle - before));
+      check_table(&bulk, keys, n);
+      check_same_contents(&plain, &bulk, 1);
+      free(keys), free(values);
+      tu_table_destroy(&bulk);
+    }
+    tu_table_destroy(&plain);
+  }
+  tu_tracker_check_clean(tracker, "after gh_destroy");
+  tu_tracker_delete(tracker);
+}
+
 static void part_large(void) {
   if (wd_backend != GH_BACKEND_CUDA) {
     printf("  large: on the CUDA backend only (the host's default never takes the bulk insert)\n");
     return;
   }
-  tu_rng rng = tu_rng_make(tu_mix_seed(wd_seed, 23, 90, 0));
-  tu_set_context("large: 2^23 slots k32 v32 g4 load 0.9, default bulk_min_keys seed 0x%016llx",
-                 (unsigned long long)wd_seed);
-  tu_table plain, bulk;
-  gh_config a = wd_config(32, 32, 4, 1ull << 23, UINT64_MAX), b = wd_config(32, 32, 4, 1ull << 23, 0);
-  if (!tu_table_create(&plain, &a)) return;
-  if (tu_table_create(&bulk, &b)) {
-    const uint64_t n = (uint64_t)(0.9 * (double)plain.capacity);
-    uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * 8u), *values = (uint64_t *)tu_xmalloc((size_t)n * 8u);
-    tu_gen_unique_keys(&rng, 32, n, NULL, keys);
-    tu_gen_values(&rng, 32, n, values);
-    tu_set_phase("one batch");
-    insert_batch(&plain, keys, values, n, GH_OVERWRITE, 0);
-    insert_batch(&bulk, keys, values, n, GH_OVERWRITE, 0);
-    check_table(&bulk, keys, n);
-    check_same_contents(&plain, &bulk, 1);
-    free(keys), free(values);
-    tu_table_destroy(&bulk);
-  }
-  tu_table_destroy(&plain);
+  large_case(32, 32, 1ull << 23, 0);
+  large_case(64, 64, 1ull << 22, 1);
   printf("  large: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 
@@ -340,6 +366,13 @@ static void part_taken(void) {
   tu_set_phase("after gh_clear");
   tu_clear(&h);
   CHECK(asks_for_bulk(&h, tracker, &rng, 2000, 0), "a batch after gh_clear did not ask for the bulk insert");
+  if (wd_backend == GH_BACKEND_CUDA) {
+    tu_set_phase("after gh_get_device_view");
+    gh_device_view view;
+    if (CHECK_OK(h.table, gh_get_device_view(h.table, &view)))
+      CHECK(!asks_for_bulk(&h, tracker, &rng, 2000, 0), "a batch into a table whose device view was taken asked for "
+            "the bulk insert");
+  }
   tu_table_destroy(&h);
   tu_tracker_check_clean(tracker, "after gh_destroy");
   tu_tracker_delete(tracker);

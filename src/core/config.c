@@ -250,8 +250,9 @@ gh_status gh__config_read(const gh_config *c, gh_config *full, char *message, si
   }
   if (!gh__config_size_known(c->struct_size))
     return invalid(message, size, "config.struct_size = %zu is not the size of a released gh_config (%zu, %zu, "
-                   "%zu or %zu bytes): start from gh_config_default(), which sets it", c->struct_size,
-                   (size_t)GH_CONFIG_FIRST_SIZE, (size_t)GH_CONFIG_0_3_SIZE, (size_t)GH_CONFIG_0_4_SIZE, sizeof *full);
+                   "%zu, %zu, %zu or %zu bytes): start from gh_config_default(), which sets it", c->struct_size,
+                   (size_t)GH_CONFIG_FIRST_SIZE, (size_t)GH_CONFIG_0_3_SIZE, (size_t)GH_CONFIG_0_4_SIZE,
+                   (size_t)GH_CONFIG_0_5_SIZE, (size_t)GH_CONFIG_0_6_PADDED_SIZE, sizeof *full);
   /* The fields the caller's header has come from the caller; the ones added since, defaults. */
   set_defaults(full, c->design);
   memcpy(full, c, c->struct_size);

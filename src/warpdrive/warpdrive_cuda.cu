@@ -203,12 +203,14 @@ static gh_status wd_partition(gh_table *t, const gh_wd_round *r, void *stream) {
 template <typename W, unsigned KB, unsigned VB>
 static __device__ gh_wd_outcome region_insert(const gh_wd_geometry &g, W *window, uint64_t key, uint64_t value,
                                               int policy) {
+  /* (other threads CAS these words: every read goes to shared memory) */
+  const volatile W *seen_at = window;
   const gh_slot_format f = gh_wd_format(&g);
   const W empty = (W)~0ull, mine = (W)gh_wd_pack(&g, key, value).lo;
   for (;;) {
     unsigned first_empty = g.window_width;
     for (unsigned lane = 0; lane < g.window_width; ++lane) {
-      W seen = window[lane];
+      W seen = seen_at[lane];
       if (gh_slot_bits_key(f, gh_slot_bits{(uint64_t)seen, ~0ull}) == key) {
         /* The policy's value, by CAS on the whole slot (sets have nothing to merge). */
         for (;;) {
@@ -564,7 +566,8 @@ static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *
   gh_wd_call_counters after;
   const gh_status status = run_counted(t, kernels_for(g).erase, n * lanes_per_key(g, GH_WD_BY_SLOT), args, &after, stream);
   if (status == GH_OK) *erased = after.erased;
-  if (status == GH_OK && after.erased) w->tombstones_possible = 1;
+  /* (a failure after the kernel ran may still have left tombstones) */
+  if (status != GH_OK || after.erased) w->tombstones_possible = 1;
   return status;
 }
 
@@ -602,6 +605,7 @@ static gh_status cuda_export(gh_table *t, void *keys_out, void *values_out, uint
 
 static gh_status cuda_device_view(gh_table *t, gh_device_view *view) {
   gh_wd_table *w = state(t);
+  w->device_view_given = 1;
   view->slots = w->slots;
   view->size = &w->counters->size;
   view->status_word = &w->counters->status;

@@ -95,9 +95,10 @@ void gh__wd_release(gh_table *t) {
 /* Every slot empty (all ones), size 0; queued on the stream. */
 gh_status gh__wd_clear(gh_table *t, void *stream) {
   gh_wd_table *w = state(t);
-  w->tombstones_possible = 0;
-  const gh_status status = gh__fill(t, w->slots, 0xFF, w->slots_bytes, stream);
-  return status == GH_OK ? gh__fill(t, &w->counters->size, 0, sizeof w->counters->size, stream) : status;
+  gh_status status = gh__fill(t, w->slots, 0xFF, w->slots_bytes, stream);
+  if (status == GH_OK) status = gh__fill(t, &w->counters->size, 0, sizeof w->counters->size, stream);
+  if (status == GH_OK) w->tombstones_possible = 0;
+  return status;
 }
 
 gh_status gh__wd_size(gh_table *t, uint64_t *size) {
@@ -245,6 +246,7 @@ gh_status gh__wd_compact(gh_table *t, void *stream) {
   gh_status status = gh__wd_size(t, &size);
   if (status != GH_OK) return status;
   const size_t key_bytes = size * (g->key_bits / 8u), value_bytes = size * (g->value_bits / 8u);
+  const int had_tombstones = w->tombstones_possible;
   void *keys = gh__alloc(t, key_bytes, w->kind), *values = g->value_bits ? gh__alloc(t, value_bytes, w->kind) : NULL;
   void *fresh = gh__alloc(t, w->slots_bytes, w->kind), *old = w->slots;
   if (keys == NULL || (g->value_bits && values == NULL) || fresh == NULL)
@@ -260,9 +262,9 @@ gh_status gh__wd_compact(gh_table *t, void *stream) {
                         (unsigned long long)failed);
     if (status == GH_OK) status = gh__copy(t, old, fresh, w->slots_bytes, stream);
     w->slots = old;
-    /* (gh__wd_clear above said so of the fresh slots; a failure leaves the old ones) */
-    if (status != GH_OK) w->tombstones_possible = 1;
     if (status != GH_OK) {
+      /* (gh__wd_clear above spoke of the fresh slots; the old ones are back, tombstones and all) */
+      w->tombstones_possible = had_tombstones;
       /* (the size counter as it was; the old slots were never written) */
       const unsigned long long recorded = size;
       gh__copy(t, &w->counters->size, &recorded, sizeof recorded, stream);
@@ -279,9 +281,9 @@ gh_status gh__wd_compact(gh_table *t, void *stream) {
 
 /* ---- The cache-partitioned bulk insert (warpdrive_table.h) ---------------------------------------- */
 
-/* Rounds sort their entries while more than this many (and more than a sixteenth of the batch,
- * and a quarter of the table's windows) remain: the last few walk on unsorted, where a partition
- * would cost more in launches, and a round over the whole table in shared memory (the CUDA
+/* Rounds sort their entries while more remain than a quarter of the table's windows and than this
+ * many (or a sixteenth of the batch, where that is fewer): the last few walk on unsorted, where a
+ * partition would cost more in launches, and a round over the table in shared memory (the CUDA
  * backend's) more in reading and writing it, than it saves. */
 #define GH_WD_BULK_DIRECT_BELOW (1ull << 16)
 /* The last round at the latest: it walks the rest of the sequences. */
@@ -300,7 +302,8 @@ static unsigned bulk_regions(gh_table *t, const gh_wd_bulk_backend *b, unsigned 
 
 static int bulk_applies(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, unsigned regions,
                         const uint8_t *failed_out) {
-  if (state(t)->tombstones_possible || failed_out != NULL || n == 0 || regions == 0) return 0;
+  const gh_wd_table *w = state(t);
+  if (w->tombstones_possible || w->device_view_given || failed_out != NULL || n == 0 || regions == 0) return 0;
   if (t->config.bulk_min_keys != 0) return n >= t->config.bulk_min_keys;
   return b->takes_by_default(t, n, regions);
 }

@@ -32,6 +32,10 @@ typedef struct gh_wd_table {
   /* An erase has left tombstones since the last clear or compact: the bulk insert, which takes a
    * full window for a window without the key, stays off. */
   int tombstones_possible;
+  /* gh_get_device_view gave the slots out: user kernels may insert into them while a gh_insert
+   * runs (on another stream), and the bulk insert's CUDA rounds, which write whole regions back,
+   * would lose those inserts. It stays off for the table's life. */
+  int device_view_given;
 } gh_wd_table;
 
 /* The geometry a config gives: prime window count, probe limit, slot size. */
