@@ -125,7 +125,8 @@ __global__ void wd_region_bounds_kernel(const uint16_t *sorted, uint64_t n, unsi
 
 /* The bulk insert's rounds build each region in shared memory, a block a region, where the slots
  * are 4 or 8 bytes (one CAS-able word); 16-byte slots go through L2 (wd_round_kernel, regions of a
- * quarter of the L2). MEASURE: 64 KB regions leave room for two blocks an SM. */
+ * quarter of the L2). Regions of 64 KB (two blocks an SM) and of 32 KB measured within 3 % of each
+ * other on an H200 (bench/results/2026-11-27-h200-warpdrive-bulk-tuning-d0081e5.txt). */
 static const size_t kRegionBytes = 64u * 1024u;
 static const int kRegionThreads = 512;
 
