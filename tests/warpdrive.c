@@ -13,9 +13,10 @@
  *           before it, once), gh_find, gh_contains, the size and the export agree with the
  *           reference, and the two hold the same keys (under GH_ADD the same values); GH_MIN, GH_MAX
  *           and GH_OVERWRITE once each. On the host the tables span 3 to 9 regions of 256 KB (on
- *           the GPU 64 KB regions in shared memory: 16 to 32 of them), so the rounds' partitions are
- *           tested too; a probe limit of two windows at load 0.95: GH_ERR_TABLE_FULL with the count
- *           of keys that did not fit, every other key stored, the table valid
+ *           the GPU about 8 or 16 regions of 64 KB in shared memory for 4- and 8-byte slots, one
+ *           region through L2 for 16-byte slots), so the rounds' partitions are tested too; a probe
+ *           limit of two windows at load 0.95: GH_ERR_TABLE_FULL with the count of keys that did
+ *           not fit, every other key stored, the table valid
  *   large   (CUDA) a table of 2^23 slots (1024 regions of 64 KB) filled to 0.9 in one batch under
  *           the default rule (bulk_min_keys 0), which takes the bulk insert (its one block of
  *           scratch asked for), against the reference and an ordinary table; 64-bit keys and values
