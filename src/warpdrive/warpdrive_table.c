@@ -300,22 +300,25 @@ static unsigned bulk_regions(gh_table *t, const gh_wd_bulk_backend *b, unsigned 
   return regions <= GH_PARTITION_MAX_DIGITS ? (unsigned)regions : 0u;
 }
 
-static int bulk_applies(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, unsigned regions,
-                        const uint8_t *failed_out) {
+/* Every insert asks: the cheap refusals come first, the regions (a device query for some tables)
+ * only for a batch that could go. */
+static int bulk_applies(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, const uint8_t *failed_out,
+                        unsigned *regions, unsigned *shift) {
   const gh_wd_table *w = state(t);
-  if (w->tombstones_possible || w->device_view_given || failed_out != NULL || n == 0 || regions == 0) return 0;
-  if (t->config.bulk_min_keys != 0) return n >= t->config.bulk_min_keys;
-  return b->takes_by_default(t, n, regions);
+  if (w->tombstones_possible || w->device_view_given || failed_out != NULL || n == 0) return 0;
+  if (t->config.bulk_min_keys != 0 && n < t->config.bulk_min_keys) return 0;
+  *regions = bulk_regions(t, b, shift);
+  if (*regions == 0) return 0;
+  return t->config.bulk_min_keys != 0 || b->takes_by_default(t, n, *regions);
 }
 
 gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const void *keys, const void *values,
                              uint64_t n, int policy, const uint8_t *failed_out, uint64_t *failed, int *taken,
                              void *stream) {
   gh_wd_table *w = state(t);
-  unsigned shift = 0;
-  const unsigned regions = bulk_regions(t, b, &shift);
+  unsigned regions = 0, shift = 0;
   *taken = 0;
-  if (!bulk_applies(t, b, n, regions, failed_out)) return GH_OK;
+  if (!bulk_applies(t, b, n, failed_out, &regions, &shift)) return GH_OK;
   /* (16-byte slots and the work space stay aligned: every part is a multiple of 256 bytes) */
   const size_t copy_bytes = ((size_t)n * w->geometry.slot_bytes + 255u) / 256u * 256u;
   const size_t work_bytes = b->partition_bytes(t, n, regions);
