@@ -247,12 +247,9 @@ gh_status gh__find_all_offsets(gh_table *t, uint64_t *offsets, uint64_t n, uint6
   gh_status status = gh__fill(t, offsets + n, 0, sizeof(uint64_t), stream);
   if (status == GH_OK) status = gh__exclusive_sum_u64(t, offsets, offsets, n + 1u, stream);
   if (status == GH_OK) status = gh__to_host(t, &needed, offsets + n, sizeof needed, stream);
-  return status == GH_OK ? gh__find_all_fits(t, needed, values_capacity) : status;
-}
-
-gh_status gh__find_all_fits(gh_table *t, uint64_t needed, uint64_t values_capacity) {
-  if (needed <= values_capacity) return GH_OK;
-  return gh__fail(t, GH_ERR_BUFFER_TOO_SMALL, "gh_find_all: the keys have %llu values but values_capacity is %llu; "
-                  "offsets_out says where each key's values would go, no value was written",
-                  (unsigned long long)needed, (unsigned long long)values_capacity);
+  if (status == GH_OK && needed > values_capacity)
+    status = gh__fail(t, GH_ERR_BUFFER_TOO_SMALL, "gh_find_all: the keys have %llu values but values_capacity is %llu; "
+                      "offsets_out says where each key's values would go, no value was written",
+                      (unsigned long long)needed, (unsigned long long)values_capacity);
+  return status;
 }

@@ -105,8 +105,6 @@ gh_status gh__sum_u64(gh_table *t, const uint64_t *in, uint64_t count, uint64_t 
  * offsets (offsets[n] the total) and checks the total against values_capacity: GH_ERR_BUFFER_TOO_SMALL,
  * saying how many are needed, when the values would not fit. Waits for the stream (to read the total). */
 gh_status gh__find_all_offsets(gh_table *t, uint64_t *offsets, uint64_t n, uint64_t values_capacity, void *stream);
-/* GH_OK when the keys' `needed` values fit values_capacity, else GH_ERR_BUFFER_TOO_SMALL saying so. */
-gh_status gh__find_all_fits(gh_table *t, uint64_t needed, uint64_t values_capacity);
 
 /* The rows of a CSR's entries: rows_out[j] = i for offsets[i] <= j < offsets[i + 1], for every
  * j < total = offsets[n] (a join's left rows from gh_find_all's offsets). */

@@ -57,9 +57,6 @@ typedef struct gh_hg_bulk {
   void *out_values;          /* PROBE_FIRST, PROBE_FILL, UNPACK (NULL: none wanted); REDUCE_RUNS: per run */
   void *stash;               /* PROBE_COUNT (NULL: none): query i's first value at i (value_bits wide)
                               * where it has one; PROBE_FILL: read for the queries of one value */
-  int stash_placed;          /* the stash holds the values of one-value queries at their output
-                              * positions below stash_room instead (the count pass knew them: CUDA) */
-  uint64_t stash_room;
   uint8_t *out_found;        /* PROBE_FIRST (NULL: none wanted); MERGE_STORED: 1 where merged; ERASE: won */
   uint64_t default_value;    /* PROBE_FIRST */
   uint32_t *dead;            /* ERASE: per edge, zeroed */
@@ -116,21 +113,6 @@ GH_HD uint64_t gh_hg_next_edge(gh_slot_format f, const void *edges, uint64_t fro
   return from;
 }
 
-/* How many edges of `from` .. end hold key; *first_value is the first one's value. `first` is edge
- * `from`, read by the caller (a thread with several queries has their first reads in flight
- * together). */
-GH_HD uint64_t gh_hg_matches(gh_slot_format f, const void *edges, uint64_t from, uint64_t end, uint64_t key,
-                             gh_slot_bits first, uint64_t *first_value) {
-  uint64_t matches = 0;
-  for (uint64_t e = from; e < end; ++e) {
-    const gh_slot_bits edge = e == from ? first : gh_hg_edge(f, edges, e);
-    if (gh_slot_bits_key(f, edge) != key) continue;
-    if (matches == 0) *first_value = gh_slot_bits_value(f, edge);
-    matches += 1;
-  }
-  return matches;
-}
-
 /* Vertex v of both tables: each left edge against each right edge (MEET_* steps). */
 GH_HD void gh_hg_meet(const gh_hg_bulk *a, uint64_t v) {
   const gh_slot_format f = gh_hg_format(a), left = gh_slot_format_make(a->key_bits, a->row_bits);
@@ -158,12 +140,10 @@ GH_HD void gh_hg_meet(const gh_hg_bulk *a, uint64_t v) {
 }
 
 /* PROBE_FILL with the count pass's stash: query i of at most one value (its out_offsets say so) is
- * written from the stash, without probing again; 1 when done, 0 for a query of more values. A
- * placed stash was copied to the output whole: done are the queries whose one value it held. */
+ * written from the stash, without probing again; 1 when done, 0 for a query of more values. */
 GH_HD int gh_hg_fill_from_stash(const gh_hg_bulk *a, uint64_t i) {
   const uint64_t at = a->out_offsets[i], count = a->out_offsets[i + 1u] - at;
   if (count > 1u) return 0;
-  if (a->stash_placed) return count == 0u || at < a->stash_room;
   if (count == 1u) gh__write_word(a->out_values, at, a->value_bits, gh__read_word(a->stash, i, a->value_bits));
   return 1;
 }
@@ -198,15 +178,16 @@ GH_HD void gh_hg_lookup(const gh_hg_bulk *a, uint64_t i, uint64_t key, uint64_t 
     }
     if (a->out_found) a->out_found[i] = (uint8_t)won;
     if (won) gh_add_u64(&a->counters[0], 1u);
-  } else if (a->kind == GH_HG_PROBE_COUNT) {
-    uint64_t first_value = 0;
-    const uint64_t matches = gh_hg_matches(f, a->edges, e, end, key, edge, &first_value);
-    if (a->stash && matches) gh__write_word(a->stash, i, a->value_bits, first_value);
-    a->out_counts[i] = matches;
   } else {
-    for (uint64_t written = 0; e < end; e = gh_hg_next_edge(f, a->edges, e + 1u, end, key, &edge))
-      if (a->out_values)
-        gh__write_word(a->out_values, a->out_offsets[i] + written++, a->value_bits, gh_slot_bits_value(f, edge));
+    uint64_t matches = 0;
+    for (; e < end; e = gh_hg_next_edge(f, a->edges, e + 1u, end, key, &edge)) {
+      if (a->kind == GH_HG_PROBE_FILL && a->out_values)
+        gh__write_word(a->out_values, a->out_offsets[i] + matches, a->value_bits, gh_slot_bits_value(f, edge));
+      else if (a->kind == GH_HG_PROBE_COUNT && a->stash && matches == 0)
+        gh__write_word(a->stash, i, a->value_bits, gh_slot_bits_value(f, edge));
+      matches += 1;
+    }
+    if (a->kind == GH_HG_PROBE_COUNT) a->out_counts[i] = matches;
   }
 }
 

@@ -6,7 +6,6 @@
 #include <cuda_runtime.h>
 
 #include "core/kernels.cuh"
-#include "core/tile_scan.cuh"
 
 extern "C" {
 #include "core/toolkit.h"
@@ -24,13 +23,12 @@ __global__ void hg_bulk_kernel(gh_hg_bulk a, uint64_t n) {
  * reads and writes 32 lines apart. At load factors up to 4, unique keys' vertices rarely reach it. */
 static const uint64_t kWarpScanEdges = 8;
 
-/* One query's edges (begin .. end) scanned by the warp, 32 a read: returns the matches (every lane)
- * and their first value in *first_value; a fill writes each read's matches together from `out` on,
- * in edge order (as a thread alone would). */
-static __device__ uint64_t warp_scan(const gh_hg_bulk &a, uint64_t out, uint64_t key, uint64_t begin, uint64_t end,
-                                     uint64_t *first_value) {
+/* PROBE_COUNT / PROBE_FILL of one query by the warp, 32 edges a read; a fill writes each read's
+ * matches together, in edge order (as a thread alone would). */
+static __device__ void warp_scan(const gh_hg_bulk &a, uint64_t query, uint64_t key, uint64_t begin, uint64_t end) {
   const gh_slot_format f = gh_hg_format(&a);
   const unsigned lane = threadIdx.x % 32u, lanes_below = (1u << lane) - 1u;
+  const uint64_t out = a.kind == GH_HG_PROBE_FILL ? a.out_offsets[query] : 0;
   uint64_t matches = 0;
   for (uint64_t from = begin; from < end; from += 32u) {
     const uint64_t e = from + lane;
@@ -39,11 +37,11 @@ static __device__ uint64_t warp_scan(const gh_hg_bulk &a, uint64_t out, uint64_t
     const unsigned hits = __ballot_sync(0xFFFFFFFFu, hit);
     if (hit && a.kind == GH_HG_PROBE_FILL && a.out_values)
       gh__write_word(a.out_values, out + matches + __popc(hits & lanes_below), a.value_bits, gh_slot_bits_value(f, edge));
-    if (matches == 0 && hits)
-      *first_value = __shfl_sync(0xFFFFFFFFu, gh_slot_bits_value(f, edge), __ffs(hits) - 1);
+    else if (hit && a.kind == GH_HG_PROBE_COUNT && a.stash && matches == 0 && (hits & lanes_below) == 0)
+      gh__write_word(a.stash, query, a.value_bits, gh_slot_bits_value(f, edge)); /* the first match */
     matches += __popc(hits);
   }
-  return matches;
+  if (a.kind == GH_HG_PROBE_COUNT && lane == 0) a.out_counts[query] = matches;
 }
 
 /* PROBE_COUNT / PROBE_FILL: a thread per query, but queries of long vertices handed to the warp. A
@@ -63,106 +61,10 @@ __global__ void hg_probe_kernel(gh_hg_bulk a, uint64_t n) {
     for (unsigned long_ones = __ballot_sync(0xFFFFFFFFu, end - begin > kWarpScanEdges); long_ones;
          long_ones &= long_ones - 1u) {
       const int owner = __ffs(long_ones) - 1;
-      const uint64_t query = warp_first + owner;
-      uint64_t first_value = 0;
-      const uint64_t matches =
-          warp_scan(a, a.kind == GH_HG_PROBE_FILL ? a.out_offsets[query] : 0u, __shfl_sync(0xFFFFFFFFu, key, owner),
-                    __shfl_sync(0xFFFFFFFFu, begin, owner), __shfl_sync(0xFFFFFFFFu, end, owner), &first_value);
-      if (a.kind == GH_HG_PROBE_COUNT && lane == 0) {
-        if (a.stash && matches) gh__write_word(a.stash, query, a.value_bits, first_value);
-        a.out_counts[query] = matches;
-      }
+      warp_scan(a, warp_first + owner, __shfl_sync(0xFFFFFFFFu, key, owner), __shfl_sync(0xFFFFFFFFu, begin, owner),
+                __shfl_sync(0xFFFFFFFFu, end, owner));
     }
   }
-}
-
-/* gh_find_all's count pass and the scan of its counts in one kernel (core/tile_scan.cuh): a tile is
- * kBlockThreads x kScanQueries consecutive queries, kScanQueries of them a thread, whose probes it
- * has in flight together. Writes out_counts[i] = the CSR offset of query i (out_counts[n] and
- * words[0]: the total); with a stash, the value of a query of one value goes to the stash at its
- * offset when that is below stash_room, and words[1] becomes 1 when a query is left for the fill
- * (more values, or a place past the stash). */
-static const int kScanQueries = 4;
-
-__global__ void __launch_bounds__(kBlockThreads, 4) hg_count_scan_kernel(gh_hg_bulk a, uint64_t n, gh_tile_scan scan,
-                                                                      uint64_t tiles, unsigned long long *words) {
-  const gh_slot_format f = gh_hg_format(&a);
-  const unsigned lane = threadIdx.x % 32u;
-  for (uint64_t tile = gh_tile_claim(scan); tile < tiles; tile = gh_tile_claim(scan)) {
-    const uint64_t first = (tile * kBlockThreads + threadIdx.x) * kScanQueries;
-    uint64_t key[kScanQueries], begin[kScanQueries], end[kScanQueries], matches[kScanQueries], value[kScanQueries];
-#pragma unroll
-    for (int q = 0; q < kScanQueries; ++q) {
-      key[q] = first + q < n ? gh__read_word(a.keys, first + q, a.key_bits) : 0u;
-      begin[q] = end[q] = matches[q] = value[q] = 0;
-    }
-#pragma unroll
-    for (int q = 0; q < kScanQueries; ++q) {
-      if (first + q >= n) continue;
-      const uint64_t v = gh_hg_vertex(a.key_bits, a.seed, a.vertices, key[q]);
-      begin[q] = a.offsets[v];
-      end[q] = a.offsets[v + 1u];
-    }
-    gh_slot_bits edge[kScanQueries];
-#pragma unroll
-    for (int q = 0; q < kScanQueries; ++q) {
-      const bool alone = begin[q] < end[q] && end[q] - begin[q] <= kWarpScanEdges;
-      edge[q] = alone ? gh_hg_edge(f, a.edges, begin[q]) : gh_slot_bits{0, 0};
-    }
-#pragma unroll
-    for (int q = 0; q < kScanQueries; ++q) {
-      if (end[q] - begin[q] <= kWarpScanEdges)
-        matches[q] = gh_hg_matches(f, a.edges, begin[q], end[q], key[q], edge[q], &value[q]);
-      for (unsigned long_ones = __ballot_sync(0xFFFFFFFFu, end[q] - begin[q] > kWarpScanEdges); long_ones;
-           long_ones &= long_ones - 1u) {
-        const int owner = __ffs(long_ones) - 1;
-        uint64_t first_value = 0;
-        const uint64_t found = warp_scan(a, 0u, __shfl_sync(0xFFFFFFFFu, key[q], owner),
-                                         __shfl_sync(0xFFFFFFFFu, begin[q], owner),
-                                         __shfl_sync(0xFFFFFFFFu, end[q], owner), &first_value);
-        if ((int)lane == owner) {
-          matches[q] = found;
-          value[q] = first_value;
-        }
-      }
-    }
-    uint64_t mine = 0;
-#pragma unroll
-    for (int q = 0; q < kScanQueries; ++q) mine += matches[q];
-    uint64_t at = gh_tile_exclusive_sum<kBlockThreads>(scan, tile, mine);
-    bool left_for_fill = false;
-#pragma unroll
-    for (int q = 0; q < kScanQueries; ++q) {
-      if (first + q >= n) continue;
-      a.out_counts[first + q] = at;
-      if (a.stash && matches[q] == 1u && at < a.stash_room)
-        gh__write_word(a.stash, at, a.value_bits, value[q]);
-      else if (a.stash && matches[q] != 0u)
-        left_for_fill = true;
-      at += matches[q];
-      if (first + q + 1u == n) a.out_counts[n] = words[0] = at;
-    }
-    if (__any_sync(0xFFFFFFFFu, left_for_fill) && lane == 0) words[1] = 1u;
-  }
-}
-
-static gh_status cuda_count_scanned(gh_table *t, const gh_hg_bulk *a, uint64_t n, uint64_t *words, void *stream) {
-  const uint64_t tile_queries = (uint64_t)kBlockThreads * kScanQueries;
-  uint64_t tiles = (n + tile_queries - 1u) / tile_queries;
-  gh_scratch block = {NULL, 0, GH_MEMORY_DEVICE, 0, NULL};
-  const size_t words_bytes = (tiles + 1u) * sizeof(unsigned long long);
-  gh_status status = gh__scratch_alloc_on(t, &block, words_bytes, stream);
-  if (status == GH_OK) status = gh__fill(t, block.ptr, 0, words_bytes, stream);
-  if (status == GH_OK) status = gh__fill(t, words, 0, 2u * sizeof *words, stream);
-  if (status == GH_OK) {
-    gh_hg_bulk copy = *a;
-    gh_tile_scan scan = {(unsigned long long *)block.ptr, (unsigned long long *)block.ptr + tiles};
-    unsigned long long *device_words = (unsigned long long *)words;
-    void *args[] = {&copy, &n, &scan, &tiles, &device_words};
-    status = gh__cuda_launch(t, (const void *)hg_count_scan_kernel, tiles * kBlockThreads, kBlockThreads, args, stream);
-  }
-  gh__scratch_free(t, &block, stream);
-  return status;
 }
 
 static gh_status cuda_bulk(gh_table *t, const gh_hg_bulk *a, uint64_t n, void *stream) {
@@ -540,7 +442,7 @@ static gh_status cuda_build_binned(gh_table *t, const gh_hg_bulk *a, uint64_t n_
   return status;
 }
 
-static const gh_hg_backend cuda_backend = {cuda_bulk, cuda_build_binned, cuda_count_scanned};
+static const gh_hg_backend cuda_backend = {cuda_bulk, cuda_build_binned};
 
 static gh_status cuda_init(gh_table *t) { return gh__hg_init(t, &cuda_backend); }
 

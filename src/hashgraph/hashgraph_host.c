@@ -16,8 +16,7 @@ static gh_status host_bulk(gh_table *t, const gh_hg_bulk *a, uint64_t n, void *s
   return GH_OK;
 }
 
-/* (V2 is a GPU cache layout: V1 here; gh_find_all counts, scans and fills in three steps.) */
-static const gh_hg_backend host_backend = {host_bulk, NULL, NULL};
+static const gh_hg_backend host_backend = {host_bulk, NULL}; /* (V2 is a GPU cache layout: V1 here) */
 
 static gh_status host_init(gh_table *t) { return gh__hg_init(t, &host_backend); }
 

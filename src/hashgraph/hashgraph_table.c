@@ -447,43 +447,24 @@ gh_status gh__hg_find_all(gh_table *t, const void *keys, uint64_t n, uint64_t *o
                           void *values_out, uint64_t values_capacity, void *stream) {
   /* The count pass keeps each query's first value (the stash), so that the fill probes again only
    * the queries of more than one value and copies the others' (unique keys: one probe, not two).
-   * A backend that counts and scans in one pass (count_scanned) knows each query's place in the
-   * output as it counts: its stash holds the values at those places (up to n of them), goes to
-   * values_out in one copy once the total is known to fit (a call whose values do not fit writes
-   * none), and the fill is left only the queries of more values, if any. Without it: count, scan,
-   * then a fill of every query. The stash is taken first, so that a call without memory for it
-   * writes nothing; a call with no room for values (values_capacity 0, values_out NULL: sizing)
-   * takes none. */
+   * The stash is taken first, so that a call without memory for it writes nothing; a call with no
+   * room for values (values_capacity 0, values_out NULL: sizing) takes none. */
   const int fills = values_out != NULL && values_capacity != 0 && t->config.value_bits != 0 && n != 0;
-  const int scanned = state(t)->backend->count_scanned != NULL;
-  const uint64_t room = !fills ? 0u : !scanned ? n : n < values_capacity ? n : values_capacity;
-  const size_t words_bytes = scanned ? 2u * sizeof(uint64_t) : 0u, bytes = words_bytes + room * value_bytes(t);
-  gh_scratch block = {NULL, 0, state(t)->kind, 0, NULL};
-  gh_status status = bytes ? gh__scratch_alloc_on(t, &block, bytes, stream) : GH_OK;
-  uint64_t *words = (uint64_t *)block.ptr, total_and_left[2] = {0, 1};
+  gh_scratch stash = {NULL, 0, state(t)->kind, 0, NULL};
+  gh_status status = fills ? gh__scratch_alloc_on(t, &stash, n * (t->config.value_bits / 8u), stream) : GH_OK;
   gh_hg_bulk a = bulk_args(t, GH_HG_PROBE_COUNT);
   a.keys = keys;
   a.out_counts = offsets_out;
-  a.stash = room ? (char *)block.ptr + words_bytes : NULL;
-  a.stash_placed = scanned;
-  a.stash_room = room;
-  if (scanned) {
-    if (status == GH_OK) status = state(t)->backend->count_scanned(t, &a, n, words, stream);
-    if (status == GH_OK) status = gh__to_host(t, total_and_left, words, sizeof total_and_left, stream);
-    if (status == GH_OK) status = gh__find_all_fits(t, total_and_left[0], values_capacity);
-    const uint64_t placed = total_and_left[0] < room ? total_and_left[0] : room;
-    if (status == GH_OK && placed) status = gh__copy(t, values_out, a.stash, placed * value_bytes(t), stream);
-  } else {
-    if (status == GH_OK) status = run(t, &a, n, stream);
-    if (status == GH_OK) status = gh__find_all_offsets(t, offsets_out, n, values_capacity, stream);
-  }
-  if (status == GH_OK && fills && total_and_left[1]) {
+  a.stash = stash.ptr;
+  if (status == GH_OK) status = run(t, &a, n, stream);
+  if (status == GH_OK) status = gh__find_all_offsets(t, offsets_out, n, values_capacity, stream);
+  if (status == GH_OK && fills) {
     a.kind = GH_HG_PROBE_FILL;
     a.out_offsets = offsets_out;
     a.out_values = values_out;
     status = run(t, &a, n, stream);
   }
-  gh__scratch_free(t, &block, stream);
+  gh__scratch_free(t, &stash, stream);
   return status;
 }
 

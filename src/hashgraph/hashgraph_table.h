@@ -33,17 +33,10 @@ typedef struct gh_hg_table {
  *    which go in: the entries binned by vertex range first, then each bin's part of the CSR built
  *    in on-chip memory. Answers GH_ERR_UNSUPPORTED for geometries it does not take and
  *    GH_ERR_OUT_OF_MEMORY without memory for its bins (nothing done either way); the driver then
- *    builds with the steps (V1);
- *  - count_scanned (NULL: the backend has none): gh_find_all's count pass (PROBE_COUNT of the n
- *    queries a describes) with the exclusive sum of the counts, in one pass: a.out_counts (n + 1)
- *    gets the CSR offsets, words[0] (two words of backend memory) the total; with a.stash (placed,
- *    a.stash_room values), each query of one value has it written there at its offset when that is
- *    below stash_room, and words[1] is nonzero when a query was left for the fill. Without one,
- *    the driver counts, scans and fills in three steps. */
+ *    builds with the steps (V1). */
 typedef struct gh_hg_backend {
   gh_status (*bulk)(gh_table *t, const gh_hg_bulk *a, uint64_t n, void *stream);
   gh_status (*build_binned)(gh_table *t, const gh_hg_bulk *a, uint64_t n_entries, uint64_t kept, void *stream);
-  gh_status (*count_scanned)(gh_table *t, const gh_hg_bulk *a, uint64_t n, uint64_t *words, void *stream);
 } gh_hg_backend;
 
 /* The ops both backends share; init takes the backend the others then run on. */
