@@ -338,11 +338,12 @@ typedef struct place_arrays {
 } place_arrays;
 
 /* Rounds a warp has in flight together: their keys (and then their values or results) are
- * loaded before any is used, so that a warp waits for memory once per chunk, not once a round
- * (the passes are latency-bound: one load in flight a thread made the find's multisplit and
- * gather take 4.2 ms of a 2^28-key slice on an H200, 8x the time its bytes take). */
-#define SPLIT_CHUNK 8u
-#define SPLIT_GATHER_CHUNK 8u
+ * loaded before any is used, so that a warp waits for memory once per chunk, not once a round.
+ * Two H100s, 2^29 keys (bench/results/2026-11-27-h100x2-dist-multisplit-chunks.txt): the insert's
+ * multisplit of a 2^28-key slice took 4.0 ms one round at a time, 3.2 with 4 and 3.3 with 8; the
+ * find's (keys out, results back) 4.4, 4.5 and 5.2: more rounds hold more registers, fewer
+ * threads. */
+#define SPLIT_CHUNK 4u
 
 /* One pass over the slice, warp w taking keys [w * rounds * 32, (w + 1) * rounds * 32) in rounds
  * of 32 and ranking each key among the warp's keys of its partition (match_any: the lanes of a
@@ -367,20 +368,19 @@ __global__ void split_kernel(split_shape s, uint64_t *counts, const uint64_t *of
   const unsigned key_bits = s.key_bytes * 8u;
   const unsigned value_bits = a.word == a.value_bytes && a.word >= 4u ? a.word * 8u : 0u; /* 0: by copy_element */
   const void *word_source = kPass == SPLIT_GATHER ? (a.values_out ? a.back_values : NULL) : a.values;
-  constexpr unsigned kChunk = kPass == SPLIT_GATHER ? SPLIT_GATHER_CHUNK : SPLIT_CHUNK;
-  for (unsigned chunk = 0; chunk < s.rounds; chunk += kChunk) {
-    unsigned part[kChunk];
-    uint64_t key[kChunk], at[kChunk], word[kChunk];
-    uint8_t flag[kChunk];
+  for (unsigned chunk = 0; chunk < s.rounds; chunk += SPLIT_CHUNK) {
+    unsigned part[SPLIT_CHUNK];
+    uint64_t key[SPLIT_CHUNK], at[SPLIT_CHUNK], word[SPLIT_CHUNK];
+    uint8_t flag[SPLIT_CHUNK];
 #pragma unroll
-    for (unsigned c = 0; c < kChunk; ++c) {
+    for (unsigned c = 0; c < SPLIT_CHUNK; ++c) {
       const uint64_t i = base + (uint64_t)(chunk + c) * 32u + lane;
       const bool here = chunk + c < s.rounds && i < s.n;
       key[c] = here ? gh__read_word(a.keys, i, key_bits) : 0u;
       part[c] = here ? key_partition(key[c], s) : s.m;
     }
 #pragma unroll
-    for (unsigned c = 0; c < kChunk; ++c) {
+    for (unsigned c = 0; c < SPLIT_CHUNK; ++c) {
       const unsigned p = part[c], peers = __match_any_sync(0xFFFFFFFFu, p);
       const unsigned before = p < s.m ? mine[p] : 0u;
       __syncwarp();
@@ -390,14 +390,14 @@ __global__ void split_kernel(split_shape s, uint64_t *counts, const uint64_t *of
     }
     if constexpr (kPass != SPLIT_COUNT) {
 #pragma unroll
-      for (unsigned c = 0; c < kChunk; ++c) { /* the chunk's loads, all in flight together */
+      for (unsigned c = 0; c < SPLIT_CHUNK; ++c) { /* the chunk's loads, all in flight together */
         const uint64_t i = base + (uint64_t)(chunk + c) * 32u + lane, from = kPass == SPLIT_GATHER ? at[c] : i;
         const bool here = part[c] < s.m;
         word[c] = here && value_bits && word_source ? gh__read_word(word_source, from, value_bits) : 0u;
         flag[c] = here && kPass == SPLIT_GATHER && a.flags_out ? a.back_flags[at[c]] : 0u;
       }
 #pragma unroll
-      for (unsigned c = 0; c < kChunk; ++c) {
+      for (unsigned c = 0; c < SPLIT_CHUNK; ++c) {
         const uint64_t i = base + (uint64_t)(chunk + c) * 32u + lane;
         if (part[c] >= s.m) continue;
         if (kPass == SPLIT_SCATTER) {

@@ -112,6 +112,21 @@ static __device__ __forceinline__ void append_held(gh_slot_format f, const gh_sl
   __syncwarp();
 }
 
+/* Adds each lane's entry that passes on (holds) to the warp's held buffer (room entries, *holding
+ * in it), in lane order; appends the buffer to `passed` once 32 more might not fit (every lane
+ * calls it). */
+static __device__ __forceinline__ void hold_passed(gh_slot_format f, gh_slot_bits *held, unsigned room,
+                                                   unsigned *holding, int holds, gh_slot_bits entry, void *passed,
+                                                   unsigned long long *cursor) {
+  const unsigned lane = threadIdx.x % 32u, holders = __ballot_sync(0xFFFFFFFFu, holds);
+  if (holds) held[*holding + __popc(holders & ((1u << lane) - 1u))] = entry;
+  *holding += __popc(holders);
+  if (*holding > room - 32u) {
+    append_held(f, held, *holding, passed, cursor);
+    *holding = 0;
+  }
+}
+
 /* Where each region's entries lie in the sorted order: bounds[r] its first, bounds[regions + r]
  * one past its last (both 0 for a region without entries, zeroed before). */
 __global__ void wd_region_bounds_kernel(const uint16_t *sorted, uint64_t n, unsigned regions,
@@ -283,13 +298,7 @@ __global__ void __launch_bounds__(kRegionThreads)
       inserted += outcome == GH_WD_INSERTED;
       if (!passes) flags |= gh_wd_outcome_flags(outcome);
     }
-    const unsigned holders = __ballot_sync(0xFFFFFFFFu, passes);
-    if (passes) held[holding + __popc(holders & ((1u << lane) - 1u))] = entry;
-    holding += __popc(holders);
-    if (holding > kRegionHeld - 32u) {
-      append_held(f, held, holding, passed, &counters->call.cursor);
-      holding = 0;
-    }
+    hold_passed(f, held, kRegionHeld, &holding, passes, entry, passed, &counters->call.cursor);
   }
   append_held(f, held, holding, passed, &counters->call.cursor);
   gh_warp_add(&counters->size, inserted);
@@ -332,7 +341,7 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
   if (!last) g.max_probe_windows = attempt + 1u;
   const gh_slot_format f = gh_wd_format(&g);
   const gh_device_group group = gh_device_group_make(g.window_width);
-  const unsigned lane = threadIdx.x % 32u, warp = threadIdx.x / 32u;
+  const unsigned warp = threadIdx.x / 32u;
   const uint64_t per_block = blockDim.x / g.window_width, mine = threadIdx.x / g.window_width;
   gh_slot_bits *held = held_entries[warp];
   unsigned inserted = 0, failed = 0, flags = 0, holding = 0;
@@ -357,14 +366,7 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
           flags |= gh_wd_outcome_flags(outcome);
         }
       }
-      const int holds = passes && group.rank == 0;
-      const unsigned holders = __ballot_sync(0xFFFFFFFFu, holds);
-      if (holds) held[holding + __popc(holders & ((1u << lane) - 1u))] = entry;
-      holding += __popc(holders);
-      if (holding > kRoundHeld - 32u) {
-        append_held(f, held, holding, passed, &counters->call.cursor);
-        holding = 0;
-      }
+      hold_passed(f, held, kRoundHeld, &holding, passes && group.rank == 0, entry, passed, &counters->call.cursor);
     }
   }
   append_held(f, held, holding, passed, &counters->call.cursor);
