@@ -345,24 +345,9 @@ typedef struct place_arrays {
  * threads. */
 #define SPLIT_CHUNK 4u
 
-/* Partitions up to which a warp finds the lanes of each key's partition by one ballot a partition
- * rather than by __match_any_sync. */
-#define SPLIT_BALLOT_PARTITIONS 8u
-
-/* The lanes of the warp whose p equals this lane's (0 for p >= m: no partition). */
-static __device__ __forceinline__ unsigned partition_peers(unsigned p, unsigned m) {
-  if (m > SPLIT_BALLOT_PARTITIONS) return __match_any_sync(0xFFFFFFFFu, p);
-  unsigned peers = 0;
-  for (unsigned q = 0; q < m; ++q) {
-    const unsigned lanes = __ballot_sync(0xFFFFFFFFu, p == q);
-    if (p == q) peers = lanes;
-  }
-  return peers;
-}
-
 /* One pass over the slice, warp w taking keys [w * rounds * 32, (w + 1) * rounds * 32) in rounds
- * of 32 and ranking each key among the warp's keys of its partition (partition_peers: the lanes of
- * a partition, in lane order, after the rounds before). SPLIT_COUNT: counts[p * warps + w] = warp
+ * of 32 and ranking each key among the warp's keys of its partition (match_any: the lanes of a
+ * partition, in lane order, after the rounds before). SPLIT_COUNT: counts[p * warps + w] = warp
  * w's keys of partition p. SPLIT_SCATTER / SPLIT_GATHER: each key's place in the pieces is its
  * warp's scanned offset for p plus its rank; the key and its value go there, or the key's result
  * comes back from there, by place_arrays (values of one word, a.word == bytes, loaded a chunk at a
@@ -396,7 +381,7 @@ __global__ void split_kernel(split_shape s, uint64_t *counts, const uint64_t *of
     }
 #pragma unroll
     for (unsigned c = 0; c < SPLIT_CHUNK; ++c) {
-      const unsigned p = part[c], peers = partition_peers(p, s.m);
+      const unsigned p = part[c], peers = __match_any_sync(0xFFFFFFFFu, p);
       const unsigned before = p < s.m ? mine[p] : 0u;
       __syncwarp();
       if (p < s.m && lane == (unsigned)__ffs(peers) - 1u) mine[p] = before + __popc(peers);
