@@ -200,7 +200,9 @@ typedef struct gh_config {
    * The probe sequence depends on it, so it is fixed for the table's life. Default 4. */
   unsigned group_size;
   /* warpdrive: most probing windows visited per key before the key is reported as not fitting;
-   * 0 = the default, min(windows in the table, 4096 * 32 / group_size). */
+   * 0 = the default, min(W, 4096 * 32 / group_size); larger values are cut to W. W = the windows
+   * in the table, plus 16 where the table spans two or more 64 KB regions (a key's first 16
+   * windows then lie in one region, and the rest of its sequence visits every window). */
   uint64_t max_probe_windows;
   uint64_t seed;       /* hash seed; tables with equal seeds and configs lay out keys alike */
   gh_variant variant;  /* default GH_VARIANT_MAP; the others: see gh_design_traits.variants */

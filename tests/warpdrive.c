@@ -2,7 +2,7 @@
  * warpdrive - the warpdrive table's own promises, beyond the registry-driven matrix: its
  * cache-partitioned bulk insert (gh_config.bulk_min_keys).
  *
- *   warpdrive BACKEND [--part bulk|large|taken|config] [--seed S]
+ *   warpdrive BACKEND [--part bulk|large|taken|config|sequence] [--seed S]
  *
  *   bulk    two tables of one config, one inserting every batch the ordinary way (bulk_min_keys
  *           UINT64_MAX), the other in the bulk rounds (bulk_min_keys 1): 32- and 64-bit keys, sets
@@ -30,6 +30,12 @@
  *           gh_get_device_view
  *   config  bulk_min_keys given back by gh_get_config; a config of the size before the field (a
  *           program built against the older header) gets the default, 0
+ *   sequence the probe sequence's locality (gpuhash/detail/warpdrive.h), on geometries of prime
+ *           window counts: a key's first 16 windows lie in the 2^local_shift-window region of its
+ *           first window (the shorter last region included), distinct in a full region, and the
+ *           windows after them reach every window of the table within window_count steps; the
+ *           default probe limit gh_get_config gives (the table's windows, plus 16 once it spans
+ *           two 64 KB regions, at most 2^17 slots' worth) for group sizes 1, 4 and 32
  *
  * Every failure prints the case, the phase and the seed.
  */
@@ -39,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuhash/detail/warpdrive.h"
 #include "test_util.h"
 #include "tracking_alloc.h"
 
@@ -408,13 +415,100 @@ static void part_config(void) {
   printf("  config: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 
+/* One key's sequence on geometry g: the local windows in its first region, then the whole table. */
+static void check_sequence(const gh_wd_geometry *g, uint64_t key, uint8_t *seen) {
+  const uint64_t span = 1ull << g->local_shift;
+  gh_probe p = gh_wd_probe_begin(g, key);
+  const uint64_t base = p.window & ~(span - 1u);
+  const int full_region = base + span <= g->window_count;
+  memset(seen, 0, (size_t)g->window_count);
+  for (uint32_t a = 0; a < g->local_windows; ++a, gh_wd_probe_next(g, &p)) {
+    if (!CHECK(p.attempt == a && p.window >= base && p.window < base + span && p.window < g->window_count,
+               "key 0x%llx: window %u of its sequence is %llu, outside its region [%llu, %llu) of %llu windows",
+               (unsigned long long)key, a, (unsigned long long)p.window, (unsigned long long)base,
+               (unsigned long long)(base + span), (unsigned long long)g->window_count))
+      return;
+    if (full_region && !CHECK(!seen[p.window], "key 0x%llx: window %llu twice among its first %u in a full region",
+                              (unsigned long long)key, (unsigned long long)p.window, g->local_windows))
+      return;
+    seen[p.window] = 1;
+  }
+  memset(seen, 0, (size_t)g->window_count);
+  uint64_t distinct = 0;
+  for (uint64_t step = 0; step < g->window_count; ++step, gh_wd_probe_next(g, &p)) {
+    if (!CHECK(p.window < g->window_count, "key 0x%llx: window %llu of %llu", (unsigned long long)key,
+               (unsigned long long)p.window, (unsigned long long)g->window_count))
+      return;
+    distinct += !seen[p.window];
+    seen[p.window] = 1;
+  }
+  CHECK(distinct == g->window_count, "key 0x%llx: its sequence after the local windows visits %llu of %llu windows",
+        (unsigned long long)key, (unsigned long long)distinct, (unsigned long long)g->window_count);
+}
+
+static void part_sequence(void) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(wd_seed, 5, 5, 5));
+  tu_set_context("sequence seed 0x%016llx", (unsigned long long)wd_seed);
+  /* Prime window counts over regions of 2^shift windows: the last region 907, 17, 5, 3 and 1
+   * windows long. */
+  const struct {
+    uint64_t windows;
+    unsigned shift;
+  } shapes[] = {{5003, 11}, {8209, 10}, {2053, 10}, {4099, 11}, {65537, 12}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    for (unsigned key_bits = 32; key_bits <= 64; key_bits += 32) {
+      tu_set_phase("%llu windows, regions of 2^%u, %u-bit keys", (unsigned long long)shapes[s].windows,
+                   shapes[s].shift, key_bits);
+      gh_wd_geometry g;
+      memset(&g, 0, sizeof g);
+      g.window_count = shapes[s].windows;
+      g.max_probe_windows = g.window_count + GH_WD_LOCAL_WINDOWS;
+      g.seed = tu_next(&rng);
+      g.window_width = 4;
+      g.key_bits = key_bits;
+      g.value_bits = 32;
+      g.slot_bytes = gh_wd_slot_bytes(key_bits, 32);
+      g.local_shift = shapes[s].shift;
+      g.local_windows = GH_WD_LOCAL_WINDOWS;
+      uint8_t *seen = (uint8_t *)tu_xmalloc((size_t)g.window_count);
+      const unsigned long before = tu_failure_count();
+      for (int k = 0; k < 200 && tu_failure_count() == before; ++k)
+        check_sequence(&g, tu_next(&rng) & gh_slot_key_mask(key_bits), seen);
+      free(seen);
+    }
+  }
+  const unsigned groups[] = {1, 4, 32};
+  const uint64_t capacities[] = {1000, 1ull << 14, 1ull << 16, 1ull << 19, 1ull << 22};
+  for (size_t gi = 0; gi < sizeof groups / sizeof groups[0]; ++gi) {
+    for (size_t c = 0; c < sizeof capacities / sizeof capacities[0]; ++c) {
+      tu_set_phase("default probe limit, group size %u, capacity %llu", groups[gi], (unsigned long long)capacities[c]);
+      gh_config cfg = wd_config(32, 32, groups[gi], capacities[c], 0);
+      gh_table *t = NULL;
+      gh_config got;
+      if (!CHECK_OK(NULL, gh_create(&cfg, &t))) continue;
+      if (CHECK_OK(t, gh_get_config(t, &got))) {
+        const uint64_t windows = got.capacity / groups[gi];
+        const uint64_t region = GH_WD_LOCAL_REGION_BYTES / (groups[gi] * 8u);
+        uint64_t region_windows = 1;
+        while (region_windows * 2u <= region) region_windows *= 2u;
+        uint64_t expected = windows + (windows >= 2u * region_windows ? GH_WD_LOCAL_WINDOWS : 0u);
+        if (expected > GH_WD_DEFAULT_PROBE_SLOTS / groups[gi]) expected = GH_WD_DEFAULT_PROBE_SLOTS / groups[gi];
+        CHECK(got.max_probe_windows == expected, "probe limit %llu windows, documented %llu (%llu windows)",
+              (unsigned long long)got.max_probe_windows, (unsigned long long)expected, (unsigned long long)windows);
+      }
+      gh_destroy(t);
+    }
+  }
+  printf("  sequence: %s\n", tu_failure_count() ? "FAILED" : "ok");
+}
+
 typedef struct wd_part {
   const char *name;
   void (*run)(void);
 } wd_part;
 
 static const wd_part wd_parts[] = {{"bulk", part_bulk}, {"large", part_large}, {"taken", part_taken},
-                                   {"config", part_config}};
+                                   {"config", part_config}, {"sequence", part_sequence}};
 
 int main(int argc, char **argv) {
   const wd_part *part = NULL;
@@ -443,6 +537,6 @@ int main(int argc, char **argv) {
   }
   return tu_finish("warpdrive");
 usage:
-  fprintf(stderr, "usage: %s host|cuda [--part bulk|large|taken|config] [--seed S]\n", argv[0]);
+  fprintf(stderr, "usage: %s host|cuda [--part bulk|large|taken|config|sequence] [--seed S]\n", argv[0]);
   return 2;
 }

@@ -17,7 +17,8 @@
  * gh_take_status_flags() read them after your kernel.
  *
  * The view's layout: layout[0] window_count, layout[1] max_probe_windows, layout[2] window_width
- * (the table's group_size).
+ * (the table's group_size), layout[3] and layout[4] the probe sequence's locality (log2 of a
+ * region's windows, windows within the first region).
  */
 #ifndef GPUHASH_WARPDRIVE_CUH
 #define GPUHASH_WARPDRIVE_CUH
@@ -174,7 +175,7 @@ static __device__ __forceinline__ int gh_wd_find_group(const gh_wd_geometry *g, 
     return found;
   }
   gh_probe p = gh_wd_probe_begin(g, key);
-  for (; !gh_probe_done(&p, g->max_probe_windows); gh_probe_next(&p, g->window_count)) {
+  for (; !gh_probe_done(&p, g->max_probe_windows); gh_wd_probe_next(g, &p)) {
     uint64_t v = 0;
     const gh_wd_masks mine = gh_wd_lane_masks(g, slots, grp, reading, p.window, key, &v);
     /* Keys are stored once: any lane's match is the match. */
@@ -198,7 +199,7 @@ static __device__ __forceinline__ int gh_wd_erase_group(const gh_wd_geometry *g,
     return (int)gh_device_group_broadcast(grp, (uint64_t)erased, 0);
   }
   gh_probe p = gh_wd_probe_begin(g, key);
-  for (; !gh_probe_done(&p, g->max_probe_windows); gh_probe_next(&p, g->window_count)) {
+  for (; !gh_probe_done(&p, g->max_probe_windows); gh_wd_probe_next(g, &p)) {
     uint64_t unused = 0;
     const gh_wd_masks mine = gh_wd_lane_masks(g, slots, grp, GH_WD_BY_SLOT, p.window, key, &unused);
     const uint32_t matched = gh_device_group_ballot(grp, mine.match != 0u);
@@ -226,6 +227,8 @@ static __device__ __forceinline__ gh_wd_geometry gh_wd_view_geometry(const gh_de
   g.key_bits = v->key_bits;
   g.value_bits = v->value_bits;
   g.slot_bytes = v->slot_bytes;
+  g.local_shift = (unsigned)v->layout[3];
+  g.local_windows = (unsigned)v->layout[4];
   return g;
 }
 

@@ -258,14 +258,29 @@ struct wd_slot_word<true> {
 /* Entries a warp holds back before it appends them to the passed ones with one atomic. */
 static const unsigned kRegionHeld = 64;
 
+/* An entry's walk over its windows attempt .. until - 1, all in the block's region (first_window
+ * on) in shared memory. */
+template <typename W, unsigned KB, unsigned VB>
+static __device__ gh_wd_outcome region_walk(const gh_wd_geometry &g, W *region, uint64_t first_window, uint64_t key,
+                                            uint64_t value, int policy, uint32_t attempt, uint32_t until) {
+  gh_probe p = gh_wd_probe_at(&g, key, attempt);
+  for (;;) {
+    const gh_wd_outcome outcome =
+        region_insert<W, KB, VB>(g, region + (p.window - first_window) * g.window_width, key, value, policy);
+    if (outcome != GH_WD_NOT_FITTED) return outcome;
+    gh_wd_probe_next(&g, &p);
+    if (p.attempt >= until) return GH_WD_NOT_FITTED;
+  }
+}
+
 /* A round of the bulk insert over regions in shared memory: block r loads region r's slots, its
  * threads insert the region's entries there (a thread an entry: a window is a few shared-memory
- * words), and the block writes the slots back. Entries whose window was full are passed on. */
+ * words), and the block writes the slots back. Entries whose windows were all full are passed on. */
 template <unsigned KB, unsigned VB>
 __global__ void __launch_bounds__(kRegionThreads)
     wd_region_kernel(gh_wd_geometry geometry, void *slots, const void *entries, const unsigned long long *bounds,
-                     unsigned regions, unsigned region_shift, uint32_t attempt, int policy, void *passed,
-                     gh_wd_counters *counters) {
+                     unsigned regions, unsigned region_shift, uint32_t attempt, uint32_t until, int policy,
+                     void *passed, gh_wd_counters *counters) {
   typedef typename wd_slot_word<KB + VB <= 32u>::type W;
   extern __shared__ unsigned long long gh_region_words[];
   __shared__ gh_slot_bits held_entries[kRegionThreads / 32][kRegionHeld];
@@ -292,8 +307,7 @@ __global__ void __launch_bounds__(kRegionThreads)
       const gh_wd_outcome outcome =
           gh_wd_is_sentinel(key, KB)
               ? gh_wd_side_insert(&g, slots, key, value, policy)
-              : region_insert<W, KB, VB>(g, region + (gh_wd_probe_at(&g, key, attempt).window - first_window) * g.window_width,
-                                         key, value, policy);
+              : region_walk<W, KB, VB>(g, region, first_window, key, value, policy, attempt, until);
       passes = outcome == GH_WD_NOT_FITTED;
       inserted += outcome == GH_WD_INSERTED;
       if (!passes) flags |= gh_wd_outcome_flags(outcome);
@@ -325,7 +339,8 @@ static const unsigned kRoundWarps = 256 / 32;
 /* Steps of a block's groups in a chunk of the round kernel. */
 static const unsigned kRoundChunkSteps = 8;
 
-/* A round: each entry tries its window `attempt` (the last round: walks on from there). Blocks take
+/* A round: each entry tries its windows `attempt` .. `until` - 1 (the last round: walks on from
+ * `attempt`). Blocks take
  * chunks of consecutive entries in order, as they finish the last, so that the entries in work at
  * any time stay within a short span of the sorted order, one region's windows in cache (a
  * grid-stride loop lets its warps drift apart over the round: on an H100 at 2^27 keys its first
@@ -333,12 +348,12 @@ static const unsigned kRoundChunkSteps = 8;
  * shared memory and appends them a batch at a time. */
 template <unsigned KB, unsigned VB>
 __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
-    wd_round_kernel(gh_wd_geometry geometry, void *slots, const void *entries, uint64_t n, uint32_t attempt, int last,
-                    int policy, void *passed, gh_wd_counters *counters) {
+    wd_round_kernel(gh_wd_geometry geometry, void *slots, const void *entries, uint64_t n, uint32_t attempt,
+                    uint32_t until, int last, int policy, void *passed, gh_wd_counters *counters) {
   __shared__ gh_slot_bits held_entries[kRoundWarps][kRoundHeld];
   __shared__ unsigned long long chunk_first;
   gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-  if (!last) g.max_probe_windows = attempt + 1u;
+  if (!last) g.max_probe_windows = until;
   const gh_slot_format f = gh_wd_format(&g);
   const gh_device_group group = gh_device_group_make(g.window_width);
   const unsigned warp = threadIdx.x / 32u;
@@ -493,12 +508,12 @@ static gh_status region_round(gh_table *t, const gh_wd_round *r, const void *ent
   gh_wd_geometry g = w->geometry;
   const void *kernel = kernels_for(g).region;
   unsigned regions = r->regions, shift = r->region_shift;
-  uint32_t attempt = r->attempt;
+  uint32_t attempt = r->attempt, until = r->until;
   int policy = r->policy;
   void *passed = r->passed;
   const unsigned long long *bounds = work_of(r).bounds;
-  void *args[] = {&g, &w->slots, (void *)&entries, (void *)&bounds, &regions, &shift, &attempt, &policy, &passed,
-                  &w->counters};
+  void *args[] = {&g,     &w->slots, (void *)&entries, (void *)&bounds, &regions, &shift, &attempt, &until,
+                  &policy, &passed,  &w->counters};
   const size_t shared = ((size_t)1u << shift) * g.window_width * g.slot_bytes;
   gh_status status = gh__fill(t, &w->counters->call, 0, sizeof *after, stream);
   if (status != GH_OK) return status;
@@ -515,10 +530,10 @@ static gh_status cuda_round(gh_table *t, const gh_wd_round *r, const void *entri
   if (!r->last && builds_in_shared(w->geometry)) return region_round(t, r, entries, after, stream);
   gh_wd_geometry g = w->geometry;
   uint64_t n = r->n;
-  uint32_t attempt = r->attempt;
+  uint32_t attempt = r->attempt, until = r->until;
   int last = r->last, policy = r->policy;
   void *passed = r->passed;
-  void *args[] = {&g, &w->slots, (void *)&entries, &n, &attempt, &last, &policy, &passed, &w->counters};
+  void *args[] = {&g, &w->slots, (void *)&entries, &n, &attempt, &until, &last, &policy, &passed, &w->counters};
   return run_counted(t, kernels_for(g).round, n * g.window_width, args, after, stream);
 }
 
@@ -616,6 +631,8 @@ static gh_status cuda_device_view(gh_table *t, gh_device_view *view) {
   view->layout[0] = w->geometry.window_count;
   view->layout[1] = w->geometry.max_probe_windows;
   view->layout[2] = w->geometry.window_width;
+  view->layout[3] = w->geometry.local_shift;
+  view->layout[4] = w->geometry.local_windows;
   view->seed = w->geometry.seed;
   view->key_bits = w->geometry.key_bits;
   view->value_bits = w->geometry.value_bits;

@@ -54,7 +54,7 @@ static size_t host_region_bytes(gh_table *t) {
 typedef struct host_round {
   gh_wd_table *w;
   const gh_wd_round *r;
-  gh_wd_geometry limited; /* non-last rounds: the probe limit cut to the round's one window */
+  gh_wd_geometry limited; /* non-last rounds: the probe limit cut to the round's windows */
   const void *entries;
   uint64_t passed;        /* entries passed on so far (atomic) */
 } host_round;
@@ -122,7 +122,7 @@ static gh_status host_round_step(gh_table *t, const gh_wd_round *r, const void *
   gh_wd_table *w = state(t);
   host_round h = {w, r, w->geometry, entries, 0};
   (void)stream;
-  if (!r->last) h.limited.max_probe_windows = r->attempt + 1u;
+  if (!r->last) h.limited.max_probe_windows = r->until;
   const gh_counters counted = gh__parallel_for(r->n, t->config.host_threads, round_chunk, &h);
   w->counters->size += counted.value[0];
   after->failed = counted.value[1];

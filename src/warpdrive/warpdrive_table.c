@@ -14,15 +14,24 @@ gh_wd_geometry gh__wd_geometry(const gh_config *c) {
   const uint64_t windows_wanted = (c->capacity + c->group_size - 1) / c->group_size;
   const uint64_t default_limit = GH_WD_DEFAULT_PROBE_SLOTS / c->group_size;
   g.window_count = gh__next_prime(windows_wanted);
-  g.max_probe_windows = c->max_probe_windows ? c->max_probe_windows : default_limit;
-  if (g.max_probe_windows > g.window_count) g.max_probe_windows = g.window_count;
-  /* Probe iterators count attempts in 32 bits. */
-  if (g.max_probe_windows > UINT32_MAX) g.max_probe_windows = UINT32_MAX;
   g.seed = c->seed;
   g.window_width = c->group_size;
   g.key_bits = c->key_bits;
   g.value_bits = c->value_bits;
   g.slot_bytes = gh_wd_slot_bytes(c->key_bits, c->value_bits);
+  /* Regions of the largest power of two of windows within GH_WD_LOCAL_REGION_BYTES; a table of
+   * fewer than two of them has no locality (its sequences are double hashing from the start). */
+  const uint64_t region_windows = GH_WD_LOCAL_REGION_BYTES / ((uint64_t)g.window_width * g.slot_bytes);
+  g.local_shift = 0;
+  while ((2ull << g.local_shift) <= region_windows) g.local_shift += 1u;
+  g.local_windows = g.window_count >= (2ull << g.local_shift) ? GH_WD_LOCAL_WINDOWS : 0u;
+  /* The sequence after its local windows visits every window within window_count steps: a limit
+   * of that many more finds a free slot wherever one is left. */
+  const uint64_t whole_table = g.window_count + g.local_windows;
+  g.max_probe_windows = c->max_probe_windows ? c->max_probe_windows : default_limit;
+  if (g.max_probe_windows > whole_table) g.max_probe_windows = whole_table;
+  /* Probe iterators count attempts in 32 bits. */
+  if (g.max_probe_windows > UINT32_MAX) g.max_probe_windows = UINT32_MAX;
   return g;
 }
 
@@ -149,7 +158,7 @@ static int check_slot(const gh_wd_geometry *g, const void *slots, uint64_t i, ch
     return 1;
   }
   gh_probe p = gh_wd_probe_begin(g, key);
-  for (; !gh_probe_done(&p, g->max_probe_windows); gh_probe_next(&p, g->window_count)) {
+  for (; !gh_probe_done(&p, g->max_probe_windows); gh_wd_probe_next(g, &p)) {
     for (unsigned lane = 0; lane < g->window_width; ++lane) {
       const uint64_t j = gh_wd_window_slot(g, p.window, lane);
       if (j == i) return 0;
@@ -289,6 +298,14 @@ gh_status gh__wd_compact(gh_table *t, void *stream) {
 /* The last round at the latest: it walks the rest of the sequences. */
 #define GH_WD_BULK_MAX_ROUNDS 32u
 
+/* Where a round that starts at window `attempt` stops: a sequence's local windows all lie in the
+ * region of its first (one round, when the bulk regions hold the locality regions); after them,
+ * each window may lie anywhere. */
+static uint32_t round_until(const gh_wd_geometry *g, unsigned shift, uint32_t attempt) {
+  uint32_t until = attempt < g->local_windows && shift >= g->local_shift ? g->local_windows : attempt + 1u;
+  return until < g->max_probe_windows ? until : (uint32_t)g->max_probe_windows;
+}
+
 /* Regions of the largest power of two of windows that fits the backend's region; 0 when that
  * makes more than a partition takes. */
 static unsigned bulk_regions(gh_table *t, const gh_wd_bulk_backend *b, unsigned *shift) {
@@ -332,11 +349,12 @@ gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const voi
   uint64_t direct_below = n / 16u < GH_WD_BULK_DIRECT_BELOW ? n / 16u : GH_WD_BULK_DIRECT_BELOW;
   if (direct_below < w->geometry.window_count / 4u) direct_below = w->geometry.window_count / 4u;
   char *base = (char *)scratch.ptr;
-  gh_wd_round r = {keys, values, NULL, n, 0u, regions, shift, 0, policy, base, base + copy_bytes, base + 2u * copy_bytes,
-                   work_bytes};
+  gh_wd_round r = {keys, values, NULL, n, 0u, 0u, regions, shift, 0, policy, base, base + copy_bytes,
+                   base + 2u * copy_bytes, work_bytes};
   gh_status status = GH_OK;
-  for (;;) {
-    r.last = r.attempt + 1u >= w->geometry.max_probe_windows || r.attempt + 1u >= GH_WD_BULK_MAX_ROUNDS ||
+  for (unsigned round = 1;; ++round) {
+    r.until = round_until(&w->geometry, shift, r.attempt);
+    r.last = r.until >= w->geometry.max_probe_windows || round >= GH_WD_BULK_MAX_ROUNDS ||
              (r.attempt > 0 && r.n <= direct_below);
     const int sorts = !(r.last && r.attempt > 0);
     gh_wd_call_counters after = {0, 0, 0, 0};
@@ -348,7 +366,7 @@ gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const voi
     r.keys = r.values = NULL;
     r.pending = r.passed;
     r.n = after.cursor;
-    r.attempt += 1u;
+    r.attempt = r.until;
   }
   gh__scratch_free(t, &scratch, stream);
   return status;

@@ -52,17 +52,20 @@ gh_status gh__wd_take_flags(gh_table *t, unsigned *flags);
 gh_status gh__wd_compact(gh_table *t, void *stream);
 
 /* ---- The cache-partitioned bulk insert (gh_config.bulk_min_keys) --------------------------------
- * Round r: the entries still pending (the batch itself in round 0) are put in runs by the
- * region of window r of their probe sequences, and each tries that window alone; those that found
- * it full without their key pass to round r + 1. On a table without tombstones a full window
- * stays full, so a key that reaches window r has windows 0 .. r - 1 full and keyless, as the
- * ordinary walk would have seen them. The last round walks its entries on from their window to the
- * probe limit, unsorted. warpdrive_table.c runs the rounds; each backend brings the two steps. */
+ * A round: the entries still pending (the batch itself in the first round) are put in runs by the
+ * region of window `attempt` of their probe sequences, and each tries its windows attempt ..
+ * until - 1, all in that region: the first round a sequence's local windows (gpuhash/detail/
+ * warpdrive.h), a later round one window. Those that found them full without their key pass to
+ * the next round at window `until`. On a table without tombstones a full window stays full, so a
+ * key that reaches window a has windows 0 .. a - 1 full and keyless, as the ordinary walk would
+ * have seen them. The last round walks its entries on from their window to the probe limit,
+ * unsorted. warpdrive_table.c runs the rounds; each backend brings the two steps. */
 typedef struct gh_wd_round {
   const void *keys, *values; /* round 0: the batch */
   const void *pending;       /* later rounds: the entries (in slot format) that passed, or NULL */
   uint64_t n;
-  uint32_t attempt;          /* the window number every entry of the round tries */
+  uint32_t attempt;          /* the window number every entry of the round starts at */
+  uint32_t until;            /* ... and the one it passes on at (within attempt's region) */
   unsigned regions;          /* runs of the partition: the table's windows in ranges of 2^region_shift */
   unsigned region_shift;
   int last;
@@ -82,10 +85,11 @@ typedef struct gh_wd_bulk_backend {
    * copies before anything changes, so that no round fails for memory. */
   size_t (*partition_bytes)(gh_table *t, uint64_t n, unsigned regions);
   /* r->sorted = the round's entries (r->pending, or the batch) in runs by the region of their
-   * window r->attempt. */
+   * window r->attempt (where their windows up to r->until lie). */
   gh_status (*partition)(gh_table *t, const gh_wd_round *r, void *stream);
-  /* Each of the r->n entries (slots) at `entries` tries its window r->attempt (the last round: the
-   * rest of its sequence), counting into the size counter and the status flags as an insert does;
+  /* Each of the r->n entries (slots) at `entries` tries its windows r->attempt .. r->until - 1 (the
+   * last round: the rest of its sequence), counting into the size counter and the status flags as
+   * an insert does;
    * after->failed = entries that did not fit (last round), after->cursor = entries passed on. */
   gh_status (*round)(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
                      void *stream);

@@ -12,6 +12,12 @@
  * chained by double hashing over a prime number of windows (gpuhash/detail/probe.h). A
  * cooperative group whose size equals the window width reads a window in one coalesced load;
  * smaller groups, a single thread, or the host walk the window in pieces and see the same sequence.
+ * In tables of at least two locality regions (runs of 2^local_shift windows, 64 KB of slots), the
+ * first local_windows windows of a sequence stay in the region of its first window (double hashing
+ * within the region; the shorter last region steps by one window), and only then does the sequence
+ * go on over the whole table. A key almost always lies in its first region, so the cache-
+ * partitioned bulk insert places nearly a whole batch in one pass, a region at a time in shared
+ * memory; lookups read the same number of windows as before.
  *
  * Invariant (checked by validate): every key lies on its probe sequence within the probe limit,
  * with no empty slot before it, and appears once. Inserts keep it under concurrency because all
@@ -35,6 +41,11 @@
 #define GH_WD_DEFAULT_PROBE_SLOTS (4096u * 32u)
 #define GH_WD_SIDE_SLOTS 2u
 #define GH_WD_MAX_WINDOW_WIDTH 32u
+/* Locality regions: the slots of a region fill 64 KB (a block's shared memory in the bulk insert),
+ * and a sequence's first 16 windows stay in its region: at load 0.95, an insert needs more than 16
+ * windows of 4 slots for only a small fraction of keys (measured in docs/benchmarks.md). */
+#define GH_WD_LOCAL_REGION_BYTES (64u * 1024u)
+#define GH_WD_LOCAL_WINDOWS 16u
 
 typedef struct gh_wd_geometry {
   uint64_t window_count;
@@ -44,6 +55,8 @@ typedef struct gh_wd_geometry {
   unsigned key_bits;
   unsigned value_bits;
   unsigned slot_bytes;
+  unsigned local_shift;   /* a locality region is 2^local_shift windows */
+  unsigned local_windows; /* windows of a sequence within its first region (0: no locality) */
 } gh_wd_geometry;
 
 /* The slot format (gpuhash/detail/slot.h) under warpdrive's names. */
@@ -126,12 +139,29 @@ GH_HD gh_probe gh_wd_probe_begin(const gh_wd_geometry *g, uint64_t key) {
   return gh_probe_begin(first, step, g->window_count);
 }
 
+/* The window after p's in key's sequence: within the locality region of the sequence's first
+ * window while p->attempt + 1 < local_windows, then by double hashing over the table. Inside a
+ * full region (a power of two of windows) an odd step visits every window of it; the table's last
+ * region is shorter and is walked window by window. */
+GH_HD void gh_wd_probe_next(const gh_wd_geometry *g, gh_probe *p) {
+  if (p->attempt + 1u >= g->local_windows) {
+    gh_probe_next(p, g->window_count);
+    return;
+  }
+  const uint64_t span = 1ull << g->local_shift, base = p->window & ~(span - 1u);
+  const uint64_t length = g->window_count - base < span ? g->window_count - base : span;
+  uint64_t offset = p->window - base + (length == span ? ((p->step & (span - 1u)) | 1u) : 1u);
+  if (offset >= length) offset -= length;
+  p->window = base + offset;
+  p->attempt += 1u;
+}
+
 /* Key's probe sequence from its window number `attempt` on (the bulk insert resumes keys there,
  * round by round, so attempt stays small): stepped there as a walk would, with no 64-bit
  * division, which the GPU emulates in tens of instructions. */
 GH_HD gh_probe gh_wd_probe_at(const gh_wd_geometry *g, uint64_t key, uint32_t attempt) {
   gh_probe p = gh_wd_probe_begin(g, key);
-  while (p.attempt < attempt) gh_probe_next(&p, g->window_count);
+  while (p.attempt < attempt) gh_wd_probe_next(g, &p);
   return p;
 }
 
@@ -216,7 +246,7 @@ GH_HD gh_wd_step gh_wd_insert_decide(const gh_wd_geometry *g, gh_wd_insert_walk 
       *lane = gh_lowest_bit(m.free);
       return GH_WD_STEP_CLAIM;
     }
-    gh_probe_next(&w->probe, g->window_count);
+    gh_wd_probe_next(g, &w->probe);
     return gh_probe_done(&w->probe, g->max_probe_windows) ? GH_WD_STEP_FULL : GH_WD_STEP_LOAD;
   }
   if (m.free && !(w->state & GH_WD_HAVE_CANDIDATE)) {
@@ -226,7 +256,7 @@ GH_HD gh_wd_step gh_wd_insert_decide(const gh_wd_geometry *g, gh_wd_insert_walk 
   }
   if (!m.empty) {
     /* No empty slot: the key may still lie further on (tombstones can precede it). */
-    gh_probe_next(&w->probe, g->window_count);
+    gh_wd_probe_next(g, &w->probe);
     if (!gh_probe_done(&w->probe, g->max_probe_windows)) return GH_WD_STEP_LOAD;
     if (!(w->state & GH_WD_HAVE_CANDIDATE)) return GH_WD_STEP_FULL;
   }
@@ -306,7 +336,7 @@ GH_HD gh_wd_outcome gh_wd_insert_serial(const gh_wd_geometry *g, void *slots, ui
 /* Slot index of key, or -1 (as all ones) when absent. */
 GH_HD uint64_t gh_wd_locate_serial(const gh_wd_geometry *g, void *slots, uint64_t key) {
   gh_probe p = gh_wd_probe_begin(g, key);
-  for (; !gh_probe_done(&p, g->max_probe_windows); gh_probe_next(&p, g->window_count)) {
+  for (; !gh_probe_done(&p, g->max_probe_windows); gh_wd_probe_next(g, &p)) {
     const gh_wd_masks m = gh_wd_read_window(g, slots, p.window, key);
     if (m.match) return gh_wd_window_slot(g, p.window, gh_lowest_bit(m.match));
     if (m.empty) break;
