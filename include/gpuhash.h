@@ -201,8 +201,10 @@ typedef struct gh_config {
   unsigned group_size;
   /* warpdrive: most probing windows visited per key before the key is reported as not fitting;
    * 0 = the default, min(W, 4096 * 32 / group_size); larger values are cut to W. W = the windows
-   * in the table, plus 16 where the table spans two or more 64 KB regions (a key's first 16
-   * windows then lie in one region, and the rest of its sequence visits every window). */
+   * in the table plus the windows a key's sequence keeps in one region of the table: tables of
+   * 2048 windows or more fall into a prime number (>= 1024) of regions of at most 64 KB of slots,
+   * and a sequence's first min(16, windows of a region) windows stay in the region of its first;
+   * after them, it visits every window. Smaller tables: plain double hashing, W = their windows. */
   uint64_t max_probe_windows;
   uint64_t seed;       /* hash seed; tables with equal seeds and configs lay out keys alike */
   gh_variant variant;  /* default GH_VARIANT_MAP; the others: see gh_design_traits.variants */

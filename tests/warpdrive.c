@@ -30,12 +30,12 @@
  *           gh_get_device_view
  *   config  bulk_min_keys given back by gh_get_config; a config of the size before the field (a
  *           program built against the older header) gets the default, 0
- *   sequence the probe sequence's locality (gpuhash/detail/warpdrive.h), on geometries of prime
- *           window counts: a key's first 16 windows lie in the 2^local_shift-window region of its
- *           first window (the shorter last region included), distinct in a full region, and the
- *           windows after them reach every window of the table within window_count steps; the
- *           default probe limit gh_get_config gives (the table's windows, plus 16 once it spans
- *           two 64 KB regions, at most 2^17 slots' worth) for group sizes 1, 4 and 32
+ *   sequence the probe sequence's locality (gpuhash/detail/probe.h), on a prime number of regions
+ *           of 2^shift windows: a key's local windows are distinct and lie in the region of its
+ *           first window, and the window_count windows after them are all distinct (the whole
+ *           table); plain double hashing (shift 0) the same. For group sizes 1, 4 and 32 and
+ *           capacities from 1000 to 2^22: gh_get_config's capacity at most 3 % above the one asked
+ *           (plus a few windows), and the default probe limit as gpuhash.h documents it
  *
  * Every failure prints the case, the phase and the seed.
  */
@@ -415,21 +415,20 @@ static void part_config(void) {
   printf("  config: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 
-/* One key's sequence on geometry g: the local windows in its first region, then the whole table. */
+/* One key's sequence on geometry g: the local windows distinct and in the region of the first,
+ * then any window_count consecutive windows all distinct. */
 static void check_sequence(const gh_wd_geometry *g, uint64_t key, uint8_t *seen) {
   const uint64_t span = 1ull << g->local_shift;
   gh_probe p = gh_wd_probe_begin(g, key);
-  const uint64_t base = p.window & ~(span - 1u);
-  const int full_region = base + span <= g->window_count;
+  const uint64_t region = p.window >> g->local_shift;
   memset(seen, 0, (size_t)g->window_count);
   for (uint32_t a = 0; a < g->local_windows; ++a, gh_wd_probe_next(g, &p)) {
-    if (!CHECK(p.attempt == a && p.window >= base && p.window < base + span && p.window < g->window_count,
-               "key 0x%llx: window %u of its sequence is %llu, outside its region [%llu, %llu) of %llu windows",
-               (unsigned long long)key, a, (unsigned long long)p.window, (unsigned long long)base,
-               (unsigned long long)(base + span), (unsigned long long)g->window_count))
-      return;
-    if (full_region && !CHECK(!seen[p.window], "key 0x%llx: window %llu twice among its first %u in a full region",
-                              (unsigned long long)key, (unsigned long long)p.window, g->local_windows))
+    if (!CHECK(p.attempt == a && p.window >> g->local_shift == region && p.window < g->window_count,
+               "key 0x%llx: window %u of its sequence is %llu, outside region %llu (%llu windows each, %llu in all)",
+               (unsigned long long)key, a, (unsigned long long)p.window, (unsigned long long)region,
+               (unsigned long long)span, (unsigned long long)g->window_count) ||
+        !CHECK(!seen[p.window], "key 0x%llx: window %llu twice among its first %u", (unsigned long long)key,
+               (unsigned long long)p.window, g->local_windows))
       return;
     seen[p.window] = 1;
   }
@@ -449,27 +448,26 @@ static void check_sequence(const gh_wd_geometry *g, uint64_t key, uint8_t *seen)
 static void part_sequence(void) {
   tu_rng rng = tu_rng_make(tu_mix_seed(wd_seed, 5, 5, 5));
   tu_set_context("sequence seed 0x%016llx", (unsigned long long)wd_seed);
-  /* Prime window counts over regions of 2^shift windows: the last region 907, 17, 5, 3 and 1
-   * windows long. */
+  /* A prime number of regions of 2^shift windows (shift 0: plain double hashing), local windows. */
   const struct {
-    uint64_t windows;
-    unsigned shift;
-  } shapes[] = {{5003, 11}, {8209, 10}, {2053, 10}, {4099, 11}, {65537, 12}};
+    uint64_t regions;
+    unsigned shift, local;
+  } shapes[] = {{1031, 5, 16}, {1031, 2, 4}, {3, 11, 16}, {5003, 0, 0}, {2053, 4, 16}, {1, 0, 0}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
     for (unsigned key_bits = 32; key_bits <= 64; key_bits += 32) {
-      tu_set_phase("%llu windows, regions of 2^%u, %u-bit keys", (unsigned long long)shapes[s].windows,
-                   shapes[s].shift, key_bits);
+      tu_set_phase("%llu regions of 2^%u windows, %u local, %u-bit keys", (unsigned long long)shapes[s].regions,
+                   shapes[s].shift, shapes[s].local, key_bits);
       gh_wd_geometry g;
       memset(&g, 0, sizeof g);
-      g.window_count = shapes[s].windows;
-      g.max_probe_windows = g.window_count + GH_WD_LOCAL_WINDOWS;
+      g.window_count = shapes[s].regions << shapes[s].shift;
+      g.max_probe_windows = g.window_count + shapes[s].local;
       g.seed = tu_next(&rng);
       g.window_width = 4;
       g.key_bits = key_bits;
       g.value_bits = 32;
       g.slot_bytes = gh_wd_slot_bytes(key_bits, 32);
       g.local_shift = shapes[s].shift;
-      g.local_windows = GH_WD_LOCAL_WINDOWS;
+      g.local_windows = shapes[s].local;
       uint8_t *seen = (uint8_t *)tu_xmalloc((size_t)g.window_count);
       const unsigned long before = tu_failure_count();
       for (int k = 0; k < 200 && tu_failure_count() == before; ++k)
@@ -477,21 +475,27 @@ static void part_sequence(void) {
       free(seen);
     }
   }
+  /* What gh_get_config gives back: at most a few per cent more slots than asked, and the default
+   * probe limit as documented. */
   const unsigned groups[] = {1, 4, 32};
-  const uint64_t capacities[] = {1000, 1ull << 14, 1ull << 16, 1ull << 19, 1ull << 22};
+  const uint64_t capacities[] = {1000, 1ull << 14, 1ull << 16, 1ull << 19, 1ull << 22, 3000000};
   for (size_t gi = 0; gi < sizeof groups / sizeof groups[0]; ++gi) {
     for (size_t c = 0; c < sizeof capacities / sizeof capacities[0]; ++c) {
-      tu_set_phase("default probe limit, group size %u, capacity %llu", groups[gi], (unsigned long long)capacities[c]);
+      tu_set_phase("group size %u, capacity %llu", groups[gi], (unsigned long long)capacities[c]);
       gh_config cfg = wd_config(32, 32, groups[gi], capacities[c], 0);
       gh_table *t = NULL;
       gh_config got;
       if (!CHECK_OK(NULL, gh_create(&cfg, &t))) continue;
       if (CHECK_OK(t, gh_get_config(t, &got))) {
         const uint64_t windows = got.capacity / groups[gi];
-        const uint64_t region = GH_WD_LOCAL_REGION_BYTES / (groups[gi] * 8u);
+        CHECK(got.capacity >= capacities[c] && (double)got.capacity <= 1.03 * (double)capacities[c] + 64.0 * groups[gi],
+              "capacity %llu for %llu asked", (unsigned long long)got.capacity, (unsigned long long)capacities[c]);
         uint64_t region_windows = 1;
-        while (region_windows * 2u <= region) region_windows *= 2u;
-        uint64_t expected = windows + (windows >= 2u * region_windows ? GH_WD_LOCAL_WINDOWS : 0u);
+        while (region_windows * 2u <= GH_WD_LOCAL_REGION_BYTES / (groups[gi] * 8u) &&
+               (windows + region_windows * 2u - 1u) / (region_windows * 2u) >= GH_WD_LOCAL_MIN_REGIONS)
+          region_windows *= 2u;
+        const uint64_t local = region_windows == 1 ? 0 : (region_windows < 16 ? region_windows : 16);
+        uint64_t expected = windows + local;
         if (expected > GH_WD_DEFAULT_PROBE_SLOTS / groups[gi]) expected = GH_WD_DEFAULT_PROBE_SLOTS / groups[gi];
         CHECK(got.max_probe_windows == expected, "probe limit %llu windows, documented %llu (%llu windows)",
               (unsigned long long)got.max_probe_windows, (unsigned long long)expected, (unsigned long long)windows);

@@ -13,20 +13,27 @@ gh_wd_geometry gh__wd_geometry(const gh_config *c) {
   gh_wd_geometry g;
   const uint64_t windows_wanted = (c->capacity + c->group_size - 1) / c->group_size;
   const uint64_t default_limit = GH_WD_DEFAULT_PROBE_SLOTS / c->group_size;
-  g.window_count = gh__next_prime(windows_wanted);
   g.seed = c->seed;
   g.window_width = c->group_size;
   g.key_bits = c->key_bits;
   g.value_bits = c->value_bits;
   g.slot_bytes = gh_wd_slot_bytes(c->key_bits, c->value_bits);
-  /* Regions of the largest power of two of windows within GH_WD_LOCAL_REGION_BYTES; a table of
-   * fewer than two of them has no locality (its sequences are double hashing from the start). */
-  const uint64_t region_windows = GH_WD_LOCAL_REGION_BYTES / ((uint64_t)g.window_width * g.slot_bytes);
+  /* Regions as large as GH_WD_LOCAL_REGION_BYTES allows while there are GH_WD_LOCAL_MIN_REGIONS of
+   * them; their count is the prime at or above what the capacity asks. */
+  const uint64_t region_fit = GH_WD_LOCAL_REGION_BYTES / ((uint64_t)g.window_width * g.slot_bytes);
   g.local_shift = 0;
-  while ((2ull << g.local_shift) <= region_windows) g.local_shift += 1u;
-  g.local_windows = g.window_count >= (2ull << g.local_shift) ? GH_WD_LOCAL_WINDOWS : 0u;
-  /* The sequence after its local windows visits every window within window_count steps: a limit
-   * of that many more finds a free slot wherever one is left. */
+  while ((2ull << g.local_shift) <= region_fit && (windows_wanted >> (g.local_shift + 1u)) >= GH_WD_LOCAL_MIN_REGIONS)
+    g.local_shift += 1u;
+  if (g.local_shift == 0) {
+    g.window_count = gh__next_prime(windows_wanted);
+    g.local_windows = 0;
+  } else {
+    const uint64_t regions = (windows_wanted + (1ull << g.local_shift) - 1u) >> g.local_shift;
+    g.window_count = gh__next_prime(regions) << g.local_shift;
+    g.local_windows = (1u << g.local_shift) < GH_WD_LOCAL_WINDOWS ? (1u << g.local_shift) : GH_WD_LOCAL_WINDOWS;
+  }
+  /* After its local windows a sequence visits every window within window_count steps: a limit of
+   * that many more finds a free slot wherever one is left. */
   const uint64_t whole_table = g.window_count + g.local_windows;
   g.max_probe_windows = c->max_probe_windows ? c->max_probe_windows : default_limit;
   if (g.max_probe_windows > whole_table) g.max_probe_windows = whole_table;

@@ -9,15 +9,14 @@
  * all-ones minus one), whose key field is 0 when the key is present and all ones when it is absent.
  *
  * Probing. A key's probe sequence is a chain of windows of window_width consecutive slots,
- * chained by double hashing over a prime number of windows (gpuhash/detail/probe.h). A
- * cooperative group whose size equals the window width reads a window in one coalesced load;
- * smaller groups, a single thread, or the host walk the window in pieces and see the same sequence.
- * In tables of at least two locality regions (runs of 2^local_shift windows, 64 KB of slots), the
- * first local_windows windows of a sequence stay in the region of its first window (double hashing
- * within the region; the shorter last region steps by one window), and only then does the sequence
- * go on over the whole table. A key almost always lies in its first region, so the cache-
+ * chained by double hashing (gpuhash/detail/probe.h). A cooperative group whose size equals the
+ * window width reads a window in one coalesced load; smaller groups, a single thread, or the host
+ * walk the window in pieces and see the same sequence. Large tables group their windows into a
+ * prime number of regions of 2^local_shift windows (at most 64 KB of slots each), and the first
+ * local_windows windows of a sequence stay in the region of its first window before the sequence
+ * goes on over the whole table. A key almost always lies in its first region, so the cache-
  * partitioned bulk insert places nearly a whole batch in one pass, a region at a time in shared
- * memory; lookups read the same number of windows as before.
+ * memory; lookups read as many windows as with plain double hashing.
  *
  * Invariant (checked by validate): every key lies on its probe sequence within the probe limit,
  * with no empty slot before it, and appears once. Inserts keep it under concurrency because all
@@ -41,10 +40,13 @@
 #define GH_WD_DEFAULT_PROBE_SLOTS (4096u * 32u)
 #define GH_WD_SIDE_SLOTS 2u
 #define GH_WD_MAX_WINDOW_WIDTH 32u
-/* Locality regions: the slots of a region fill 64 KB (a block's shared memory in the bulk insert),
- * and a sequence's first 16 windows stay in its region: at load 0.95, an insert needs more than 16
- * windows of 4 slots for only a small fraction of keys (measured in docs/benchmarks.md). */
+/* Locality regions: the slots of a region fill at most 64 KB (a block's shared memory in the bulk
+ * insert), a table has at least GH_WD_LOCAL_MIN_REGIONS of them (rounding their count up to a prime
+ * then adds at most a few per cent of slots; smaller tables are plain double hashing over a prime
+ * number of windows), and a sequence's first 16 windows (fewer in regions of fewer windows) stay
+ * in its region: at load 0.95 an insert with windows of 4 slots needs 1.6 of them on average. */
 #define GH_WD_LOCAL_REGION_BYTES (64u * 1024u)
+#define GH_WD_LOCAL_MIN_REGIONS 1024u
 #define GH_WD_LOCAL_WINDOWS 16u
 
 typedef struct gh_wd_geometry {
@@ -55,7 +57,7 @@ typedef struct gh_wd_geometry {
   unsigned key_bits;
   unsigned value_bits;
   unsigned slot_bytes;
-  unsigned local_shift;   /* a locality region is 2^local_shift windows */
+  unsigned local_shift;   /* a region is 2^local_shift windows; window_count >> local_shift is prime */
   unsigned local_windows; /* windows of a sequence within its first region (0: no locality) */
 } gh_wd_geometry;
 
@@ -122,38 +124,31 @@ GH_HD int gh_wd_erase_slot(const gh_wd_geometry *g, void *slot, uint64_t key, ui
 }
 
 /* The first window and step of key's probe sequence. 32-bit keys hash with 32-bit arithmetic,
- * which is several times cheaper on the GPU than 64-bit multiplies. */
+ * which is several times cheaper on the GPU than 64-bit multiplies. The offset step comes from
+ * the low bits of the second hash, the region step from its high bits (the range reduction is a
+ * multiply-high). */
 GH_HD gh_probe gh_wd_probe_begin(const gh_wd_geometry *g, uint64_t key) {
-  uint64_t first, step;
+  const uint64_t regions = g->window_count >> g->local_shift, mask = (1ull << g->local_shift) - 1u;
+  uint64_t first, region_step, h2_low;
   if (g->key_bits == 32) {
     const uint32_t h1 = gh_fmix32((uint32_t)key ^ (uint32_t)g->seed);
     const uint32_t h2 = gh_fmix32((uint32_t)key ^ (uint32_t)(g->seed >> 32) ^ 0x9e3779b9u);
     first = gh_range32(h1, g->window_count);
-    step = gh_range32(h2, g->window_count - 1);
+    region_step = gh_range32(h2, regions - 1u) + 1u;
+    h2_low = h2;
   } else {
     const uint64_t h1 = gh_fmix64(key ^ g->seed);
     const uint64_t h2 = gh_fmix64(key ^ (g->seed * 0x9e3779b97f4a7c15ull) ^ 0x632be59bd9b4e019ull);
     first = gh_range64(h1, g->window_count);
-    step = gh_range64(h2, g->window_count - 1);
+    region_step = gh_range64(h2, regions - 1u) + 1u;
+    h2_low = h2;
   }
-  return gh_probe_begin(first, step, g->window_count);
+  return gh_probe_begin(first, region_step, (h2_low | 1u) & mask, g->local_shift);
 }
 
-/* The window after p's in key's sequence: within the locality region of the sequence's first
- * window while p->attempt + 1 < local_windows, then by double hashing over the table. Inside a
- * full region (a power of two of windows) an odd step visits every window of it; the table's last
- * region is shorter and is walked window by window. */
+/* The window after p's in key's sequence (gpuhash/detail/probe.h). */
 GH_HD void gh_wd_probe_next(const gh_wd_geometry *g, gh_probe *p) {
-  if (p->attempt + 1u >= g->local_windows) {
-    gh_probe_next(p, g->window_count);
-    return;
-  }
-  const uint64_t span = 1ull << g->local_shift, base = p->window & ~(span - 1u);
-  const uint64_t length = g->window_count - base < span ? g->window_count - base : span;
-  uint64_t offset = p->window - base + (length == span ? ((p->step & (span - 1u)) | 1u) : 1u);
-  if (offset >= length) offset -= length;
-  p->window = base + offset;
-  p->attempt += 1u;
+  gh_probe_next(p, g->window_count, g->local_shift, g->local_windows);
 }
 
 /* Key's probe sequence from its window number `attempt` on (the bulk insert resumes keys there,
