@@ -258,24 +258,14 @@ struct wd_slot_word<true> {
 /* Entries a warp holds back before it appends them to the passed ones with one atomic. */
 static const unsigned kRegionHeld = 64;
 
-/* An entry's walk over its windows attempt .. until - 1, all in the block's region (first_window
- * on) in shared memory. */
-template <typename W, unsigned KB, unsigned VB>
-static __device__ gh_wd_outcome region_walk(const gh_wd_geometry &g, W *region, uint64_t first_window, uint64_t key,
-                                            uint64_t value, int policy, uint32_t attempt, uint32_t until) {
-  gh_probe p = gh_wd_probe_at(&g, key, attempt);
-  for (;;) {
-    const gh_wd_outcome outcome =
-        region_insert<W, KB, VB>(g, region + (p.window - first_window) * g.window_width, key, value, policy);
-    if (outcome != GH_WD_NOT_FITTED) return outcome;
-    gh_wd_probe_next(&g, &p);
-    if (p.attempt >= until) return GH_WD_NOT_FITTED;
-  }
-}
-
 /* A round of the bulk insert over regions in shared memory: block r loads region r's slots, its
- * threads insert the region's entries there (a thread an entry: a window is a few shared-memory
- * words), and the block writes the slots back. Entries whose windows were all full are passed on. */
+ * threads insert the region's entries there (a window is a few shared-memory words), and the block
+ * writes the slots back. An entry walks its windows attempt .. until - 1, all in the region; those
+ * that find them all full are passed on. Entries need different numbers of windows (at load 0.9 a
+ * warp's slowest of 32 needs several), so a lane does one window a step and takes the region's
+ * next entry as soon as its own is placed or passed, instead of the warp waiting for its slowest
+ * lane; the entry it takes next was loaded when it took the last, so that the load's latency
+ * passes while it walks. */
 template <unsigned KB, unsigned VB>
 __global__ void __launch_bounds__(kRegionThreads)
     wd_region_kernel(gh_wd_geometry geometry, void *slots, const void *entries, const unsigned long long *bounds,
@@ -284,6 +274,7 @@ __global__ void __launch_bounds__(kRegionThreads)
   typedef typename wd_slot_word<KB + VB <= 32u>::type W;
   extern __shared__ unsigned long long gh_region_words[];
   __shared__ gh_slot_bits held_entries[kRegionThreads / 32][kRegionHeld];
+  __shared__ unsigned long long next_entry;
   const uint64_t begin = bounds[blockIdx.x], end = bounds[regions + blockIdx.x];
   if (begin == end) return;
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
@@ -294,25 +285,59 @@ __global__ void __launch_bounds__(kRegionThreads)
                                                                                       : (1ull << region_shift);
   W *table = (W *)slots + first_window * g.window_width;
   for (uint64_t j = threadIdx.x; j < windows_here * g.window_width; j += blockDim.x) region[j] = table[j];
+  if (threadIdx.x == 0) next_entry = begin;
   __syncthreads();
   const unsigned lane = threadIdx.x % 32u;
   gh_slot_bits *held = held_entries[threadIdx.x / 32u];
   unsigned inserted = 0, flags = 0, holding = 0;
-  for (uint64_t i = begin + threadIdx.x - lane; i < end; i += blockDim.x) {
-    gh_slot_bits entry = {0, 0};
+  /* The lane's entry in work (walking), the one it takes next (loaded ahead), and whether the
+   * region's entries have run out for it. */
+  gh_slot_bits entry = {0, 0}, ahead = {0, 0};
+  gh_probe p = {0, 0, 0};
+  int walking = 0, has_ahead = 0, drained = 0;
+  for (;;) {
+    if (!walking && has_ahead) {
+      entry = ahead;
+      has_ahead = 0;
+      const uint64_t key = gh_slot_bits_key(f, entry);
+      if (gh_wd_is_sentinel(key, KB)) {
+        const gh_wd_outcome outcome = gh_wd_side_insert(&g, slots, key, gh_slot_bits_value(f, entry), policy);
+        inserted += outcome == GH_WD_INSERTED;
+        flags |= gh_wd_outcome_flags(outcome);
+      } else {
+        p = gh_wd_probe_at(&g, key, attempt);
+        walking = 1;
+      }
+    }
+    /* Lanes without an entry ahead claim the region's next ones together and start their loads. */
+    const unsigned taking = __ballot_sync(0xFFFFFFFFu, !has_ahead && !drained);
+    if (taking) {
+      uint64_t from = 0;
+      if (lane == 0) from = atomicAdd(&next_entry, (unsigned long long)__popc(taking));
+      from = __shfl_sync(0xFFFFFFFFu, from, 0);
+      if ((taking >> lane) & 1u) {
+        const uint64_t i = from + __popc(taking & ((1u << lane) - 1u));
+        has_ahead = i < end;
+        drained = !has_ahead;
+        if (has_ahead) ahead = gh_slot_read(f, (const char *)entries + i * f.slot_bytes);
+      }
+    }
     int passes = 0;
-    if (i + lane < end) {
-      entry = gh_slot_read(f, (const char *)entries + (i + lane) * f.slot_bytes);
-      const uint64_t key = gh_slot_bits_key(f, entry), value = gh_slot_bits_value(f, entry);
+    if (walking) {
       const gh_wd_outcome outcome =
-          gh_wd_is_sentinel(key, KB)
-              ? gh_wd_side_insert(&g, slots, key, value, policy)
-              : region_walk<W, KB, VB>(g, region, first_window, key, value, policy, attempt, until);
-      passes = outcome == GH_WD_NOT_FITTED;
-      inserted += outcome == GH_WD_INSERTED;
-      if (!passes) flags |= gh_wd_outcome_flags(outcome);
+          region_insert<W, KB, VB>(g, region + (p.window - first_window) * g.window_width, gh_slot_bits_key(f, entry),
+                                   gh_slot_bits_value(f, entry), policy);
+      if (outcome != GH_WD_NOT_FITTED) {
+        walking = 0;
+        inserted += outcome == GH_WD_INSERTED;
+        flags |= gh_wd_outcome_flags(outcome);
+      } else {
+        gh_wd_probe_next(&g, &p);
+        if (p.attempt >= until) passes = 1, walking = 0;
+      }
     }
     hold_passed(f, held, kRegionHeld, &holding, passes, entry, passed, &counters->call.cursor);
+    if (!__any_sync(0xFFFFFFFFu, walking || has_ahead || !drained)) break;
   }
   append_held(f, held, holding, passed, &counters->call.cursor);
   gh_warp_add(&counters->size, inserted);
