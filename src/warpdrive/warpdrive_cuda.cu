@@ -127,23 +127,16 @@ static __device__ __forceinline__ void hold_passed(gh_slot_format f, gh_slot_bit
   }
 }
 
-/* Where each region's entries lie in the sorted order: bounds[r] its first, bounds[regions + r]
- * one past its last (both 0 for a region without entries, zeroed before). */
-__global__ void wd_region_bounds_kernel(const uint16_t *sorted, uint64_t n, unsigned regions,
-                                        unsigned long long *bounds) {
-  for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) {
-    const unsigned r = sorted[i];
-    if (i == 0 || sorted[i - 1u] != r) bounds[r] = i;
-    if (i + 1u == n || sorted[i + 1u] != r) bounds[regions + r] = i + 1u;
-  }
-}
-
 /* The bulk insert's rounds build each region in shared memory, a block a region, where the slots
  * are 4 or 8 bytes (one CAS-able word); 16-byte slots go through L2 (wd_round_kernel, regions of a
- * quarter of the L2). Regions of 64 KB (two blocks an SM) and of 32 KB measured within 3 % of each
- * other on an H200 (bench/results/2026-11-27-h200-warpdrive-bulk-tuning-d0081e5.txt). */
-static const size_t kRegionBytes = 64u * 1024u;
+ * quarter of the L2). A region holds a whole locality region of the table (gpuhash/detail/
+ * warpdrive.h), so that the first round walks a sequence's local windows. Regions of 64 KB and of
+ * 32 KB measured within 3 % of each other on an H200 when a round tried one window
+ * (bench/results/2026-11-27-h200-warpdrive-bulk-tuning-d0081e5.txt). Three blocks of 64 KB and
+ * their held entries fit an SM. */
+static const size_t kRegionBytes = GH_WD_LOCAL_REGION_BYTES;
 static const int kRegionThreads = 512;
+static const int kRegionBlocksPerSM = 3;
 
 static int builds_in_shared(const gh_wd_geometry &g) { return g.slot_bytes <= 8u; }
 
@@ -155,27 +148,24 @@ static size_t cuda_region_bytes(gh_table *t) {
   return l2 >= 4 ? (size_t)l2 / 4u : 1u;
 }
 
-/* The partition's work space: the regions before and after the sort, the regions' bounds, and the
- * sort's own. */
+/* The partition's work space: the regions before and after the sort, and the sort's own. */
 static size_t rounded(size_t bytes) { return (bytes + 255u) / 256u * 256u; }
 static size_t cuda_partition_bytes(gh_table *t, uint64_t n, unsigned regions) {
-  return 2u * rounded((size_t)n * sizeof(uint16_t)) + rounded(2u * (size_t)regions * sizeof(unsigned long long)) +
-         gh__cuda_sort_by_digit_temp_bytes(n, state(t)->geometry.slot_bytes);
+  (void)regions;
+  return 2u * rounded((size_t)n * sizeof(uint16_t)) + gh__cuda_sort_by_digit_temp_bytes(n, state(t)->geometry.slot_bytes);
 }
 
 /* The pieces of the work space. */
 typedef struct wd_work {
   uint16_t *regions_in, *regions_out;
-  unsigned long long *bounds;
   void *sort_temp;
   size_t sort_bytes;
 } wd_work;
 static wd_work work_of(const gh_wd_round *r) {
   const size_t regions_bytes = rounded((size_t)r->n * sizeof(uint16_t));
-  const size_t bounds_bytes = rounded(2u * (size_t)r->regions * sizeof(unsigned long long));
   char *at = (char *)r->work;
-  wd_work w = {(uint16_t *)at, (uint16_t *)(at + regions_bytes), (unsigned long long *)(at + 2u * regions_bytes),
-               at + 2u * regions_bytes + bounds_bytes, r->work_bytes - 2u * regions_bytes - bounds_bytes};
+  wd_work w = {(uint16_t *)at, (uint16_t *)(at + regions_bytes), at + 2u * regions_bytes,
+               r->work_bytes - 2u * regions_bytes};
   return w;
 }
 
@@ -199,16 +189,11 @@ static gh_status wd_partition(gh_table *t, const gh_wd_round *r, void *stream) {
   unsigned shift = r->region_shift, regions = r->regions;
   const wd_work w = work_of(r);
   uint16_t *regions_in = w.regions_in;
-  unsigned long long *bounds = w.bounds;
   void *args[] = {&g, (void *)&keys, (void *)&values, &entries, &pack, &n, &attempt, &shift, &regions_in};
   gh_status status = gh__cuda_launch(t, (const void *)wd_regions_kernel<KB, VB>, n, kLaunch.block_threads, args, stream);
   if (status == GH_OK)
     status = gh__cuda_sort_by_digit(t, w.regions_in, w.regions_out, entries, r->sorted, n, g.slot_bytes,
                                     region_bits(regions), w.sort_temp, w.sort_bytes, stream);
-  if (status == GH_OK) status = gh__fill(t, bounds, 0, 2u * (size_t)regions * sizeof *bounds, stream);
-  void *bound_args[] = {(void *)&w.regions_out, &n, &regions, &bounds};
-  if (status == GH_OK)
-    status = gh__cuda_launch(t, (const void *)wd_region_bounds_kernel, n, kLaunch.block_threads, bound_args, stream);
   return status;
 }
 
@@ -255,8 +240,40 @@ struct wd_slot_word<true> {
   typedef unsigned int type;
 };
 
-/* Entries a warp holds back before it appends them to the passed ones with one atomic. */
-static const unsigned kRegionHeld = 64;
+/* Entries a warp holds back before it appends them to the passed ones with one atomic: few pass
+ * the first round (its walk covers a sequence's local windows), so room for one step's 32 keeps
+ * the block's shared memory small. */
+static const unsigned kRegionHeld = 32;
+
+/* The block copies words between a region's slots in memory and in shared memory, 16 bytes a load
+ * where the region is aligned to 16 bytes, several loads in flight per thread. */
+template <typename W>
+static __device__ __forceinline__ void copy_region(W *to, const W *from, uint64_t words) {
+  uint64_t done = 0;
+  if ((((uintptr_t)to | (uintptr_t)from) & 15u) == 0) {
+    const uint64_t vectors = words * sizeof(W) / 16u;
+#pragma unroll 8
+    for (uint64_t j = threadIdx.x; j < vectors; j += blockDim.x) ((uint4 *)to)[j] = ((const uint4 *)from)[j];
+    done = vectors * 16u / sizeof(W);
+  }
+  for (uint64_t j = done + threadIdx.x; j < words; j += blockDim.x) to[j] = from[j];
+}
+
+/* The first position of sorted[0, n) holding a value >= target (n if none), found by a warp (every
+ * lane calls it): each step splits the range in 32 and keeps the part where the values cross, so
+ * 2^27 entries take 6 dependent loads, where a binary search takes 27. */
+static __device__ uint64_t first_at_least(const uint16_t *sorted, uint64_t n, unsigned target) {
+  const unsigned lane = threadIdx.x % 32u;
+  uint64_t low = 0, high = n; /* the answer lies in [low, high] */
+  while (high - low > 32u) {
+    const uint64_t probe = low + (high - low) * lane / 32u;
+    const unsigned below = __popc(__ballot_sync(0xFFFFFFFFu, sorted[probe] < target));
+    const uint64_t next_low = below == 0 ? low : __shfl_sync(0xFFFFFFFFu, probe, below - 1u) + 1u;
+    if (below < 32u) high = __shfl_sync(0xFFFFFFFFu, probe, below);
+    low = next_low;
+  }
+  return low + __popc(__ballot_sync(0xFFFFFFFFu, low + lane < high && sorted[low + lane] < target));
+}
 
 /* A round of the bulk insert over regions in shared memory: block r loads region r's slots, its
  * threads insert the region's entries there (a window is a few shared-memory words), and the block
@@ -267,16 +284,24 @@ static const unsigned kRegionHeld = 64;
  * lane; the entry it takes next was loaded when it took the last, so that the load's latency
  * passes while it walks. */
 template <unsigned KB, unsigned VB>
-__global__ void __launch_bounds__(kRegionThreads)
-    wd_region_kernel(gh_wd_geometry geometry, void *slots, const void *entries, const unsigned long long *bounds,
-                     unsigned regions, unsigned region_shift, uint32_t attempt, uint32_t until, int policy,
-                     void *passed, gh_wd_counters *counters) {
+__global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
+    wd_region_kernel(gh_wd_geometry geometry, void *slots, const void *entries, const uint16_t *sorted_regions,
+                     uint64_t n, unsigned region_shift, uint32_t attempt, uint32_t until, int policy, void *passed,
+                     gh_wd_counters *counters) {
   typedef typename wd_slot_word<KB + VB <= 32u>::type W;
   extern __shared__ unsigned long long gh_region_words[];
   __shared__ gh_slot_bits held_entries[kRegionThreads / 32][kRegionHeld];
-  __shared__ unsigned long long next_entry;
-  const uint64_t begin = bounds[blockIdx.x], end = bounds[regions + blockIdx.x];
-  if (begin == end) return;
+  __shared__ unsigned long long next_entry, region_end;
+  /* The region's entries: a run of the sorted order, where warp 0 finds its first and warp 1 one
+   * past its last. */
+  if (threadIdx.x < 64u) {
+    const uint64_t at = first_at_least(sorted_regions, n, blockIdx.x + threadIdx.x / 32u);
+    if (threadIdx.x == 0) next_entry = at;
+    if (threadIdx.x == 32u) region_end = at;
+  }
+  __syncthreads();
+  const uint64_t end = region_end;
+  if (next_entry == end) return;
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
   const gh_slot_format f = gh_wd_format(&g);
   W *region = (W *)gh_region_words;
@@ -284,8 +309,7 @@ __global__ void __launch_bounds__(kRegionThreads)
   const uint64_t windows_here = g.window_count - first_window < (1ull << region_shift) ? g.window_count - first_window
                                                                                       : (1ull << region_shift);
   W *table = (W *)slots + first_window * g.window_width;
-  for (uint64_t j = threadIdx.x; j < windows_here * g.window_width; j += blockDim.x) region[j] = table[j];
-  if (threadIdx.x == 0) next_entry = begin;
+  copy_region(region, (const W *)table, windows_here * g.window_width);
   __syncthreads();
   const unsigned lane = threadIdx.x % 32u;
   gh_slot_bits *held = held_entries[threadIdx.x / 32u];
@@ -343,7 +367,7 @@ __global__ void __launch_bounds__(kRegionThreads)
   gh_warp_add(&counters->size, inserted);
   gh_warp_or(&counters->status, flags);
   __syncthreads();
-  for (uint64_t j = threadIdx.x; j < windows_here * g.window_width; j += blockDim.x) table[j] = region[j];
+  copy_region(table, (const W *)region, windows_here * g.window_width);
 }
 
 /* The region kernel of a width pair, or NULL where slots take 16 bytes (those go through L2). */
@@ -534,16 +558,19 @@ static gh_status region_round(gh_table *t, const gh_wd_round *r, const void *ent
   const void *kernel = kernels_for(g).region;
   unsigned regions = r->regions, shift = r->region_shift;
   uint32_t attempt = r->attempt, until = r->until;
+  uint64_t n = r->n;
   int policy = r->policy;
   void *passed = r->passed;
-  const unsigned long long *bounds = work_of(r).bounds;
-  void *args[] = {&g,     &w->slots, (void *)&entries, (void *)&bounds, &regions, &shift, &attempt, &until,
+  const uint16_t *sorted_regions = work_of(r).regions_out;
+  void *args[] = {&g,     &w->slots, (void *)&entries, (void *)&sorted_regions, &n, &shift, &attempt, &until,
                   &policy, &passed,  &w->counters};
   const size_t shared = ((size_t)1u << shift) * g.window_width * g.slot_bytes;
   gh_status status = gh__fill(t, &w->counters->call, 0, sizeof *after, stream);
   if (status != GH_OK) return status;
   GH_CUDA_TRY(t, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared),
               "cudaFuncSetAttribute (the region kernel's shared memory)");
+  GH_CUDA_TRY(t, cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
+              "cudaFuncSetAttribute (the region kernel's shared memory carveout)");
   GH_CUDA_TRY(t, cudaLaunchKernel(kernel, dim3(regions), dim3(kRegionThreads), args, shared, (cudaStream_t)stream),
               "the region kernel's launch");
   return gh__to_host(t, after, &w->counters->call, sizeof *after, stream);
