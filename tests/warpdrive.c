@@ -12,22 +12,27 @@
  *           After each batch both tables validate (every key on its probe sequence, no empty slot
  *           before it, once), gh_find, gh_contains, the size and the export agree with the
  *           reference, and the two hold the same keys (under GH_ADD the same values); GH_MIN, GH_MAX
- *           and GH_OVERWRITE once each. On the host the tables span 3 to 9 regions of 256 KB (on
+ *           and GH_OVERWRITE once each. Then two erase batches without erased_out (the bulk erase
+ *           in the bulk table: present and absent keys, repeats, the special keys, the second
+ *           batch meeting the first's tombstones): the counts gh_erase gives, validate, find,
+ *           contains, size, export, and the two tables' keys agree. On the host the tables span 3 to 9 regions of 256 KB (on
  *           the GPU about 8 or 16 regions of 64 KB in shared memory for 4- and 8-byte slots, one
  *           region through L2 for 16-byte slots), so the rounds' partitions are tested too; a probe
  *           limit of two windows at load 0.95: GH_ERR_TABLE_FULL with the count of keys that did
  *           not fit, every other key stored, the table valid
- *   large   (CUDA) a table of 2^23 slots (1024 regions of 64 KB) filled to 0.9 in one batch under
+ *   large   (CUDA) a table of 2^23 slots (1031 regions of 64 KB) filled to 0.9 in one batch under
  *           the default rule (bulk_min_keys 0), which takes the bulk insert (its one block of
- *           scratch asked for), against the reference and an ordinary table; 64-bit keys and values
- *           (16-byte slots: rounds through L2, several quarter-L2 regions) in a table of 2^22 slots
+ *           scratch asked for), against the reference and an ordinary table, then half its keys
+ *           erased in one batch (the bulk erase); 64-bit keys and values (16-byte slots: rounds
+ *           through L2, several quarter-L2 regions; the ordinary erase) in a table of 2^22 slots
  *   taken   when the bulk insert runs, through an allocator that records requests: a batch with
  *           the default bulk_min_keys on the host takes no scratch; with bulk_min_keys 1 it takes
  *           one block (the entries' two copies and the partition's work space) and gives it back;
  *           not with failed_out, and not after an erase (tombstones) until gh_compact; when that
  *           block is refused (an armed failure, or a memory limit) the batch goes in the ordinary
- *           way: GH_OK, no error text, the table as the reference says; (CUDA) not after
- *           gh_get_device_view
+ *           way: GH_OK, no error text, the table as the reference says; the bulk erase asks for its
+ *           block too, not with erased_out, and refused it erases the ordinary way; (CUDA) neither
+ *           after gh_get_device_view
  *   config  bulk_min_keys given back by gh_get_config; a config of the size before the field (a
  *           program built against the older header) gets the default, 0
  *   sequence the probe sequence's locality (gpuhash/detail/probe.h), on a prime number of regions
@@ -82,6 +87,20 @@ static gh_status insert_batch(tu_table *h, const uint64_t *keys, const uint64_t 
   free(packed_keys);
   free(packed_values);
   return status;
+}
+
+/* gh_erase without erased_out (a batch the bulk erase takes): the count it gives is the number of
+ * distinct keys the reference holds, and the reference follows. */
+static void erase_batch(tu_table *h, const uint64_t *keys, uint64_t n) {
+  void *packed_keys = tu_pack(keys, n, h->key_bits);
+  uint64_t count = 0xBADC0FFEEull;
+  if (CHECK_OK(h->table, gh_erase(h->table, packed_keys, n, NULL, &count, NULL))) {
+    tu_check_no_error_text(h->table, "gh_erase");
+    const uint64_t expected = tu_ref_erase(&h->ref, keys, n);
+    CHECK(count == expected, "gh_erase counts %llu keys erased, %llu were present", (unsigned long long)count,
+          (unsigned long long)expected);
+  }
+  free(packed_keys);
 }
 
 /* The bulk table holds the ordinary table's keys; under GH_ADD also its values. */
@@ -154,6 +173,17 @@ static void bulk_case(unsigned key_bits, unsigned value_bits, unsigned group_siz
     check_table(&bulk, keys, n);
     /* (GH_ADD, GH_MIN and GH_MAX give one value whatever the order) */
     check_same_contents(&plain, &bulk, p == GH_ADD || p == GH_MIN || p == GH_MAX);
+  }
+  /* Two erase batches from the whole pool (present and absent keys, repeats, the special keys):
+   * the second meets the first's tombstones. */
+  for (int batch = 0; batch < 2; ++batch) {
+    tu_set_phase("erase batch %d", batch + 1);
+    make_batch(&rng, key_bits, value_bits, pool, distinct, n / 2u, keys, values);
+    erase_batch(&plain, keys, n / 2u);
+    erase_batch(&bulk, keys, n / 2u);
+    check_table(&plain, keys, n / 2u);
+    check_table(&bulk, keys, n / 2u);
+    check_same_contents(&plain, &bulk, value_bits && (policy == GH_ADD || policy == GH_MIN || policy == GH_MAX));
   }
   free(pool), free(keys), free(values);
   tu_table_destroy(&plain);
@@ -255,6 +285,11 @@ static void large_case(unsigned key_bits, unsigned value_bits, uint64_t slots, u
             (unsigned long long)(middle - before));
       check_table(&bulk, keys, n);
       check_same_contents(&plain, &bulk, 1);
+      tu_set_phase("erase half the keys");
+      erase_batch(&plain, keys, n / 2u);
+      erase_batch(&bulk, keys, n / 2u);
+      check_table(&bulk, keys, n);
+      check_same_contents(&plain, &bulk, 1);
       free(keys), free(values);
       tu_table_destroy(&bulk);
     }
@@ -322,6 +357,28 @@ static int asks_for_bulk(tu_table *h, tu_tracker *tracker, tu_rng *rng, uint64_t
   return tu_tracker_limit_refusals(tracker) > refused;
 }
 
+/* Whether an erase of n of the stored keys asks for the bulk erase's block, under the same kind of
+ * limit (room for the keys' staging, not for two copies of them as slots); with erased_out it goes
+ * through tu_erase. The erase happens all the same. */
+static int asks_for_bulk_erase(tu_table *h, tu_tracker *tracker, uint64_t n, int with_erased_out) {
+  const uint64_t stored = tu_ref_size(&h->ref);
+  uint64_t *all = (uint64_t *)tu_xmalloc((size_t)(stored + 1) * 8u);
+  tu_ref_keys(&h->ref, all);
+  if (n > stored) n = stored;
+  const size_t live = tu_tracker_live_bytes(tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(tracker, GH_MEMORY_DEVICE);
+  const uint64_t refused = tu_tracker_limit_refusals(tracker);
+  tu_tracker_set_limit(tracker, live + (size_t)n * 10u + 1024u);
+  if (with_erased_out)
+    tu_erase(h, all, n);
+  else
+    erase_batch(h, all, n);
+  tu_tracker_set_limit(tracker, 0);
+  tu_check_valid(h);
+  tu_check_size(h);
+  free(all);
+  return tu_tracker_limit_refusals(tracker) > refused;
+}
+
 static void part_taken(void) {
   tu_tracker *tracker = tu_tracker_new();
   tu_rng rng = tu_rng_make(tu_mix_seed(wd_seed, 7, 7, 7));
@@ -374,12 +431,19 @@ static void part_taken(void) {
   tu_set_phase("after gh_clear");
   tu_clear(&h);
   CHECK(asks_for_bulk(&h, tracker, &rng, 2000, 0), "a batch after gh_clear did not ask for the bulk insert");
+  tu_set_phase("erase");
+  CHECK(asks_for_bulk_erase(&h, tracker, 500, 0), "an erase batch did not ask for the bulk erase's block");
+  tu_set_phase("erase with erased_out");
+  CHECK(!asks_for_bulk_erase(&h, tracker, 500, 1), "an erase batch with erased_out asked for the bulk erase's block");
   if (wd_backend == GH_BACKEND_CUDA) {
     tu_set_phase("after gh_get_device_view");
     gh_device_view view;
-    if (CHECK_OK(h.table, gh_get_device_view(h.table, &view)))
+    if (CHECK_OK(h.table, gh_get_device_view(h.table, &view))) {
       CHECK(!asks_for_bulk(&h, tracker, &rng, 2000, 0), "a batch into a table whose device view was taken asked for "
             "the bulk insert");
+      CHECK(!asks_for_bulk_erase(&h, tracker, 500, 0), "an erase from a table whose device view was taken asked for "
+            "the bulk erase's block");
+    }
   }
   tu_table_destroy(&h);
   tu_tracker_check_clean(tracker, "after gh_destroy");

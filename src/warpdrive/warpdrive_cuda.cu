@@ -94,7 +94,8 @@ __global__ void wd_regions_kernel(gh_wd_geometry geometry, const void *keys, con
     uint64_t key;
     if (pack) {
       key = gh__read_word(keys, i, KB);
-      gh_slot_write(f, (char *)entries + i * f.slot_bytes, gh_wd_pack(&g, key, VB ? gh__read_word(values, i, VB) : 0));
+      gh_slot_write(f, (char *)entries + i * f.slot_bytes,
+                    gh_wd_pack(&g, key, VB && values ? gh__read_word(values, i, VB) : 0));
     } else {
       key = gh_slot_bits_key(f, gh_slot_read(f, (const char *)entries + i * f.slot_bytes));
     }
@@ -275,15 +276,38 @@ static __device__ uint64_t first_at_least(const uint16_t *sorted, uint64_t n, un
   return low + __popc(__ballot_sync(0xFFFFFFFFu, low + lane < high && sorted[low + lane] < target));
 }
 
-/* A round of the bulk insert over regions in shared memory: block r loads region r's slots, its
- * threads insert the region's entries there (a window is a few shared-memory words), and the block
- * writes the slots back. An entry walks its windows attempt .. until - 1, all in the region; those
- * that find them all full are passed on. Entries need different numbers of windows (at load 0.9 a
- * warp's slowest of 32 needs several), so a lane does one window a step and takes the region's
- * next entry as soon as its own is placed or passed, instead of the warp waiting for its slowest
- * lane; the entry it takes next was loaded when it took the last, so that the load's latency
- * passes while it walks. */
-template <unsigned KB, unsigned VB>
+/* One erase in a window of a region built in shared memory: the key's slot becomes the canonical
+ * tombstone (GH_WD_ERASE_REMOVED; a lost CAS means another copy of the key in the batch took it,
+ * and the window is read again), an empty slot without the key says it is absent, a full window
+ * without it leaves the key undecided. */
+template <typename W, unsigned KB, unsigned VB>
+static __device__ gh_wd_erased region_erase(const gh_wd_geometry &g, W *window, uint64_t key) {
+  const volatile W *seen_at = window;
+  const gh_slot_format f = gh_wd_format(&g);
+  const W empty = (W)~0ull, tombstone = (W)gh_wd_free_bits(&g, gh_wd_tombstone_key(KB)).lo;
+  for (;;) {
+    int has_empty = 0, lost = 0;
+    for (unsigned lane = 0; lane < g.window_width && !lost; ++lane) {
+      const W seen = seen_at[lane];
+      if (gh_slot_bits_key(f, gh_slot_bits{(uint64_t)seen, ~0ull}) == key) {
+        if (atomicCAS(&window[lane], seen, tombstone) == seen) return GH_WD_ERASE_REMOVED;
+        lost = 1;
+      }
+      has_empty |= seen == empty;
+    }
+    if (!lost) return has_empty ? GH_WD_ERASE_ABSENT : GH_WD_ERASE_UNDECIDED;
+  }
+}
+
+/* A round of the bulk insert (or erase) over regions in shared memory: block r loads region r's
+ * slots, its threads insert (erase) the region's entries there (a window is a few shared-memory
+ * words), and the block writes the slots back. An entry walks its windows attempt .. until - 1,
+ * all in the region; those that find them all full (without the key) are passed on. Entries need
+ * different numbers of windows (at load 0.9 a warp's slowest of 32 needs several), so a lane does
+ * one window a step and takes the region's next entry as soon as its own is decided, instead of
+ * the warp waiting for its slowest lane; the entry it takes next was loaded when it took the last,
+ * so that the load's latency passes while it walks. */
+template <unsigned KB, unsigned VB, bool ERASE>
 __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
     wd_region_kernel(gh_wd_geometry geometry, void *slots, const void *entries, const uint16_t *sorted_regions,
                      uint64_t n, unsigned region_shift, uint32_t attempt, uint32_t until, int policy, void *passed,
@@ -314,6 +338,7 @@ __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
   const unsigned lane = threadIdx.x % 32u;
   gh_slot_bits *held = held_entries[threadIdx.x / 32u];
   unsigned inserted = 0, flags = 0, holding = 0;
+  unsigned long long erased = 0;
   /* The lane's entry in work (walking), the one it takes next (loaded ahead), and whether the
    * region's entries have run out for it. */
   gh_slot_bits entry = {0, 0}, ahead = {0, 0};
@@ -324,7 +349,9 @@ __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
       entry = ahead;
       has_ahead = 0;
       const uint64_t key = gh_slot_bits_key(f, entry);
-      if (gh_wd_is_sentinel(key, KB)) {
+      if (gh_wd_is_sentinel(key, KB) && ERASE) {
+        erased += (unsigned long long)gh_wd_side_erase(&g, slots, key);
+      } else if (gh_wd_is_sentinel(key, KB)) {
         const gh_wd_outcome outcome = gh_wd_side_insert(&g, slots, key, gh_slot_bits_value(f, entry), policy);
         inserted += outcome == GH_WD_INSERTED;
         flags |= gh_wd_outcome_flags(outcome);
@@ -348,13 +375,20 @@ __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
     }
     int passes = 0;
     if (walking) {
-      const gh_wd_outcome outcome =
-          region_insert<W, KB, VB>(g, region + (p.window - first_window) * g.window_width, gh_slot_bits_key(f, entry),
-                                   gh_slot_bits_value(f, entry), policy);
-      if (outcome != GH_WD_NOT_FITTED) {
+      W *window = region + (p.window - first_window) * g.window_width;
+      int decided;
+      if (ERASE) {
+        const gh_wd_erased outcome = region_erase<W, KB, VB>(g, window, gh_slot_bits_key(f, entry));
+        decided = outcome != GH_WD_ERASE_UNDECIDED;
+        erased += outcome == GH_WD_ERASE_REMOVED;
+      } else {
+        const gh_wd_outcome outcome =
+            region_insert<W, KB, VB>(g, window, gh_slot_bits_key(f, entry), gh_slot_bits_value(f, entry), policy);
+        decided = outcome != GH_WD_NOT_FITTED;
+        if (decided) inserted += outcome == GH_WD_INSERTED, flags |= gh_wd_outcome_flags(outcome);
+      }
+      if (decided) {
         walking = 0;
-        inserted += outcome == GH_WD_INSERTED;
-        flags |= gh_wd_outcome_flags(outcome);
       } else {
         gh_wd_probe_next(&g, &p);
         if (p.attempt >= until) passes = 1, walking = 0;
@@ -364,19 +398,20 @@ __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
     if (!__any_sync(0xFFFFFFFFu, walking || has_ahead || !drained)) break;
   }
   append_held(f, held, holding, passed, &counters->call.cursor);
-  gh_warp_add(&counters->size, inserted);
+  if (ERASE) gh_warp_add(&counters->call.erased, erased);
+  gh_warp_add(&counters->size, ERASE ? 0ull - erased : (unsigned long long)inserted);
   gh_warp_or(&counters->status, flags);
   __syncthreads();
   copy_region(table, (const W *)region, windows_here * g.window_width);
 }
 
 /* The region kernel of a width pair, or NULL where slots take 16 bytes (those go through L2). */
-template <unsigned KB, unsigned VB, bool ONE_WORD = (KB + VB <= 64u)>
+template <unsigned KB, unsigned VB, bool ERASE, bool ONE_WORD = (KB + VB <= 64u)>
 struct wd_region_kernel_of {
-  static const void *get(void) { return (const void *)wd_region_kernel<KB, VB>; }
+  static const void *get(void) { return (const void *)wd_region_kernel<KB, VB, ERASE>; }
 };
-template <unsigned KB, unsigned VB>
-struct wd_region_kernel_of<KB, VB, false> {
+template <unsigned KB, unsigned VB, bool ERASE>
+struct wd_region_kernel_of<KB, VB, ERASE, false> {
   static const void *get(void) { return NULL; }
 };
 
@@ -463,16 +498,16 @@ __global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
 }
 
 /* Erase also takes the erased keys off the size counter (adding 0 - count), so that the op needs
- * no second round trip for it. */
+ * no second round trip for it. Key i is word i * key_stride of keys (the bulk erase passes slots). */
 template <unsigned KB, unsigned VB>
 __global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
-    wd_erase_kernel(gh_wd_geometry geometry, void *slots, const void *keys, uint64_t n, uint8_t *erased_out,
-                    gh_wd_counters *counters) {
+    wd_erase_kernel(gh_wd_geometry geometry, void *slots, const void *keys, unsigned key_stride, uint64_t n,
+                    uint8_t *erased_out, gh_wd_counters *counters) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
   const gh_group_loop l = gh_group_loop_make(lanes_per_key(g, GH_WD_BY_SLOT));
   unsigned long long erased = 0;
   for (uint64_t i = l.first; i < n; i += l.stride) {
-    const int removed = gh_wd_erase_group(&g, slots, l.group, gh__read_word(keys, i, KB));
+    const int removed = gh_wd_erase_group(&g, slots, l.group, gh__read_word(keys, i * key_stride, KB));
     if (l.group.rank == 0) {
       erased += (unsigned long long)removed;
       if (erased_out) erased_out[i] = (uint8_t)removed;
@@ -515,17 +550,18 @@ __global__ void wd_export_kernel(gh_wd_geometry geometry, void *slots, void *key
 
 /* The kernels of one (key, value) width pair. */
 typedef struct wd_kernels {
-  const void *insert, *find, *erase, *export_all, *round, *region;
+  const void *insert, *find, *erase, *export_all, *round, *region, *region_erase;
   gh_status (*partition)(gh_table *t, const gh_wd_round *r, void *stream);
 } wd_kernels;
 
 static wd_kernels kernels_for(const gh_wd_geometry &g) {
-  wd_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  wd_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 #define GH_WD_KERNELS_CASE(kb, vb)                                                            \
   if (g.key_bits == kb && g.value_bits == vb) {                                               \
     k.insert = (const void *)wd_insert_kernel<kb, vb>;                                        \
     k.round = (const void *)wd_round_kernel<kb, vb>;                                          \
-    k.region = wd_region_kernel_of<kb, vb>::get();                                            \
+    k.region = wd_region_kernel_of<kb, vb, false>::get();                                     \
+    k.region_erase = wd_region_kernel_of<kb, vb, true>::get();                                \
     k.partition = wd_partition<kb, vb>;                                                       \
     k.find = (const void *)wd_find_kernel<kb, vb>;                                            \
     k.erase = (const void *)wd_erase_kernel<kb, vb>;                                          \
@@ -551,11 +587,10 @@ static gh_status cuda_partition(gh_table *t, const gh_wd_round *r, void *stream)
 
 /* A round over the regions in shared memory: a block a region (a region without entries returns at
  * once), counted as run_counted does. */
-static gh_status region_round(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
-                              void *stream) {
+static gh_status region_round(gh_table *t, const gh_wd_round *r, const void *entries, const void *kernel,
+                              gh_wd_call_counters *after, void *stream) {
   gh_wd_table *w = state(t);
   gh_wd_geometry g = w->geometry;
-  const void *kernel = kernels_for(g).region;
   unsigned regions = r->regions, shift = r->region_shift;
   uint32_t attempt = r->attempt, until = r->until;
   uint64_t n = r->n;
@@ -579,7 +614,8 @@ static gh_status region_round(gh_table *t, const gh_wd_round *r, const void *ent
 static gh_status cuda_round(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
                             void *stream) {
   gh_wd_table *w = state(t);
-  if (!r->last && builds_in_shared(w->geometry)) return region_round(t, r, entries, after, stream);
+  if (!r->last && builds_in_shared(w->geometry))
+    return region_round(t, r, entries, kernels_for(w->geometry).region, after, stream);
   gh_wd_geometry g = w->geometry;
   uint64_t n = r->n;
   uint32_t attempt = r->attempt, until = r->until;
@@ -599,8 +635,13 @@ static int cuda_takes_by_default(gh_table *t, uint64_t n, unsigned regions) {
   return builds_in_shared(*g) && n >= (1ull << 20) && n >= g->window_count && regions >= 4u;
 }
 
+static gh_status cuda_erase_round(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
+                                  void *stream);
+
 static const gh_wd_bulk_backend cuda_bulk = {cuda_region_bytes, cuda_takes_by_default, cuda_partition_bytes,
-                                             cuda_partition, cuda_round};
+                                             cuda_partition,    cuda_round,            cuda_erase_round};
+
+
 
 static gh_status cuda_insert(gh_table *t, const void *keys, const void *values, uint64_t n, gh_dup_policy policy,
                              uint8_t *failed_out, uint64_t *failed, void *stream) {
@@ -628,16 +669,38 @@ static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *valu
                          stream);
 }
 
+/* The ordinary erase kernel over n keys, word i * key_stride of keys each. */
+static gh_status erase_keys(gh_table *t, const void *keys, unsigned key_stride, uint64_t n, uint8_t *erased_out,
+                            gh_wd_call_counters *after, void *stream) {
+  gh_wd_table *w = state(t);
+  gh_wd_geometry g = w->geometry;
+  void *args[] = {&g, &w->slots, (void *)&keys, &key_stride, &n, &erased_out, &w->counters};
+  return run_counted(t, kernels_for(g).erase, n * lanes_per_key(g, GH_WD_BY_SLOT), args, after, stream);
+}
+
+/* The bulk erase's rounds: the first over the regions in shared memory, the last an ordinary erase
+ * of the entries' keys (words of the slots). */
+static gh_status cuda_erase_round(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
+                                  void *stream) {
+  const gh_wd_geometry &g = state(t)->geometry;
+  if (!r->last) return region_round(t, r, entries, kernels_for(g).region_erase, after, stream);
+  return erase_keys(t, entries, g.slot_bytes * 8u / g.key_bits, r->n, NULL, after, stream);
+}
+
 static gh_status cuda_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out, uint64_t *erased,
                             void *stream) {
   gh_wd_table *w = state(t);
-  gh_wd_geometry g = w->geometry;
-  void *args[] = {&g, &w->slots, (void *)&keys, &n, &erased_out, &w->counters};
-  gh_wd_call_counters after;
-  const gh_status status = run_counted(t, kernels_for(g).erase, n * lanes_per_key(g, GH_WD_BY_SLOT), args, &after, stream);
-  if (status == GH_OK) *erased = after.erased;
-  /* (a failure after the kernel ran may still have left tombstones) */
-  if (status != GH_OK || after.erased) w->tombstones_possible = 1;
+  int taken = 0;
+  gh_status status = GH_OK;
+  /* (16-byte slots have no erase in shared memory) */
+  if (builds_in_shared(w->geometry)) status = gh__wd_bulk_erase(t, &cuda_bulk, keys, n, erased_out, erased, &taken, stream);
+  if (!taken) {
+    gh_wd_call_counters after = {0, 0, 0, 0};
+    status = erase_keys(t, keys, 1u, n, erased_out, &after, stream);
+    *erased = status == GH_OK ? after.erased : 0;
+  }
+  /* (a failure after a kernel ran may still have left tombstones) */
+  if (status != GH_OK || *erased) w->tombstones_possible = 1;
   return status;
 }
 

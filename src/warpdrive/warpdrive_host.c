@@ -64,7 +64,7 @@ static gh_slot_bits round_entry(const host_round *h, uint64_t i) {
   const gh_wd_geometry *g = &h->w->geometry;
   if (r->pending) return gh_slot_read(gh_wd_format(g), (const char *)r->pending + i * g->slot_bytes);
   const uint64_t key = gh__read_word(r->keys, i, g->key_bits);
-  return gh_wd_pack(g, key, g->value_bits ? gh__read_word(r->values, i, g->value_bits) : 0);
+  return gh_wd_pack(g, key, g->value_bits && r->values ? gh__read_word(r->values, i, g->value_bits) : 0);
 }
 
 static unsigned entry_region(const void *context, uint64_t i) {
@@ -130,13 +130,44 @@ static gh_status host_round_step(gh_table *t, const gh_wd_round *r, const void *
   return GH_OK;
 }
 
+/* Counters: [0] keys erased. */
+static gh_counters erase_round_chunk(void *context, uint64_t begin, uint64_t end) {
+  host_round *h = (host_round *)context;
+  const gh_wd_round *r = h->r;
+  const gh_wd_geometry *g = &h->w->geometry;
+  const gh_slot_format f = gh_wd_format(g);
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) {
+    const gh_slot_bits entry = gh_slot_read(f, (const char *)h->entries + i * g->slot_bytes);
+    const gh_wd_erased erased = gh_wd_erase_within(g, h->w->slots, gh_slot_bits_key(f, entry), r->last ? UINT32_MAX : r->until);
+    if (erased == GH_WD_ERASE_UNDECIDED) {
+      const uint64_t at = __atomic_fetch_add(&h->passed, 1u, __ATOMIC_RELAXED);
+      gh_slot_write(f, (char *)r->passed + at * g->slot_bytes, entry);
+    }
+    counted.value[0] += erased == GH_WD_ERASE_REMOVED;
+  }
+  return counted;
+}
+
+static gh_status host_erase_round(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
+                                  void *stream) {
+  gh_wd_table *w = state(t);
+  host_round h = {w, r, w->geometry, entries, 0};
+  (void)stream;
+  const gh_counters counted = gh__parallel_for(r->n, t->config.host_threads, erase_round_chunk, &h);
+  w->counters->size -= counted.value[0];
+  after->erased = counted.value[0];
+  after->cursor = h.passed;
+  return GH_OK;
+}
+
 static int host_takes_by_default(gh_table *t, uint64_t n, unsigned regions) {
   (void)t, (void)n, (void)regions;
   return 0;
 }
 
 static const gh_wd_bulk_backend host_bulk = {host_region_bytes, host_takes_by_default, host_partition_bytes,
-                                             host_partition, host_round_step};
+                                             host_partition,    host_round_step,       host_erase_round};
 
 static gh_status host_insert(gh_table *t, const void *keys, const void *values, uint64_t n,
                              gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream) {
@@ -192,13 +223,16 @@ static gh_counters erase_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *erased_out,
                             uint64_t *erased, void *stream) {
   gh_wd_table *w = state(t);
-  host_call c = {w, keys, NULL, NULL, erased_out, 0, 0};
-  (void)stream;
-  const gh_counters counted = gh__parallel_for(n, t->config.host_threads, erase_chunk, &c);
-  w->counters->size -= counted.value[0];
-  *erased = counted.value[0];
-  if (counted.value[0]) w->tombstones_possible = 1;
-  return GH_OK;
+  int taken = 0;
+  gh_status status = gh__wd_bulk_erase(t, &host_bulk, keys, n, erased_out, erased, &taken, stream);
+  if (!taken) {
+    host_call c = {w, keys, NULL, NULL, erased_out, 0, 0};
+    const gh_counters counted = gh__parallel_for(n, t->config.host_threads, erase_chunk, &c);
+    w->counters->size -= counted.value[0];
+    *erased = counted.value[0];
+  }
+  if (*erased) w->tombstones_possible = 1;
+  return status;
 }
 
 static gh_status host_export(gh_table *t, void *keys_out, void *values_out, uint64_t *count, void *stream) {

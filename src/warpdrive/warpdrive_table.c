@@ -324,16 +324,28 @@ static unsigned bulk_regions(gh_table *t, const gh_wd_bulk_backend *b, unsigned 
   return regions <= GH_PARTITION_MAX_DIGITS ? (unsigned)regions : 0u;
 }
 
-/* Every insert asks: the cheap refusals come first, the regions (a device query for some tables)
- * only for a batch that could go. */
-static int bulk_applies(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, const uint8_t *failed_out,
-                        unsigned *regions, unsigned *shift) {
+/* Every insert and erase asks (refused: what the caller rules out): the cheap refusals come first,
+ * the regions (a device query for some tables) only for a batch that could go. */
+static int bulk_applies(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, int refused, unsigned *regions,
+                        unsigned *shift) {
   const gh_wd_table *w = state(t);
-  if (w->tombstones_possible || w->device_view_given || failed_out != NULL || n == 0) return 0;
+  if (refused || w->device_view_given || n == 0) return 0;
   if (t->config.bulk_min_keys != 0 && n < t->config.bulk_min_keys) return 0;
   *regions = bulk_regions(t, b, shift);
   if (*regions == 0) return 0;
   return t->config.bulk_min_keys != 0 || b->takes_by_default(t, n, *regions);
+}
+
+/* All the scratch of a bulk call, before anything changes: two copies of the batch's entries and
+ * the partition's work space. Refused, the ordinary call runs (no error). */
+static int take_scratch(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, unsigned regions, gh_scratch *scratch,
+                        size_t *copy_bytes, size_t *work_bytes, void *stream) {
+  /* (16-byte slots and the work space stay aligned: every part is a multiple of 256 bytes) */
+  *copy_bytes = ((size_t)n * state(t)->geometry.slot_bytes + 255u) / 256u * 256u;
+  *work_bytes = b->partition_bytes(t, n, regions);
+  if (gh__scratch_alloc_on(t, scratch, 2u * *copy_bytes + *work_bytes, stream) == GH_OK) return 1;
+  gh__clear_error(t);
+  return 0;
 }
 
 gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const void *keys, const void *values,
@@ -342,15 +354,10 @@ gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const voi
   gh_wd_table *w = state(t);
   unsigned regions = 0, shift = 0;
   *taken = 0;
-  if (!bulk_applies(t, b, n, failed_out, &regions, &shift)) return GH_OK;
-  /* (16-byte slots and the work space stay aligned: every part is a multiple of 256 bytes) */
-  const size_t copy_bytes = ((size_t)n * w->geometry.slot_bytes + 255u) / 256u * 256u;
-  const size_t work_bytes = b->partition_bytes(t, n, regions);
+  if (!bulk_applies(t, b, n, w->tombstones_possible || failed_out != NULL, &regions, &shift)) return GH_OK;
   gh_scratch scratch = {NULL, 0, w->kind, 0, NULL};
-  if (gh__scratch_alloc_on(t, &scratch, 2u * copy_bytes + work_bytes, stream) != GH_OK) {
-    gh__clear_error(t); /* not an error: the ordinary insert runs */
-    return GH_OK;
-  }
+  size_t copy_bytes = 0, work_bytes = 0;
+  if (!take_scratch(t, b, n, regions, &scratch, &copy_bytes, &work_bytes, stream)) return GH_OK;
   *taken = 1;
   *failed = 0;
   uint64_t direct_below = n / 16u < GH_WD_BULK_DIRECT_BELOW ? n / 16u : GH_WD_BULK_DIRECT_BELOW;
@@ -375,6 +382,39 @@ gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const voi
     r.n = after.cursor;
     r.attempt = r.until;
   }
+  gh__scratch_free(t, &scratch, stream);
+  return status;
+}
+
+gh_status gh__wd_bulk_erase(gh_table *t, const gh_wd_bulk_backend *b, const void *keys, uint64_t n,
+                            const uint8_t *erased_out, uint64_t *erased, int *taken, void *stream) {
+  gh_wd_table *w = state(t);
+  unsigned regions = 0, shift = 0;
+  *taken = 0;
+  if (w->geometry.local_windows == 0 || !bulk_applies(t, b, n, erased_out != NULL, &regions, &shift)) return GH_OK;
+  const uint32_t until = round_until(&w->geometry, shift, 0);
+  /* (a round of one window would leave most keys of a loaded table undecided) */
+  if (until < w->geometry.local_windows) return GH_OK;
+  gh_scratch scratch = {NULL, 0, w->kind, 0, NULL};
+  size_t copy_bytes = 0, work_bytes = 0;
+  if (!take_scratch(t, b, n, regions, &scratch, &copy_bytes, &work_bytes, stream)) return GH_OK;
+  *taken = 1;
+  char *base = (char *)scratch.ptr;
+  gh_wd_round r = {keys, NULL, NULL, n, 0u, until, regions, shift, 0, 0, base, base + copy_bytes, base + 2u * copy_bytes,
+                   work_bytes};
+  gh_wd_call_counters first = {0, 0, 0, 0}, rest = {0, 0, 0, 0};
+  gh_status status = b->partition(t, &r, stream);
+  if (status == GH_OK) status = b->erase_round(t, &r, r.sorted, &first, stream);
+  if (status == GH_OK && first.cursor) {
+    gh_wd_round left = r;
+    left.keys = NULL;
+    left.pending = r.passed;
+    left.n = first.cursor;
+    left.last = 1;
+    left.passed = NULL;
+    status = b->erase_round(t, &left, r.passed, &rest, stream);
+  }
+  *erased = first.erased + rest.erased;
   gh__scratch_free(t, &scratch, stream);
   return status;
 }

@@ -61,7 +61,7 @@ gh_status gh__wd_compact(gh_table *t, void *stream);
  * have seen them. The last round walks its entries on from their window to the probe limit,
  * unsorted. warpdrive_table.c runs the rounds; each backend brings the two steps. */
 typedef struct gh_wd_round {
-  const void *keys, *values; /* round 0: the batch */
+  const void *keys, *values; /* round 0: the batch (values NULL: an erase's) */
   const void *pending;       /* later rounds: the entries (in slot format) that passed, or NULL */
   uint64_t n;
   uint32_t attempt;          /* the window number every entry of the round starts at */
@@ -93,6 +93,13 @@ typedef struct gh_wd_bulk_backend {
    * after->failed = entries that did not fit (last round), after->cursor = entries passed on. */
   gh_status (*round)(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
                      void *stream);
+  /* The bulk erase's: each of the r->n entries at `entries` (slots; only their keys matter) erases
+   * its key where windows r->attempt (0) .. r->until - 1 hold it, or finds it absent at an empty
+   * slot there; the others are passed on. The last round walks the whole sequence, as an ordinary
+   * erase does. Counts as an erase does; after->erased = keys removed, after->cursor = entries
+   * passed on. */
+  gh_status (*erase_round)(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
+                           void *stream);
 } gh_wd_bulk_backend;
 
 /* Inserts the batch in rounds when gh_config.bulk_min_keys and the table let it (*taken = 1);
@@ -100,6 +107,14 @@ typedef struct gh_wd_bulk_backend {
 gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const void *keys, const void *values,
                              uint64_t n, int policy, const uint8_t *failed_out, uint64_t *failed, int *taken,
                              void *stream);
+
+/* The bulk erase, by the same rule and knob (gh_config.bulk_min_keys): the batch in runs by the
+ * region of its keys' first windows, then a round that erases each key within its sequence's local
+ * windows (all in that region), and an ordinary erase of the few left undecided. Not with
+ * erased_out (its per-key report follows the batch's order) or a device view given out, and only
+ * on tables with locality (gpuhash/detail/warpdrive.h). *taken = 0: nothing was done. */
+gh_status gh__wd_bulk_erase(gh_table *t, const gh_wd_bulk_backend *b, const void *keys, uint64_t n,
+                            const uint8_t *erased_out, uint64_t *erased, int *taken, void *stream);
 
 /* The ops of each backend (warpdrive_host.c, warpdrive_cuda.cu). */
 extern const gh_table_ops gh__warpdrive_host_ops;

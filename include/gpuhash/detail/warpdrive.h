@@ -347,11 +347,33 @@ GH_HD int gh_wd_find_serial(const gh_wd_geometry *g, void *slots, uint64_t key, 
   return 1;
 }
 
+/* What an erase walk that may stop before the probe limit (the bulk erase's first round) found. */
+typedef enum gh_wd_erased {
+  GH_WD_ERASE_ABSENT = 0,   /* an empty slot, or the probe limit, before the key (or another erased it) */
+  GH_WD_ERASE_REMOVED = 1,  /* this caller turned the key's slot into a tombstone */
+  GH_WD_ERASE_UNDECIDED = 2 /* windows 0 .. until - 1 are full without the key: it may lie further on */
+} gh_wd_erased;
+
+/* Erases key walking windows slot by slot, up to window `until` of its sequence (host backend;
+ * single-thread device API). */
+GH_HD gh_wd_erased gh_wd_erase_within(const gh_wd_geometry *g, void *slots, uint64_t key, uint32_t until) {
+  if (gh_wd_is_sentinel(key, g->key_bits))
+    return gh_wd_side_erase(g, slots, key) ? GH_WD_ERASE_REMOVED : GH_WD_ERASE_ABSENT;
+  gh_probe p = gh_wd_probe_begin(g, key);
+  for (; !gh_probe_done(&p, g->max_probe_windows) && p.attempt < until; gh_wd_probe_next(g, &p)) {
+    const gh_wd_masks m = gh_wd_read_window(g, slots, p.window, key);
+    if (m.match)
+      return gh_wd_erase_slot(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, p.window, gh_lowest_bit(m.match))), key,
+                              gh_wd_tombstone_key(g->key_bits))
+                 ? GH_WD_ERASE_REMOVED
+                 : GH_WD_ERASE_ABSENT;
+    if (m.empty) return GH_WD_ERASE_ABSENT;
+  }
+  return gh_probe_done(&p, g->max_probe_windows) ? GH_WD_ERASE_ABSENT : GH_WD_ERASE_UNDECIDED;
+}
+
 GH_HD int gh_wd_erase_serial(const gh_wd_geometry *g, void *slots, uint64_t key) {
-  if (gh_wd_is_sentinel(key, g->key_bits)) return gh_wd_side_erase(g, slots, key);
-  const uint64_t at = gh_wd_locate_serial(g, slots, key);
-  if (at == ~0ull) return 0;
-  return gh_wd_erase_slot(g, gh_wd_slot_at(g, slots, at), key, gh_wd_tombstone_key(g->key_bits));
+  return gh_wd_erase_within(g, slots, key, UINT32_MAX) == GH_WD_ERASE_REMOVED;
 }
 
 #endif /* GH_DETAIL_WARPDRIVE_H */
