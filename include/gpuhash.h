@@ -255,19 +255,22 @@ typedef struct gh_config {
    * value (up to the order of a vertex's edges). The host backend builds with V1 and ignores it. */
   unsigned bin_vertices;
   /* ---- appended after 0.6 ---- */
-  /* warpdrive: batches of at least this many keys take the cache-partitioned bulk insert. It runs
-   * in rounds: round r sorts the keys still pending by the region of the table (a run of windows:
-   * 64 KB on the CUDA backend, built in a block's shared memory where slots take 4 or 8 bytes, a
-   * quarter of the L2 where they take 16; 256 KB on the host) that holds window r of their probe
-   * sequences, then each key tries that one window, region after region. Keys whose window was
-   * full go on to the next round; the last few walk on from their next window as an ordinary
-   * insert does. The table is one the ordinary insert could have built (every key on its probe
-   * sequence with no empty slot before it, once); the call's results, counts, flags and failures
-   * are the same. It needs scratch for two copies of the batch's pairs (without it the ordinary
-   * insert runs), and it is not taken for a batch with failed_out (whose per-key report follows
-   * the batch's order), a table with tombstones (from an erase, until gh_compact or gh_clear), or
-   * a table whose device view was taken (gh_get_device_view: kernels of the caller's may insert
-   * alongside, and a region written back whole would lose their keys).
+  /* warpdrive: batches of at least this many keys take the cache-partitioned bulk insert and
+   * erase. The batch is sorted by the region of the table (a run of windows: 64 KB on the CUDA
+   * backend, built in a block's shared memory where slots take 4 or 8 bytes, a quarter of the L2
+   * where they take 16; 256 KB on the host) that holds the first window of each key's probe
+   * sequence; each key then walks the windows of its sequence that lie in that region (the first
+   * 16 in tables large enough to have locality regions: see max_probe_windows), region after
+   * region. Keys left over go on in further rounds and at last the ordinary way. The table is one
+   * the ordinary insert could have built (every key on its probe sequence with no empty slot
+   * before it, once), and the erase removes what the ordinary erase would; the call's results,
+   * counts, flags and failures are the same. It needs scratch for two copies of the batch's
+   * entries (without it the ordinary call runs), and it is not taken for a batch with failed_out
+   * or erased_out (whose per-key reports follow the batch's order), for an insert into a table
+   * with tombstones (from an erase, until gh_compact or gh_clear), for an erase from a table
+   * without locality regions or of 16-byte slots on the CUDA backend, or for a table whose device
+   * view was taken (gh_get_device_view: kernels of the caller's may change it alongside, and a
+   * region written back whole would lose their changes).
    * 0 = the default: on the CUDA backend, tables of 4- or 8-byte slots and at least four regions,
    * batches of at least 2^20 keys and one key per window; never on the host backend. 1 = every
    * batch it can take; UINT64_MAX = never. */
