@@ -568,7 +568,8 @@ def test_fastcall_cupy_matches_the_generic_path(monkeypatch):
     # ... on the caller's stream, as Table.find(out=) and contains(out=) do; the generic path
     # gives the same.
     stream = cupy.cuda.Stream(non_blocking=True)
-    values.fill(0), found.fill(False), flags.fill(False)
+    with stream:  # (on the null stream, the fills could land after the find: a non-blocking stream does not wait)
+        values.fill(0), found.fill(False), flags.fill(False)
     got = t.find(keys, default=3, stream=stream, out=(values, found))
     assert t.contains(keys, stream=stream, out=flags) is flags
     stream.synchronize()
