@@ -92,6 +92,12 @@ static gh_status host_partition(gh_table *t, const gh_wd_round *r, void *stream)
   return GH_OK;
 }
 
+/* Appends an entry the round passes on to the round's output (threads share the cursor). */
+static void pass_on(host_round *h, gh_slot_format f, gh_slot_bits entry) {
+  const uint64_t at = __atomic_fetch_add(&h->passed, 1u, __ATOMIC_RELAXED);
+  gh_slot_write(f, (char *)h->r->passed + at * f.slot_bytes, entry);
+}
+
 /* Counters: [0] keys inserted, [1] keys that did not fit (last round). */
 static gh_counters round_chunk(void *context, uint64_t begin, uint64_t end) {
   host_round *h = (host_round *)context;
@@ -105,8 +111,7 @@ static gh_counters round_chunk(void *context, uint64_t begin, uint64_t end) {
     const gh_wd_outcome outcome = gh_wd_insert_serial(&h->limited, h->w->slots, gh_slot_bits_key(f, entry),
                                                       gh_slot_bits_value(f, entry), r->policy, r->attempt);
     if (outcome == GH_WD_NOT_FITTED && !r->last) {
-      const uint64_t at = __atomic_fetch_add(&h->passed, 1u, __ATOMIC_RELAXED);
-      gh_slot_write(f, (char *)r->passed + at * g->slot_bytes, entry);
+      pass_on(h, f, entry);
       continue;
     }
     counted.value[0] += outcome == GH_WD_INSERTED;
@@ -140,10 +145,7 @@ static gh_counters erase_round_chunk(void *context, uint64_t begin, uint64_t end
   for (uint64_t i = begin; i < end; ++i) {
     const gh_slot_bits entry = gh_slot_read(f, (const char *)h->entries + i * g->slot_bytes);
     const gh_wd_erased erased = gh_wd_erase_within(g, h->w->slots, gh_slot_bits_key(f, entry), r->last ? UINT32_MAX : r->until);
-    if (erased == GH_WD_ERASE_UNDECIDED) {
-      const uint64_t at = __atomic_fetch_add(&h->passed, 1u, __ATOMIC_RELAXED);
-      gh_slot_write(f, (char *)r->passed + at * g->slot_bytes, entry);
-    }
+    if (erased == GH_WD_ERASE_UNDECIDED) pass_on(h, f, entry);
     counted.value[0] += erased == GH_WD_ERASE_REMOVED;
   }
   return counted;
