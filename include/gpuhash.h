@@ -215,7 +215,8 @@ typedef struct gh_config {
   gh_hash_family hash_family; /* cuckoo: default GH_HASH_MULTIPLY */
   /* cuckoo: slots per key, default 1.25. Near what d functions can hold at all, builds fail
    * again and again, so smaller factors are rejected: d = 2 needs >= 2.1, 3 >= 1.1, 4 >= 1.03,
-   * 5 >= 1.02 (the smallest practical sizes the chapter reports). At most 16. */
+   * 5 >= 1.02 (the smallest practical sizes the chapter reports); with buckets (bucket_slots 8
+   * or 16) >= 1.02 for every d. At most 16. */
   double table_factor;
   unsigned host_threads; /* host backend worker threads; 0 = one per online CPU */
   gh_allocator allocator;
@@ -275,6 +276,14 @@ typedef struct gh_config {
    * batches of at least 2^20 keys and one key per window; never on the host backend. 1 = every
    * batch it can take; UINT64_MAX = never. */
   uint64_t bulk_min_keys;
+  /* ---- appended after 0.7 ---- */
+  /* cuckoo: slots per bucket: 1 (default: the chapter's layout, a key in one of its d slots), 8 or
+   * 16: bucketed cuckoo hashing, a key in any slot of one of its d buckets of consecutive slots
+   * (8 slots of 8 bytes are two 32-byte sectors, 16 a 128-byte line), which a lookup reads whole;
+   * d = 2 is the usual choice (a lookup reads at most two buckets). Buckets hold a table far fuller
+   * than single slots: table_factor may go down to 1.02 whatever d. The slots are capacity *
+   * table_factor rounded up to whole buckets. Other designs ignore it. */
+  unsigned bucket_slots;
 } gh_config;
 
 /** Fills the first struct_size bytes of *config with the defaults for the design (struct_size

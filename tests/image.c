@@ -117,6 +117,9 @@ static void check_same(gh_table *loaded, gh_table *saved, const pair_list *want,
 
 /* ---- Tables -------------------------------------------------------------------------------------- */
 
+/* Slots a bucket of the cuckoo tables made (1, or 16 for the bucketed round trips). */
+static unsigned image_bucket_slots = 1;
+
 static gh_config config_for(const tu_design *design, gh_backend backend, gh_variant variant, unsigned key_bits,
                             unsigned value_bits) {
   gh_config c = gh_config_default(design->design);
@@ -126,6 +129,7 @@ static gh_config config_for(const tu_design *design, gh_backend backend, gh_vari
   c.value_bits = value_bits;
   c.capacity = 4096;
   c.seed = image_seed;
+  c.bucket_slots = image_bucket_slots;
   return c;
 }
 
@@ -232,6 +236,12 @@ static void case_round_trips(const tu_design *design, gh_backend backend) {
       for (size_t w = 0; w < 4; ++w) round_trip(design, backend, variants[v], key_widths[k], value_widths[w], 1500);
   }
   round_trip(design, backend, GH_VARIANT_MAP, 32, 32, 0);
+  if (design->design == GH_CUCKOO) { /* the bucketed layout survives the round trip */
+    image_bucket_slots = 16;
+    round_trip(design, backend, GH_VARIANT_MAP, 64, 32, 1500);
+    round_trip(design, backend, GH_VARIANT_MULTIVALUE, 32, 64, 1500);
+    image_bucket_slots = 1;
+  }
   printf("image %s %s: %u round trips (memory, file%s)\n", tu_backend_name(backend), design->name, round_trips,
          backend == GH_BACKEND_HOST ? "" : ", and onto the host");
   if (tu_design_accepts_variant(design, GH_VARIANT_COMPACTING)) {
@@ -323,7 +333,8 @@ static void case_bad_images(const tu_design *design, gh_backend backend) {
     gh_status want;
     const char *what;
   } crafts[] = {{0, 0x1234, GH_ERR_BAD_IMAGE, "another magic"},
-                {GH_IMAGE_AT_FORMAT, 2, GH_ERR_BAD_IMAGE, "format 2"},
+                {GH_IMAGE_AT_FORMAT, 3, GH_ERR_BAD_IMAGE, "format 3"},
+                {GH_IMAGE_AT_FORMAT, 1, GH_ERR_BAD_IMAGE, "format 1 with format 2's header"},
                 {GH_IMAGE_AT_DESIGN, 99, GH_ERR_UNSUPPORTED, "design 99"},
                 {GH_IMAGE_AT_DESIGN, ~0ull, GH_ERR_UNSUPPORTED, "design 2^64 - 1"},
                 {GH_IMAGE_AT_KEY_BITS, 48, GH_ERR_BAD_IMAGE, "48-bit keys"},
@@ -337,6 +348,11 @@ static void case_bad_images(const tu_design *design, gh_backend backend) {
   for (size_t i = 0; i < sizeof crafts / sizeof crafts[0]; ++i) {
     unsigned char *copy = crafted(image, bytes, crafts[i].at, crafts[i].value);
     check_refused(copy, bytes, crafts[i].want, crafts[i].what);
+    free(copy);
+  }
+  if (design->design == GH_CUCKOO) {
+    unsigned char *copy = crafted(image, bytes, GH_IMAGE_AT_BUCKET_SLOTS, 4);
+    check_refused(copy, bytes, GH_ERR_BAD_IMAGE, "cuckoo with buckets of 4 slots");
     free(copy);
   }
   if (design->design == GH_WARPDRIVE) {
@@ -354,6 +370,28 @@ static void case_bad_images(const tu_design *design, gh_backend backend) {
   tu_set_phase("the image still loads");
   out = NULL;
   if (CHECK(gh_load_from_memory(image, bytes, &c, &out) == GH_OK, "%s", gh_last_create_error())) gh_destroy(out);
+  /* The same image as the format before bucket_slots wrote it (no bucket word, format 1): it loads,
+   * with one slot a bucket, and holds the same pairs. */
+  tu_set_phase("a format-1 image");
+  unsigned char *old_format = (unsigned char *)tu_xmalloc(bytes);
+  memcpy(old_format, image, GH_IMAGE_AT_BUCKET_SLOTS);
+  memcpy(old_format + GH_IMAGE_AT_BUCKET_SLOTS + 8, image + GH_IMAGE_HEADER_BYTES, bytes - GH_IMAGE_HEADER_BYTES);
+  old_format[GH_IMAGE_AT_FORMAT] = 1;
+  gh__image_seal(old_format, bytes - 8);
+  out = NULL;
+  if (CHECK(gh_load_from_memory(old_format, bytes - 8, &c, &out) == GH_OK, "a format-1 image: %s",
+            gh_last_create_error())) {
+    gh_config loaded;
+    uint64_t size = 0, table_size = 0;
+    CHECK_OK(out, gh_get_config(out, &loaded));
+    CHECK(loaded.bucket_slots == 1, "a format-1 image loaded with bucket_slots %u", loaded.bucket_slots);
+    CHECK_OK(out, gh_size(out, &size));
+    CHECK_OK(t, gh_size(t, &table_size));
+    CHECK(size == table_size, "a format-1 image loaded %llu pairs of %llu", (unsigned long long)size,
+          (unsigned long long)table_size);
+    gh_destroy(out);
+  }
+  free(old_format);
   free(image);
   gh_destroy(t);
 }

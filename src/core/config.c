@@ -43,6 +43,8 @@
  * bin_vertices and its padding. */
 #define GH_CONFIG_0_6_PADDED_SIZE ((GH_CONFIG_0_6_SIZE + 7u) / 8u * 8u)
 #define GH_CONFIG_0_7_SIZE (offsetof(gh_config, bulk_min_keys) + sizeof(uint64_t))
+/* After 0.7: bucket_slots (the bucketed cuckoo table), and the struct's padding after it. */
+#define GH_CONFIG_0_8_PADDED_SIZE ((offsetof(gh_config, bucket_slots) + sizeof(unsigned) + 7u) / 8u * 8u)
 /* When a field is appended, record the new release's size next to the others and assert on that
  * one instead. */
 _Static_assert(offsetof(gh_config, slab_load) >= GH_CONFIG_FIRST_SIZE, "slab_load must follow 0.2's fields");
@@ -50,7 +52,8 @@ _Static_assert(offsetof(gh_config, fill_min) >= GH_CONFIG_0_3_SIZE, "fill_min mu
 _Static_assert(offsetof(gh_config, load_factor) >= GH_CONFIG_0_4_SIZE, "load_factor must follow 0.4's fields");
 _Static_assert(offsetof(gh_config, bin_vertices) >= GH_CONFIG_0_5_SIZE, "bin_vertices must follow 0.5's fields");
 _Static_assert(offsetof(gh_config, bulk_min_keys) >= GH_CONFIG_0_6_PADDED_SIZE, "bulk_min_keys must follow 0.6's fields");
-_Static_assert(sizeof(gh_config) == GH_CONFIG_0_7_SIZE,
+_Static_assert(offsetof(gh_config, bucket_slots) >= GH_CONFIG_0_7_SIZE, "bucket_slots must follow 0.7's fields");
+_Static_assert(sizeof(gh_config) == GH_CONFIG_0_8_PADDED_SIZE,
                "gh_config changed size: append fields after the last release's size and record it");
 
 static void set_defaults(gh_config *c, gh_design design) {
@@ -79,12 +82,14 @@ static void set_defaults(gh_config *c, gh_design design) {
   c->fill_min = GH_DEFAULT_FILL_MIN;
   c->fill_max = GH_DEFAULT_FILL_MAX;
   c->load_factor = GH_DEFAULT_LOAD_FACTOR;
+  c->bucket_slots = 1;
 }
 
 /* The sizes gh_config had in releases, oldest first; a caller's struct_size must be one of them
  * (or larger than this library's: a newer header). */
 static const size_t released_sizes[] = {GH_CONFIG_FIRST_SIZE, GH_CONFIG_0_3_SIZE, GH_CONFIG_0_4_SIZE,
-                                        GH_CONFIG_0_5_SIZE, GH_CONFIG_0_6_PADDED_SIZE, sizeof(gh_config)};
+                                        GH_CONFIG_0_5_SIZE, GH_CONFIG_0_6_PADDED_SIZE, GH_CONFIG_0_7_SIZE,
+                                        sizeof(gh_config)};
 
 int gh__config_size_known(size_t struct_size) {
   for (size_t i = 0; i < sizeof released_sizes / sizeof released_sizes[0]; ++i)
@@ -250,9 +255,10 @@ gh_status gh__config_read(const gh_config *c, gh_config *full, char *message, si
   }
   if (!gh__config_size_known(c->struct_size))
     return invalid(message, size, "config.struct_size = %zu is not the size of a released gh_config (%zu, %zu, "
-                   "%zu, %zu, %zu or %zu bytes): start from gh_config_default(), which sets it", c->struct_size,
+                   "%zu, %zu, %zu, %zu or %zu bytes): start from gh_config_default(), which sets it", c->struct_size,
                    (size_t)GH_CONFIG_FIRST_SIZE, (size_t)GH_CONFIG_0_3_SIZE, (size_t)GH_CONFIG_0_4_SIZE,
-                   (size_t)GH_CONFIG_0_5_SIZE, (size_t)GH_CONFIG_0_6_PADDED_SIZE, sizeof *full);
+                   (size_t)GH_CONFIG_0_5_SIZE, (size_t)GH_CONFIG_0_6_PADDED_SIZE, (size_t)GH_CONFIG_0_7_SIZE,
+                   sizeof *full);
   /* The fields the caller's header has come from the caller; the ones added since, defaults. */
   set_defaults(full, c->design);
   memcpy(full, c, c->struct_size);

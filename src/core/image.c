@@ -4,6 +4,7 @@
  *
  * Layout (every integer little-endian, doubles as their IEEE-754 bits):
  *   header: IMAGE_FIELDS 64-bit words (see image_field), the last one a checksum of the others
+ *           (format 1, before bucket_slots: one word fewer, F_BUCKET_SLOTS missing; still read)
  *   keys:   count keys, key_bits / 8 bytes each, packed
  *   values: count values, value_bits / 8 bytes each, packed (none for sets)
  * The header names the payload's size and checksum, so a truncated, padded or altered image is
@@ -21,20 +22,20 @@
 
 /* "gpuhash" and a byte that is not text: an image read as text stops there. */
 static const unsigned char image_magic[8] = {'g', 'p', 'u', 'h', 'a', 's', 'h', 0x1a};
-#define IMAGE_FORMAT 1u
+#define IMAGE_FORMAT 2u
 
 typedef enum image_field {
   F_MAGIC, F_FORMAT, F_DESIGN, F_VARIANT, F_KEY_BITS, F_VALUE_BITS, F_CAPACITY, F_GROUP_SIZE,
   F_MAX_PROBE_WINDOWS, F_SEED, F_HASH_FUNCTIONS, F_HASH_FAMILY, F_TABLE_FACTOR, F_SLAB_LOAD,
   F_SLAB_LIGHT, F_FILL_MIN, F_FILL_MAX, F_LOAD_FACTOR, F_BIN_VERTICES, F_COUNT, F_PAYLOAD_BYTES,
-  F_PAYLOAD_CHECKSUM, F_HEADER_CHECKSUM, IMAGE_FIELDS
+  F_PAYLOAD_CHECKSUM, F_BUCKET_SLOTS, F_HEADER_CHECKSUM, IMAGE_FIELDS
 } image_field;
 #define IMAGE_HEADER_BYTES (IMAGE_FIELDS * 8u)
 _Static_assert(IMAGE_HEADER_BYTES == GH_IMAGE_HEADER_BYTES && 8u * F_FORMAT == GH_IMAGE_AT_FORMAT &&
                    8u * F_DESIGN == GH_IMAGE_AT_DESIGN && 8u * F_VARIANT == GH_IMAGE_AT_VARIANT &&
                    8u * F_KEY_BITS == GH_IMAGE_AT_KEY_BITS && 8u * F_VALUE_BITS == GH_IMAGE_AT_VALUE_BITS &&
                    8u * F_GROUP_SIZE == GH_IMAGE_AT_GROUP_SIZE && 8u * F_COUNT == GH_IMAGE_AT_COUNT &&
-                   8u * F_PAYLOAD_BYTES == GH_IMAGE_AT_PAYLOAD_BYTES,
+                   8u * F_PAYLOAD_BYTES == GH_IMAGE_AT_PAYLOAD_BYTES && 8u * F_BUCKET_SLOTS == GH_IMAGE_AT_BUCKET_SLOTS,
                "core/image.h names the header's layout");
 
 static uint64_t read_u64(const unsigned char *p) {
@@ -74,8 +75,14 @@ static uint64_t checksum(const unsigned char *p, size_t n) {
   return h ^ (h >> 29);
 }
 
-/* The header's checksum over its other fields. */
-static void seal_header(unsigned char *p) { write_u64(p + 8 * F_HEADER_CHECKSUM, checksum(p, 8 * F_HEADER_CHECKSUM)); }
+/* The header's words in an image of a format (1 or IMAGE_FORMAT); every field but the last two
+ * sits at the same word in both. */
+static size_t header_words(uint64_t format) { return format == 1 ? IMAGE_FIELDS - 1 : IMAGE_FIELDS; }
+
+/* The header's checksum (its last word) over its other words. */
+static void seal_header(unsigned char *p, size_t words) {
+  write_u64(p + 8 * (words - 1), checksum(p, 8 * (words - 1)));
+}
 
 /* The payload's size for count pairs of the widths, or 0 with *overflow set when it does not fit
  * a size_t. */
@@ -147,11 +154,12 @@ gh_status gh_save_to_memory(gh_table *t, void *buffer, size_t capacity, size_t *
     h[F_FILL_MAX] = double_bits(c.fill_max);
     h[F_LOAD_FACTOR] = double_bits(c.load_factor);
     h[F_BIN_VERTICES] = c.bin_vertices;
+    h[F_BUCKET_SLOTS] = c.bucket_slots;
     h[F_COUNT] = count;
     h[F_PAYLOAD_BYTES] = payload;
     h[F_PAYLOAD_CHECKSUM] = checksum(out + IMAGE_HEADER_BYTES, payload);
     for (int f = 0; f < F_HEADER_CHECKSUM; ++f) write_u64(out + 8 * f, h[f]);
-    seal_header(out);
+    seal_header(out, IMAGE_FIELDS);
   }
   free(keys);
   free(values);
@@ -199,25 +207,33 @@ gh_status gh_save(gh_table *t, const char *path, gh_stream stream) {
 
 void gh__image_seal(void *image, size_t bytes) {
   unsigned char *p = (unsigned char *)image;
-  if (bytes < IMAGE_HEADER_BYTES) return;
-  const uint64_t named = read_u64(p + 8 * F_PAYLOAD_BYTES), there = bytes - IMAGE_HEADER_BYTES;
-  write_u64(p + 8 * F_PAYLOAD_CHECKSUM, checksum(p + IMAGE_HEADER_BYTES, (size_t)(named < there ? named : there)));
-  seal_header(p);
+  if (bytes < 16) return;
+  const size_t words = header_words(read_u64(p + 8 * F_FORMAT)), header = 8 * words;
+  if (bytes < header) return;
+  const uint64_t named = read_u64(p + 8 * F_PAYLOAD_BYTES), there = bytes - header;
+  write_u64(p + 8 * F_PAYLOAD_CHECKSUM, checksum(p + header, (size_t)(named < there ? named : there)));
+  seal_header(p, words);
 }
 
 /* ---- Loading ------------------------------------------------------------------------------------- */
 
-/* The image's header checked against the bytes it came in; the fields into h. */
-static gh_status check_header(const unsigned char *p, size_t bytes, uint64_t h[IMAGE_FIELDS]) {
-  if (bytes < IMAGE_HEADER_BYTES)
-    return gh__create_fail(GH_ERR_BAD_IMAGE, "gh_load: %zu bytes, shorter than an image's %u-byte header", bytes,
-                           IMAGE_HEADER_BYTES);
-  for (int f = 0; f < IMAGE_FIELDS; ++f) h[f] = read_u64(p + 8 * f);
+/* The image's header checked against the bytes it came in; the fields into h (a format-1 image's
+ * bucket_slots: 1, the only layout then), its size into *header. */
+static gh_status check_header(const unsigned char *p, size_t bytes, uint64_t h[IMAGE_FIELDS], size_t *header) {
+  const uint64_t format = bytes >= 16 ? read_u64(p + 8 * F_FORMAT) : IMAGE_FORMAT;
+  const size_t words = header_words(format);
+  *header = 8 * words;
+  if (bytes < *header)
+    return gh__create_fail(GH_ERR_BAD_IMAGE, "gh_load: %zu bytes, shorter than an image's %zu-byte header", bytes,
+                           *header);
+  for (size_t f = 0; f + 1 < words; ++f) h[f] = read_u64(p + 8 * f);
+  h[F_HEADER_CHECKSUM] = read_u64(p + 8 * (words - 1));
+  if (format == 1) h[F_BUCKET_SLOTS] = 1;
   if (h[F_MAGIC] != read_u64(image_magic)) return gh__create_fail(GH_ERR_BAD_IMAGE, "gh_load: not a gpuhash table image");
-  if (h[F_FORMAT] != IMAGE_FORMAT)
-    return gh__create_fail(GH_ERR_BAD_IMAGE, "gh_load: image format %llu; this gpuhash reads format %u",
-                           (unsigned long long)h[F_FORMAT], IMAGE_FORMAT);
-  if (h[F_HEADER_CHECKSUM] != checksum(p, 8 * F_HEADER_CHECKSUM))
+  if (format != 1 && format != IMAGE_FORMAT)
+    return gh__create_fail(GH_ERR_BAD_IMAGE, "gh_load: image format %llu; this gpuhash reads formats 1 and %u",
+                           (unsigned long long)format, IMAGE_FORMAT);
+  if (h[F_HEADER_CHECKSUM] != checksum(p, 8 * (words - 1)))
     return gh__create_fail(GH_ERR_BAD_IMAGE, "gh_load: the image's header is corrupted (checksum)");
   const int widths_ok = (h[F_KEY_BITS] == 32 || h[F_KEY_BITS] == 64) && h[F_VALUE_BITS] <= GH_MAX_VALUE_BITS &&
                         h[F_VALUE_BITS] % 8 == 0;
@@ -229,10 +245,10 @@ static gh_status check_header(const unsigned char *p, size_t bytes, uint64_t h[I
   if (overflow || payload != h[F_PAYLOAD_BYTES])
     return gh__create_fail(GH_ERR_BAD_IMAGE, "gh_load: %llu pairs cannot take %llu bytes",
                            (unsigned long long)h[F_COUNT], (unsigned long long)h[F_PAYLOAD_BYTES]);
-  if (bytes != IMAGE_HEADER_BYTES + payload)
+  if (bytes != *header + payload)
     return gh__create_fail(GH_ERR_BAD_IMAGE, "gh_load: the image has %zu bytes, its header says %zu (%s)", bytes,
-                           IMAGE_HEADER_BYTES + payload, bytes < IMAGE_HEADER_BYTES + payload ? "truncated" : "trailing bytes");
-  if (h[F_PAYLOAD_CHECKSUM] != checksum(p + IMAGE_HEADER_BYTES, payload))
+                           *header + payload, bytes < *header + payload ? "truncated" : "trailing bytes");
+  if (h[F_PAYLOAD_CHECKSUM] != checksum(p + *header, payload))
     return gh__create_fail(GH_ERR_BAD_IMAGE, "gh_load: the image's pairs are corrupted (checksum)");
   return GH_OK;
 }
@@ -259,7 +275,7 @@ static gh_status image_config(const uint64_t h[IMAGE_FIELDS], const gh_config *r
   }
   /* Every field is range-checked here before its narrowing (gh_create checks the values). */
   const uint64_t small[] = {h[F_VARIANT], h[F_GROUP_SIZE], h[F_HASH_FUNCTIONS], h[F_HASH_FAMILY], h[F_SLAB_LIGHT],
-                            h[F_BIN_VERTICES]};
+                            h[F_BIN_VERTICES], h[F_BUCKET_SLOTS]};
   for (size_t i = 0; i < sizeof small / sizeof small[0]; ++i)
     if (small[i] > (1u << 20)) return gh__create_fail(GH_ERR_BAD_IMAGE, "gh_load: a configuration field is out of range");
   c->variant = (gh_variant)h[F_VARIANT];
@@ -278,6 +294,7 @@ static gh_status image_config(const uint64_t h[IMAGE_FIELDS], const gh_config *r
   c->fill_max = bits_double(h[F_FILL_MAX]);
   c->load_factor = bits_double(h[F_LOAD_FACTOR]);
   c->bin_vertices = (unsigned)h[F_BIN_VERTICES];
+  c->bucket_slots = (unsigned)h[F_BUCKET_SLOTS];
   if (c->variant == GH_VARIANT_COMPACTING)
     return gh__create_fail(GH_ERR_BAD_IMAGE, "gh_load: compacting tables are never saved");
   char message[GH_ERROR_CAPACITY];
@@ -292,8 +309,9 @@ gh_status gh_load_from_memory(const void *buffer, size_t bytes, const gh_config 
   if (buffer == NULL) return gh__create_fail(GH_ERR_INVALID_ARGUMENT, "gh_load: buffer is NULL");
   const unsigned char *p = (const unsigned char *)buffer;
   uint64_t h[IMAGE_FIELDS];
+  size_t header = 0;
   gh_config c;
-  gh_status status = check_header(p, bytes, h);
+  gh_status status = check_header(p, bytes, h, &header);
   if (status == GH_OK) status = image_config(h, runtime, &c);
   if (status != GH_OK) return status;
   const uint64_t count = h[F_COUNT];
@@ -306,8 +324,8 @@ gh_status gh_load_from_memory(const void *buffer, size_t bytes, const gh_config 
     free(values);
     return gh__create_fail(GH_ERR_OUT_OF_MEMORY, "gh_load: out of host memory for %zu bytes", payload);
   }
-  memcpy(keys, p + IMAGE_HEADER_BYTES, key_bytes);
-  memcpy(values, p + IMAGE_HEADER_BYTES + key_bytes, payload - key_bytes);
+  memcpy(keys, p + header, key_bytes);
+  memcpy(values, p + header + key_bytes, payload - key_bytes);
   gh_table *t = NULL;
   status = gh_create(&c, &t);
   if (status == GH_OK && count > 0) {

@@ -2,7 +2,10 @@
  * (Alcantara et al., GPU Computing Gems ch. 4), shared by the host backend and the CUDA kernels.
  *
  * Layout. slot_count slots in the shared slot format (gpuhash/detail/slot.h: one atomic exchange moves a
- * whole (key, value) pair), then one side slot for the all-ones key, which marks empty slots.
+ * whole (key, value) pair), then one side slot for the all-ones key, which marks empty slots. The
+ * slots form buckets of 2^bucket_shift consecutive slots: one slot each in the chapter's layout,
+ * 8 or 16 in the bucketed one (a bucket of 8-byte slots is two sectors or one cache line, read at
+ * once), where a key may sit in any slot of its d buckets. The hash functions pick buckets.
  *
  * Hashing. Key k may live in the d slots h_i(k) = (a_i k + b_i) mod p mod slot_count (or
  * ((a_i xor k) + b_i) mod p mod slot_count), p = 2^32 - 5 for 32-bit keys, so that distinct keys
@@ -22,10 +25,15 @@
  * chain ends at an empty slot, when two copies of one key meet (their values are merged by the
  * duplicate policy), or after max_evictions exchanges: then the entry still held is handed back
  * to the caller, so nothing is ever lost, and the table is rebuilt with fresh constants.
+ * Bucketed: an entry takes an empty slot of its first bucket by CAS, else of its next buckets in
+ * turn; when all d are full it evicts a slot of the last one picked by a hash of the key and the
+ * step (a random walk, as in bucketed cuckoo hashing), and the evicted entry tries its other
+ * buckets the same way. A key met in a bucket it scans takes the merge instead.
  *
- * Invariant (validate): every key lies in one of its d slots and appears once. Two copies of one
- * key can survive a batch (one copy evicted before the other arrived), so each batch ends with a
- * clean-up: a copy that finds its key in an EARLIER of the key's d slots merges into it and
+ * Invariant (validate): every key lies in one of its d buckets and appears once. Two copies of one
+ * key can survive a batch (one copy evicted before the other arrived, or two placed in one bucket
+ * at once), so each batch ends with a clean-up: a copy that finds its key at an EARLIER position
+ * (ordered by the first function that picks the bucket, then by the slot in it) merges into it and
  * leaves. Nothing moves during the clean-up, so the earliest copy is stable and every copy merges
  * into the same one.
  *
@@ -48,8 +56,10 @@
 #define GH_CK_NO_ID (~0ull)
 
 typedef struct gh_ck_geometry {
-  uint64_t slot_count;     /* main slots (< 2^32); the side slot follows */
-  uint64_t slot_magic;     /* ceil(2^64 / slot_count): exact mod by multiplication */
+  uint64_t slot_count;     /* main slots (< 2^32), bucket_count << bucket_shift; the side slot follows */
+  uint64_t bucket_count;
+  uint64_t bucket_magic;   /* ceil(2^64 / bucket_count): exact mod by multiplication */
+  unsigned bucket_shift;   /* log2 of the slots in a bucket: 0, 3 or 4 */
   uint64_t a[GH_CK_MAX_FUNCTIONS];
   uint64_t b[GH_CK_MAX_FUNCTIONS];
   unsigned functions;      /* d */
@@ -85,7 +95,7 @@ GH_HD uint64_t gh_ck_mulmod61(uint64_t a, uint64_t k) {
   return gh_ck_fold61((lo & GH_CK_PRIME61) + (lo >> 61) + ((hi << 3) & GH_CK_PRIME61) + (hi >> 58));
 }
 
-/* x mod slot_count, exact for x < 2^32 (Lemire, Kaser and Kurz, "Faster remainder by direct
+/* x mod divisor, exact for x < 2^32 (Lemire, Kaser and Kurz, "Faster remainder by direct
  * computation"). */
 GH_HD uint64_t gh_ck_fastmod(uint64_t x, uint64_t magic, uint64_t divisor) {
   const uint64_t low = magic * x;
@@ -98,13 +108,13 @@ GH_HD uint64_t gh_ck_fastmod(uint64_t x, uint64_t magic, uint64_t divisor) {
 
 GH_HD uint64_t gh_ck_magic(uint64_t divisor) { return ~0ull / divisor + 1u; }
 
-/* The slot of key under hash function i. */
-GH_HD uint64_t gh_ck_location(const gh_ck_geometry *g, uint64_t key, unsigned i) {
+/* The bucket of key under hash function i (its slot, with one slot a bucket). */
+GH_HD uint64_t gh_ck_bucket(const gh_ck_geometry *g, uint64_t key, unsigned i) {
   uint64_t h;
   if (g->format.key_bits == 32) {
     h = g->family == GH_HASH_XOR ? gh_ck_mod_prime32((g->a[i] ^ key) + g->b[i])
                                  : gh_ck_mod_prime32(g->a[i] * key + g->b[i]);
-    return gh_ck_fastmod(h, g->slot_magic, g->slot_count);
+    return gh_ck_fastmod(h, g->bucket_magic, g->bucket_count);
   }
   const uint64_t mixed = gh_fmix64(key);
   if (g->family == GH_HASH_XOR) {
@@ -114,17 +124,17 @@ GH_HD uint64_t gh_ck_location(const gh_ck_geometry *g, uint64_t key, unsigned i)
     h = gh_ck_fold61(gh_ck_mulmod61(g->a[i], inner) + g->b[i]);
   }
   /* h < 2^61: fold to 32 bits without losing uniformity, then the exact mod. */
-  return gh_ck_fastmod(gh_ck_mod_prime32(h), g->slot_magic, g->slot_count);
+  return gh_ck_fastmod(gh_ck_mod_prime32(h), g->bucket_magic, g->bucket_count);
 }
 
-/* Where an entry evicted from slot `from` goes next: the slot of the function after the first one
- * that points at `from`, skipping functions that point at `from` too. An entry whose functions
+/* Where an entry evicted from bucket `from` goes next: the bucket of the function after the first
+ * one that points at `from`, skipping functions that point at `from` too. An entry whose functions
  * all point at `from` can only go back there; its chain then runs out and the table restarts. */
-GH_HD uint64_t gh_ck_next_location(const gh_ck_geometry *g, uint64_t key, uint64_t from) {
+GH_HD uint64_t gh_ck_next_bucket(const gh_ck_geometry *g, uint64_t key, uint64_t from) {
   uint64_t location[GH_CK_MAX_FUNCTIONS];
   unsigned current = g->functions;
   for (unsigned i = 0; i < g->functions; ++i) {
-    location[i] = gh_ck_location(g, key, i);
+    location[i] = gh_ck_bucket(g, key, i);
     if (current == g->functions && location[i] == from) current = i;
   }
   if (current == g->functions) return location[0];
@@ -141,11 +151,92 @@ typedef enum gh_ck_outcome {
   GH_CK_GAVE_UP = 2  /* max_evictions exchanges: *held is the entry left over */
 } gh_ck_outcome;
 
-/* Runs one eviction chain for *held, starting at its first slot. */
+/* The slot a bucketed chain evicts at its step: a hash of the key held and the step, so that
+ * walks through a full region of the table take different turns. */
+GH_HD unsigned gh_ck_victim(const gh_ck_geometry *g, uint64_t key, unsigned step) {
+  return (unsigned)(gh_fmix64(key + 0x9E3779B97F4A7C15ull * (step + 1u)) >> (64u - g->bucket_shift));
+}
+
+/* The key of slot s, given the 16 bytes (lo, hi) that hold it (bytes (s * slot_bytes) & ~15 on). */
+GH_HD uint64_t gh_ck_key_in_chunk(gh_slot_format f, uint64_t lo, uint64_t hi, uint64_t s) {
+  const unsigned at = (unsigned)((s * f.slot_bytes) & 15u);
+  const uint64_t word = at < 8u ? lo : hi;
+  return (f.slot_bytes == 4 ? word >> (8u * (at & 7u)) : word) & gh_slot_key_mask(f.key_bits);
+}
+
+/* One scan of a bucket for a bucketed chain: *match = the slot holding key, else *empty = the first
+ * empty slot (either ~0 when there is none). On the GPU the bucket comes in 16-byte loads through
+ * L2, not one load per key. */
+GH_HD void gh_ck_scan_bucket(const gh_ck_geometry *g, void *slots, uint64_t bucket, uint64_t key, uint64_t *match,
+                             uint64_t *empty) {
+  const gh_slot_format f = g->format;
+  const uint64_t first = bucket << g->bucket_shift, end = first + (1ull << g->bucket_shift);
+  const uint64_t per_chunk = 16u / f.slot_bytes;
+  *match = *empty = ~0ull;
+  for (uint64_t chunk = first; chunk < end; chunk += per_chunk) {
+    const void *at = gh_slot_at(f, slots, chunk);
+#if defined(__CUDA_ARCH__)
+    const ulonglong2 pair = __ldcg((const ulonglong2 *)at);
+    const uint64_t lo = pair.x, hi = pair.y;
+#else
+    const uint64_t lo = gh_load_u64(at), hi = gh_load_u64((const char *)at + 8);
+#endif
+    for (uint64_t s = chunk; s < chunk + per_chunk; ++s) {
+      const uint64_t seen = gh_ck_key_in_chunk(f, lo, hi, s);
+      if (seen == key) {
+        *match = s;
+        return;
+      }
+      if (seen == gh_slot_empty_key(f.key_bits) && *empty == ~0ull) *empty = s;
+    }
+  }
+}
+
+/* The bucketed chain (see Insert above). Every scan and exchange counts as a step. */
+GH_HD gh_ck_outcome gh_ck_insert_bucketed(const gh_ck_geometry *g, void *slots, gh_slot_bits *held, int policy) {
+  const gh_slot_format f = g->format;
+  const gh_slot_bits empty_bits = gh_slot_pack(f, gh_slot_empty_key(f.key_bits), ~0ull);
+  uint64_t key = gh_slot_bits_key(f, *held), bucket = gh_ck_bucket(g, key, 0);
+  unsigned others_to_try = g->functions - 1u; /* buckets of the held key still to scan before evicting */
+  for (unsigned step = 0; step < g->max_evictions; ++step) {
+    uint64_t match, empty;
+    gh_ck_scan_bucket(g, slots, bucket, key, &match, &empty);
+    if (match != ~0ull) {
+      if (gh_slot_merge_if_key(f, gh_slot_at(f, slots, match), key, policy, gh_slot_bits_value(f, *held)))
+        return GH_CK_MERGED;
+      continue; /* the copy moved on meanwhile: scan again */
+    }
+    if (empty != ~0ull) {
+      if (gh_slot_bits_key(f, gh_slot_cas(f, gh_slot_at(f, slots, empty), empty_bits, *held)) ==
+          gh_slot_empty_key(f.key_bits))
+        return GH_CK_PLACED;
+      continue; /* another chain took the slot: scan again */
+    }
+    if (others_to_try > 0) {
+      others_to_try -= 1;
+      bucket = gh_ck_next_bucket(g, key, bucket);
+      continue;
+    }
+    void *victim = gh_slot_at(f, slots, (bucket << g->bucket_shift) + gh_ck_victim(g, key, step));
+    const gh_slot_bits displaced = gh_slot_exchange(f, victim, *held);
+    const uint64_t displaced_key = gh_slot_bits_key(f, displaced);
+    if (displaced_key == gh_slot_empty_key(f.key_bits)) return GH_CK_PLACED;
+    if (displaced_key == key && gh_slot_merge_if_key(f, victim, key, policy, gh_slot_bits_value(f, displaced)))
+      return GH_CK_MERGED;
+    *held = displaced;
+    key = displaced_key;
+    bucket = gh_ck_next_bucket(g, key, bucket);
+    others_to_try = g->functions - 2u;
+  }
+  return GH_CK_GAVE_UP;
+}
+
+/* Runs one eviction chain for *held, starting at its first bucket. */
 GH_HD gh_ck_outcome gh_ck_insert_chain(const gh_ck_geometry *g, void *slots, gh_slot_bits *held, int policy) {
+  if (g->bucket_shift > 0) return gh_ck_insert_bucketed(g, slots, held, policy);
   const gh_slot_format f = g->format;
   const uint64_t empty = gh_slot_empty_key(f.key_bits);
-  uint64_t location = gh_ck_location(g, gh_slot_bits_key(f, *held), 0);
+  uint64_t location = gh_ck_bucket(g, gh_slot_bits_key(f, *held), 0);
   for (unsigned evictions = 0; evictions < g->max_evictions; ++evictions) {
     void *slot = gh_slot_at(f, slots, location);
     const gh_slot_bits displaced = gh_slot_exchange(f, slot, *held);
@@ -155,7 +246,7 @@ GH_HD gh_ck_outcome gh_ck_insert_chain(const gh_ck_geometry *g, void *slots, gh_
         gh_slot_merge_if_key(f, slot, key, policy, gh_slot_bits_value(f, displaced)))
       return GH_CK_MERGED;
     *held = displaced;
-    location = gh_ck_next_location(g, key, location);
+    location = gh_ck_next_bucket(g, key, location);
   }
   return GH_CK_GAVE_UP;
 }
@@ -173,12 +264,14 @@ GH_HD uint64_t gh_ck_stash_locate(const gh_ck_geometry *g, uint64_t key) {
   return ~0ull;
 }
 
-/* The position holding key (not the all-ones key), or ~0 when absent: at most d reads, in
+/* The position holding key (not the all-ones key), or ~0 when absent: at most d bucket reads, in
  * function order, then the stash. */
 GH_HD uint64_t gh_ck_locate(const gh_ck_geometry *g, void *slots, uint64_t key) {
+  const uint64_t width = 1ull << g->bucket_shift;
   for (unsigned i = 0; i < g->functions; ++i) {
-    const uint64_t location = gh_ck_location(g, key, i);
-    if (gh_slot_load_key(g->format, gh_slot_at(g->format, slots, location)) == key) return location;
+    const uint64_t first = gh_ck_bucket(g, key, i) << g->bucket_shift;
+    for (uint64_t s = first; s < first + width; ++s)
+      if (gh_slot_load_key(g->format, gh_slot_at(g->format, slots, s)) == key) return s;
   }
   return g->stash_slots ? gh_ck_stash_locate(g, key) : ~0ull;
 }
@@ -213,32 +306,41 @@ GH_HD gh_ck_erased gh_ck_erase(const gh_ck_geometry *g, void *slots, uint64_t ke
   return at < g->slot_count ? GH_CK_ERASED_MAIN : GH_CK_ERASED_STASH;
 }
 
-/* Index (0..d-1) of the first function that points at slot `at` for key, or d if none does. */
+/* Index (0..d-1) of the first function that points at the bucket of slot `at` for key, or d if
+ * none does. */
 GH_HD unsigned gh_ck_function_of(const gh_ck_geometry *g, uint64_t key, uint64_t at) {
   for (unsigned i = 0; i < g->functions; ++i)
-    if (gh_ck_location(g, key, i) == at) return i;
+    if (gh_ck_bucket(g, key, i) == at >> g->bucket_shift) return i;
   return g->functions;
 }
 
-/* Clean-up of slot `at` after a batch: if its key also sits in an earlier of the key's slots, the
- * value merges into that copy and this slot empties. Returns 1 when it removed a copy. */
+/* The earliest position before slot `at` that holds key: in the buckets of the functions before
+ * the first that points at at's bucket, then before `at` in its own bucket; ~0 if none. */
+GH_HD uint64_t gh_ck_earlier_copy(const gh_ck_geometry *g, void *slots, uint64_t key, uint64_t at) {
+  const unsigned own = gh_ck_function_of(g, key, at);
+  const uint64_t width = 1ull << g->bucket_shift;
+  for (unsigned i = 0; i <= own && i < g->functions; ++i) {
+    const uint64_t first = gh_ck_bucket(g, key, i) << g->bucket_shift;
+    const uint64_t end = i == own ? at : first + width;
+    for (uint64_t s = first; s < end; ++s)
+      if (gh_slot_load_key(g->format, gh_slot_at(g->format, slots, s)) == key) return s;
+  }
+  return ~0ull;
+}
+
+/* Clean-up of slot `at` after a batch: if its key also sits at an earlier position, the value
+ * merges into that copy and this slot empties. Returns 1 when it removed a copy. */
 GH_HD int gh_ck_dedupe_slot(const gh_ck_geometry *g, void *slots, uint64_t at, int policy) {
   const gh_slot_format f = g->format;
   void *slot = gh_slot_at(f, slots, at);
   const gh_slot_bits bits = gh_slot_load(f, slot);
   const uint64_t key = gh_slot_bits_key(f, bits);
   if (key == gh_slot_empty_key(f.key_bits)) return 0;
-  const unsigned own = gh_ck_function_of(g, key, at);
-  for (unsigned i = 0; i < own; ++i) {
-    const uint64_t earlier = gh_ck_location(g, key, i);
-    if (earlier == at) continue;
-    void *first = gh_slot_at(f, slots, earlier);
-    if (gh_slot_load_key(f, first) != key) continue;
-    gh_slot_merge_if_key(f, first, key, policy, gh_slot_bits_value(f, bits));
-    gh_slot_exchange(f, slot, gh_slot_pack(f, gh_slot_empty_key(f.key_bits), ~0ull));
-    return 1;
-  }
-  return 0;
+  const uint64_t earlier = gh_ck_earlier_copy(g, slots, key, at);
+  if (earlier == ~0ull) return 0;
+  gh_slot_merge_if_key(f, gh_slot_at(f, slots, earlier), key, policy, gh_slot_bits_value(f, bits));
+  gh_slot_exchange(f, slot, gh_slot_pack(f, gh_slot_empty_key(f.key_bits), ~0ull));
+  return 1;
 }
 
 /* Every position an entry can occupy: main slots, side slot, stash. */

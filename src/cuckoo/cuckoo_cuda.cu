@@ -115,7 +115,7 @@ __global__ void ck_find_kernel(gh_ck_geometry geometry, void *slots, const void 
       gh_slot_bits seen[GH_CK_FIND_KEYS_PER_THREAD];
 #pragma unroll
       for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j)
-        if (pending[j]) seen[j] = gh_slot_load(f, gh_slot_at(f, slots, gh_ck_location(&g, key[j], r)));
+        if (pending[j]) seen[j] = gh_slot_load(f, gh_slot_at(f, slots, gh_ck_bucket(&g, key[j], r)));
 #pragma unroll
       for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j) {
         if (pending[j] && gh_slot_bits_key(f, seen[j]) == key[j]) {
@@ -137,6 +137,67 @@ __global__ void ck_find_kernel(gh_ck_geometry geometry, void *slots, const void 
     for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j) {
       const uint64_t i = first + j * stride;
       if (i >= n) continue;
+      if (VB && values_out) gh__write_word(values_out, i, VB, value[j]);
+      if (found_out) found_out[i] = (uint8_t)found[j];
+    }
+  }
+}
+
+/* Keys a group looks up together in the bucketed table: their bucket reads are in flight at once. */
+#define GH_CK_BUCKET_FIND_KEYS 2
+
+/* The bucketed table's lookups: a group of as many lanes as a bucket has slots reads a bucket with
+ * one load a lane (a coalesced 32- to 256-byte read) and ballots on the key; buckets in function
+ * order until the key is seen, then the stash (STASH) for keys missing from all d. */
+template <unsigned KB, unsigned VB, bool STASH>
+__global__ void ck_find_bucketed_kernel(gh_ck_geometry geometry, void *slots, const void *keys, uint64_t n,
+                                        void *values_out, uint8_t *found_out, uint64_t default_value) {
+  const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
+  const gh_slot_format f = g.format;
+  const gh_group_loop l = gh_group_loop_make(1u << g.bucket_shift);
+  const unsigned K = GH_CK_BUCKET_FIND_KEYS;
+  for (uint64_t first = l.first; first < n; first += l.stride * K) {
+    uint64_t key[K], value[K];
+    int pending[K], found[K];
+#pragma unroll
+    for (unsigned j = 0; j < K; ++j) {
+      const uint64_t i = first + j * l.stride;
+      key[j] = i < n ? gh__read_word(keys, i, KB) : 0;
+      value[j] = default_value;
+      found[j] = 0;
+      pending[j] = i < n;
+      if (pending[j] && gh_ck_is_sentinel(&g, key[j])) {
+        found[j] = gh_side_find(f, gh_ck_side_slot(&g, slots), &value[j]);
+        pending[j] = 0;
+      }
+    }
+    for (unsigned r = 0; r < g.functions; ++r) {
+      gh_slot_bits seen[K];
+#pragma unroll
+      for (unsigned j = 0; j < K; ++j)
+        if (pending[j])
+          seen[j] = gh_slot_load(f, gh_slot_at(f, slots, (gh_ck_bucket(&g, key[j], r) << g.bucket_shift) + l.group.rank));
+#pragma unroll
+      for (unsigned j = 0; j < K; ++j) {
+        if (!pending[j]) continue;
+        const uint32_t hits = gh_device_group_ballot(l.group, gh_slot_bits_key(f, seen[j]) == key[j]);
+        if (hits == 0) continue;
+        value[j] = gh_device_group_broadcast(l.group, gh_slot_bits_value(f, seen[j]), (unsigned)__ffs((int)hits) - 1u);
+        found[j] = 1;
+        pending[j] = 0;
+      }
+    }
+#pragma unroll
+    for (unsigned j = 0; j < K; ++j) {
+      const uint64_t i = first + j * l.stride;
+      if (i >= n || l.group.rank != 0) continue;
+      if (STASH && pending[j]) {
+        const uint64_t at = gh_ck_stash_locate(&g, key[j]);
+        if (at != ~0ull) {
+          found[j] = 1;
+          value[j] = gh_slot_load_value(f, gh_ck_entry_at(&g, slots, at));
+        }
+      }
       if (VB && values_out) gh__write_word(values_out, i, VB, value[j]);
       if (found_out) found_out[i] = (uint8_t)found[j];
     }
@@ -340,18 +401,20 @@ static gh_status run_counted(gh_table *t, const void *kernel, uint64_t threads, 
 }
 
 typedef struct hot_kernels {
-  const void *prepare, *place, *find, *find_with_stash;
+  const void *prepare, *place, *find, *find_with_stash, *find_bucketed, *find_bucketed_with_stash;
 } hot_kernels;
 
 
 static hot_kernels kernels_for(gh_slot_format f) {
-  hot_kernels k = {NULL, NULL, NULL, NULL};
-#define GH_CK_KERNELS_CASE(kb, vb)                        \
-  if (f.key_bits == kb && f.value_bits == vb) {           \
-    k.prepare = (const void *)ck_prepare_kernel<kb, vb>;  \
-    k.place = (const void *)ck_place_kernel<kb, vb>;      \
-    k.find = (const void *)ck_find_kernel<kb, vb, false>;        \
-    k.find_with_stash = (const void *)ck_find_kernel<kb, vb, true>; \
+  hot_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL};
+#define GH_CK_KERNELS_CASE(kb, vb)                                                   \
+  if (f.key_bits == kb && f.value_bits == vb) {                                      \
+    k.prepare = (const void *)ck_prepare_kernel<kb, vb>;                             \
+    k.place = (const void *)ck_place_kernel<kb, vb>;                                 \
+    k.find = (const void *)ck_find_kernel<kb, vb, false>;                            \
+    k.find_with_stash = (const void *)ck_find_kernel<kb, vb, true>;                  \
+    k.find_bucketed = (const void *)ck_find_bucketed_kernel<kb, vb, false>;          \
+    k.find_bucketed_with_stash = (const void *)ck_find_bucketed_kernel<kb, vb, true>; \
   }
   GH_WIDTHS(GH_CK_KERNELS_CASE)
 #undef GH_CK_KERNELS_CASE
@@ -450,6 +513,9 @@ static gh_status cuda_find(gh_table *t, const gh_ck_geometry *g, const void *key
   void *slots = state(t)->slots;
   void *args[] = {&geometry, &slots, (void *)&keys, &n, &values_out, &found_out, &default_value};
   const hot_kernels kernels = kernels_for(g->format);
+  if (g->bucket_shift > 0)
+    return launch(t, g->stash_slots ? kernels.find_bucketed_with_stash : kernels.find_bucketed,
+                  (n + GH_CK_BUCKET_FIND_KEYS - 1u) / GH_CK_BUCKET_FIND_KEYS << g->bucket_shift, stream, args);
   return launch(t, g->stash_slots ? kernels.find_with_stash : kernels.find, n, stream, args);
 }
 

@@ -13,6 +13,9 @@
 /* The smallest table factors per d that build reliably (the chapter's "smallest practical table
  * sizes", section 4.3.1.1); index = d. */
 static const double min_table_factor[GH_CK_MAX_FUNCTIONS + 1] = {0, 0, 2.1, 1.1, 1.03, 1.02};
+/* Buckets of 8 or 16 slots hold far fuller tables (two choices of 8 slots reach about 0.998 in
+ * the limit): the bucketed table's floor for every d. */
+#define GH_CK_MIN_BUCKETED_FACTOR 1.02
 #define GH_CK_MAX_TABLE_FACTOR 16.0
 /* Slots are addressed with 32-bit hashes. */
 #define GH_CK_MAX_SLOTS 0xFFFFFFFEull
@@ -42,14 +45,19 @@ gh_status gh__cuckoo_check_config(const gh_config *c, char *message, size_t size
     if (size > 0) snprintf(message, size, "hash_family = %d is not a gh_hash_family value", (int)c->hash_family);
     return GH_ERR_INVALID_ARGUMENT;
   }
-  if (!(c->table_factor >= min_table_factor[d]) || !(c->table_factor <= GH_CK_MAX_TABLE_FACTOR)) {
-    if (size > 0)
-      snprintf(message, size, "table_factor = %g is outside [%.2f, %.0f]: %u hash functions cannot hold a "
-               "table fuller than 1/%.2f of its slots reliably", c->table_factor, min_table_factor[d],
-               GH_CK_MAX_TABLE_FACTOR, d, min_table_factor[d]);
+  if (c->bucket_slots != 1 && c->bucket_slots != 8 && c->bucket_slots != 16) {
+    if (size > 0) snprintf(message, size, "bucket_slots = %u must be 1, 8 or 16", c->bucket_slots);
     return GH_ERR_INVALID_ARGUMENT;
   }
-  if ((double)c->capacity * c->table_factor > (double)GH_CK_MAX_SLOTS) {
+  const double least = c->bucket_slots > 1 ? GH_CK_MIN_BUCKETED_FACTOR : min_table_factor[d];
+  if (!(c->table_factor >= least) || !(c->table_factor <= GH_CK_MAX_TABLE_FACTOR)) {
+    if (size > 0)
+      snprintf(message, size, "table_factor = %g is outside [%.2f, %.0f]: %u hash functions with buckets of %u "
+               "slots cannot hold a table fuller than 1/%.2f of its slots reliably", c->table_factor, least,
+               GH_CK_MAX_TABLE_FACTOR, d, c->bucket_slots, least);
+    return GH_ERR_INVALID_ARGUMENT;
+  }
+  if ((double)c->capacity * c->table_factor + c->bucket_slots > (double)GH_CK_MAX_SLOTS) {
     if (size > 0)
       snprintf(message, size, "capacity = %llu with table_factor %g needs more than 2^32 - 2 slots, the most a "
                "cuckoo table addresses", (unsigned long long)c->capacity, c->table_factor);
@@ -63,10 +71,18 @@ static uint64_t ceil_u64(double x) {
   return whole + ((double)whole < x);
 }
 
-static uint64_t slots_for(uint64_t capacity, double factor) {
+/* capacity * factor slots (at least 2), rounded up to whole buckets of `bucket_slots`. */
+static uint64_t slots_for(uint64_t capacity, double factor, unsigned bucket_slots) {
   const double wanted = (double)ceil_u64((double)capacity * factor);
   uint64_t slots = wanted < 2.0 ? 2u : (uint64_t)wanted;
-  return slots > GH_CK_MAX_SLOTS ? GH_CK_MAX_SLOTS : slots;
+  slots = slots > GH_CK_MAX_SLOTS ? GH_CK_MAX_SLOTS : slots;
+  return (slots + bucket_slots - 1u) / bucket_slots * bucket_slots;
+}
+
+static unsigned log2_of(unsigned power_of_two) {
+  unsigned shift = 0;
+  while ((1u << shift) < power_of_two) ++shift;
+  return shift;
 }
 
 /* The map's slot format: multivalue tables map keys to 32-bit ids. */
@@ -76,7 +92,8 @@ static gh_slot_format map_format(const gh_config *c) {
 
 gh_status gh__cuckoo_estimate(const gh_config *c, size_t *host_bytes, size_t *device_bytes) {
   const gh_slot_format f = map_format(c);
-  size_t table = (size_t)(slots_for(c->capacity, c->table_factor) + 1) * f.slot_bytes + sizeof(gh_ck_counters);
+  size_t table = (size_t)(slots_for(c->capacity, c->table_factor, c->bucket_slots) + 1) * f.slot_bytes +
+                 sizeof(gh_ck_counters);
   if (c->variant == GH_VARIANT_COMPACTING) table += (size_t)c->capacity * (c->key_bits / 8u);
   return gh__estimate_split(c, sizeof(gh_ck_table), table, host_bytes, device_bytes);
 }
@@ -104,6 +121,7 @@ static void draw_constants(gh_table *t) {
     g->a[i] = 1u + splitmix64(&x) % (prime - 1u);
     g->b[i] = splitmix64(&x) % prime;
   }
+  w->forced_attempt = w->forced_failures > 0;
   if (w->forced_failures > 0) {
     w->forced_failures -= 1;
     for (unsigned i = 0; i < GH_CK_MAX_FUNCTIONS; ++i) {
@@ -139,7 +157,7 @@ static void discard(gh_table *t, void *ptr, size_t bytes, void *stream) {
 /* A slot array for `capacity` keys, every slot empty; NULL (and nothing held) on failure. */
 static void *new_slots(gh_table *t, uint64_t capacity, uint64_t *slot_count, size_t *bytes, void *stream) {
   gh_ck_table *w = state(t);
-  *slot_count = slots_for(capacity, t->config.table_factor);
+  *slot_count = slots_for(capacity, t->config.table_factor, t->config.bucket_slots);
   *bytes = (size_t)(*slot_count + 1) * entry_bytes(w);
   void *slots = gh__alloc(t, *bytes, gh__backend_memory(t));
   if (slots != NULL && gh__fill(t, slots, 0xFF, *bytes, stream) != GH_OK) {
@@ -149,6 +167,12 @@ static void *new_slots(gh_table *t, uint64_t capacity, uint64_t *slot_count, siz
   return slots;
 }
 
+static void set_slot_count(gh_ck_geometry *g, uint64_t slot_count) {
+  g->slot_count = slot_count;
+  g->bucket_count = slot_count >> g->bucket_shift;
+  g->bucket_magic = gh_ck_magic(g->bucket_count);
+}
+
 /* Makes `slots` (from new_slots) the table's, sized for `capacity` keys, and frees the old ones. */
 static void install_slots(gh_table *t, void *slots, uint64_t slot_count, size_t bytes, uint64_t capacity,
                           void *stream) {
@@ -156,8 +180,7 @@ static void install_slots(gh_table *t, void *slots, uint64_t slot_count, size_t 
   discard(t, w->slots, w->slots_bytes, stream);
   w->slots = slots;
   w->slots_bytes = bytes;
-  w->geometry.slot_count = slot_count;
-  w->geometry.slot_magic = gh_ck_magic(slot_count);
+  set_slot_count(&w->geometry, slot_count);
   w->capacity = t->config.capacity = capacity;
 }
 
@@ -312,6 +335,9 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
      * fails fast and the restart grows it. */
     if (overflow_limit && w->main_keys + w->side_keys + batch->count > w->capacity)
       w->geometry.max_evictions = overflow_limit;
+    /* A forced attempt fails for sure: degenerate constants alone leave each key one bucket,
+     * which a bucketed table may still hold. */
+    if (w->forced_attempt) w->geometry.max_evictions = 0;
     status = b->place(t, &w->geometry, batch->entries, batch->count, policy, batch->flags, &placed, &left, stream);
     if (status != GH_OK) break;
     w->main_keys += placed;
@@ -578,8 +604,7 @@ static gh_status multivalue_insert(gh_table *t, const void *keys, const void *va
     const gh_ck_table before = *w;
     w->slots = slots;
     w->slots_bytes = slot_bytes;
-    w->geometry.slot_count = slot_count;
-    w->geometry.slot_magic = gh_ck_magic(slot_count);
+    set_slot_count(&w->geometry, slot_count);
     w->geometry.stash = NULL;
     w->geometry.stash_slots = 0;
     w->stash_bytes = 0;
@@ -672,6 +697,7 @@ static gh_status ck_init_with(gh_table *t, const gh_ck_backend *backend) {
   w->geometry.functions = t->config.hash_functions;
   w->geometry.family = (unsigned)t->config.hash_family;
   w->geometry.format = map_format(&t->config);
+  w->geometry.bucket_shift = log2_of(t->config.bucket_slots);
   w->counters = (gh_ck_counters *)gh__alloc(t, sizeof(gh_ck_counters), gh__backend_memory(t));
   gh_status status = w->counters ? gh__fill(t, w->counters, 0, sizeof(gh_ck_counters), NULL)
                                  : out_of_memory(t, "the table counters", sizeof(gh_ck_counters));
@@ -894,13 +920,14 @@ static gh_status validate_map(gh_table *t, const gh_ck_geometry *g, const void *
     if (i != g->slot_count) {
       const int stashed = i > g->slot_count;
       if (!stashed && gh_ck_function_of(g, key, i) == g->functions)
-        return gh__fail(t, GH_ERR_CORRUPT, "validate: slot %llu holds key %llu, which none of its %u hash functions "
-                        "points at", (unsigned long long)i, (unsigned long long)key, g->functions);
+        return gh__fail(t, GH_ERR_CORRUPT, "validate: slot %llu holds key %llu, whose %u hash functions all point "
+                        "at other buckets", (unsigned long long)i, (unsigned long long)key, g->functions);
       for (unsigned j = 0; j < g->functions; ++j) {
-        const uint64_t other = gh_ck_location(g, key, j);
-        if (other != i && gh_slot_load_key(f, gh_slot_at(f, (void *)slots, other)) == key)
-          return gh__fail(t, GH_ERR_CORRUPT, "validate: key %llu is stored twice: %s position %llu and slot %llu",
-                          (unsigned long long)key, where, (unsigned long long)i, (unsigned long long)other);
+        const uint64_t first = gh_ck_bucket(g, key, j) << g->bucket_shift;
+        for (uint64_t other = first; other < first + (1ull << g->bucket_shift); ++other)
+          if (other != i && gh_slot_load_key(f, gh_slot_at(f, (void *)slots, other)) == key)
+            return gh__fail(t, GH_ERR_CORRUPT, "validate: key %llu is stored twice: %s position %llu and slot %llu",
+                            (unsigned long long)key, where, (unsigned long long)i, (unsigned long long)other);
       }
       for (uint64_t j = g->slot_count + 1; stashed && j < i; ++j)
         if (gh_slot_load_key(f, gh_ck_entry_at(g, (void *)slots, j)) == key)

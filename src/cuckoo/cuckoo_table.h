@@ -116,6 +116,7 @@ typedef struct gh_ck_table {
   uint64_t restarts;
   uint64_t grows;
   unsigned forced_failures; /* test hook: attempts still to use degenerate constants */
+  int forced_attempt;       /* the constants in force are such an attempt's: its chains give up at once */
   /* compacting: keys in id order */
   void *keys_by_id;
   uint64_t keys_by_id_capacity;
@@ -135,7 +136,8 @@ extern const gh_ck_backend gh__cuckoo_cuda_backend;
 #endif
 
 /* Test hook: the next `attempts` build attempts of this cuckoo table use degenerate constants
- * (every function sends a key to the same slot), so they fail and restart. */
+ * (every function sends a key to the same bucket) and chains that give up at once, so they fail
+ * and restart. */
 void gh__cuckoo_force_failures(gh_table *table, unsigned attempts);
 
 #endif /* GH_CUCKOO_TABLE_H */

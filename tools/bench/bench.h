@@ -211,7 +211,7 @@ enum { DIST_UNIQUE, DIST_ZIPF, DIST_CYCLIC };
 enum { PATH_AUTO, PATH_ORDINARY };
 /* Every parameter of a state is an axis; consecutive states alike up to AX_ABSENT share a table. */
 typedef enum {
-  AX_DESIGN, AX_VARIANT, AX_N, AX_DIST, AX_MULT, AX_G, AX_LOAD, AX_D, AX_FACTOR, AX_SLABS,
+  AX_DESIGN, AX_VARIANT, AX_N, AX_DIST, AX_MULT, AX_G, AX_LOAD, AX_D, AX_FACTOR, AX_BUCKET, AX_SLABS,
   AX_START, AX_BATCH, AX_UPDATES, AX_DELETES, AX_FILL_MIN, AX_BINS, AX_PATH, AX_ABSENT, AX_OP, AX_COUNT
 } bench_axis_id;
 typedef struct bench_axis_def {

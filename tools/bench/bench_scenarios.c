@@ -17,6 +17,7 @@ const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_LOAD] = {"load_factor", NULL, 'f', 1e-9, 4}, /* (hashgraph: keys per vertex, up to 4) */
     [AX_D] = {"hash_functions", NULL, 'i', 2, 8, "d=%.0f "},
     [AX_FACTOR] = {"table_factor", NULL, 'f', 1, 16, "x%.2f; "},
+    [AX_BUCKET] = {"bucket_slots", NULL, 'i', 1, 16, "%.0f slots a bucket; "},
     [AX_SLABS] = {"slab_load", NULL, 'f', 0.05, 16, "%.2f slabs/bucket; "},
     [AX_START] = {"initial_buckets", NULL, 'i', 0, 0x1p36, "initial_buckets %.0f; "},
     [AX_BATCH] = {"batch", NULL, 'i', 1, 0x1p40, "batches of %.0f; "},
@@ -31,7 +32,7 @@ const bench_axis_def bench_axes[AX_COUNT] = {
  * table 1.25 n, warpdrive's g = 4, the slab paper's 0.7 slabs per bucket (60 % memory used). */
 const double bench_defaults[AX_COUNT] = {
     [AX_DESIGN] = NAN, [AX_VARIANT] = 0, [AX_N] = NAN, [AX_DIST] = 0, [AX_MULT] = NAN, [AX_G] = 4,
-    [AX_LOAD] = NAN, [AX_D] = 4, [AX_FACTOR] = 1.25, [AX_SLABS] = 0.7, [AX_START] = NAN,
+    [AX_LOAD] = NAN, [AX_D] = 4, [AX_FACTOR] = 1.25, [AX_BUCKET] = 1, [AX_SLABS] = 0.7, [AX_START] = NAN,
     [AX_BATCH] = NAN, [AX_UPDATES] = NAN, [AX_DELETES] = NAN, [AX_FILL_MIN] = NAN, [AX_BINS] = NAN,
     [AX_PATH] = PATH_AUTO, [AX_ABSENT] = NAN, [AX_OP] = NAN};
 #define BIT(axis) (1u << (axis))
@@ -43,7 +44,7 @@ const bench_design_def bench_designs[D_COUNT] = {
     [D_WARPDRIVE] = {GH_WARPDRIVE, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_G) | BIT(AX_LOAD) |
                                                           DYNAMIC | BIT(AX_FILL_MIN) | BIT(AX_PATH)},
     [D_CUCKOO] = {GH_CUCKOO, GH_KEEP_FIRST, 1, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) |
-                                                      BIT(AX_D) | BIT(AX_FACTOR) | BIT(AX_ABSENT)},
+                                                      BIT(AX_D) | BIT(AX_FACTOR) | BIT(AX_BUCKET) | BIT(AX_ABSENT)},
     [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_ABSENT)},
     [D_SLAB] = {GH_SLAB, GH_OVERWRITE, 0, 0,
                 COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_SLABS) | BIT(AX_START) | DYNAMIC | BIT(AX_UPDATES)},
@@ -68,6 +69,8 @@ const bench_scenario bench_scenarios[] = {
      "below d's minimum"},
     {"cuckoo-d", "cuckoo-d (4.5.2): compacting and multivalue vs key multiplicity, vs sorted", 3,
      0, NULL},
+    {"cuckoo-e", "cuckoo-e (issue 15): the bucketed table: build, find, find of absent keys at loads 0.8, "
+     "0.9, 0.95; d 2, 3; 8 and 16 slots a bucket", 0, 0, NULL},
     {"slab-a", "slab-a (VI-A, fig. 4): build, find, find absent vs slabs per bucket", 0, 0, 0},
     {"slab-b", "slab-b (VI-A, fig. 5): build, find vs n at 0.7 slabs per bucket (60 %)", 0, 0, 0},
     {"slab-c", "slab-c (VI-B, fig. 6): batches into slab vs warpdrive rebuilt per batch", 3, 0, 0},
@@ -140,6 +143,15 @@ const bench_row bench_rows[] = {
     {"cuckoo-c", AX_FACTOR, QUICK, 3, {1.1, 1.25, 2.5}},
     {"cuckoo-c", AX_FACTOR, ALL, 8, {1.05, 1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0}},
     {"cuckoo-c", AX_OP, ALL, 3, {OP_BUILD, OP_FIND, OP_FIND_ABSENT}},
+    /* e: table factors 1 / load for the loads of issue 15's table */
+    {"cuckoo-e", AX_DESIGN, ALL, 1, {D_CUCKOO}},
+    {"cuckoo-e", AX_N, ALL, PER_MODE, {P2(27), P2(22), P2(18), P2(15)}},
+    {"cuckoo-e", AX_D, QUICK, 1, {2}},
+    {"cuckoo-e", AX_D, ALL, 2, {2, 3}},
+    {"cuckoo-e", AX_BUCKET, QUICK, 1, {8}},
+    {"cuckoo-e", AX_BUCKET, ALL, 2, {8, 16}},
+    {"cuckoo-e", AX_FACTOR, ALL, 3, {1.0 / 0.8, 1.0 / 0.9, 1.0 / 0.95}},
+    {"cuckoo-e", AX_OP, ALL, 3, {OP_BUILD, OP_FIND, OP_FIND_ABSENT}},
     /* d: key(i mod u), u = ceil(n / multiplicity); a compacting find looks up the n keys (ids),
      * a multivalue one (gh_find_all) each distinct key once */
     {"cuckoo-d", AX_N, ALL, PER_MODE, {10000000, P2(21), P2(18), P2(15)}},
@@ -316,6 +328,7 @@ gh_config bench_table_config(const bench_ctx *c) {
     config.capacity = c->distinct;
     config.hash_functions = (unsigned)c->ax[AX_D];
     config.table_factor = c->ax[AX_FACTOR];
+    config.bucket_slots = (unsigned)c->ax[AX_BUCKET];
   }
   if (c->ax[AX_OP] == OP_AGING) /* half the key ids are resident at a time */
     config.capacity = (uint64_t)ceil((double)(c->n / 2) / c->ax[AX_LOAD]);
