@@ -215,8 +215,8 @@ typedef struct gh_config {
   gh_hash_family hash_family; /* cuckoo: default GH_HASH_MULTIPLY */
   /* cuckoo: slots per key, default 1.25. Near what d functions can hold at all, builds fail
    * again and again, so smaller factors are rejected: d = 2 needs >= 2.1, 3 >= 1.1, 4 >= 1.03,
-   * 5 >= 1.02 (the smallest practical sizes the chapter reports); with buckets (bucket_slots 8
-   * or 16) >= 1.02 for every d. At most 16. */
+   * 5 >= 1.02 (the smallest practical sizes the chapter reports); with buckets (bucket_slots)
+   * >= 1.05 (4 slots) or 1.02 (8, 16) for every d. At most 16. */
   double table_factor;
   unsigned host_threads; /* host backend worker threads; 0 = one per online CPU */
   gh_allocator allocator;
@@ -277,12 +277,13 @@ typedef struct gh_config {
    * batch it can take; UINT64_MAX = never. */
   uint64_t bulk_min_keys;
   /* ---- appended after 0.7 ---- */
-  /* cuckoo: slots per bucket: 1 (default: the chapter's layout, a key in one of its d slots), 8 or
-   * 16: bucketed cuckoo hashing, a key in any slot of one of its d buckets of consecutive slots
-   * (8 slots of 8 bytes are two 32-byte sectors, 16 a 128-byte line), which a lookup reads whole;
-   * d = 2 is the usual choice (a lookup reads at most two buckets). Buckets hold a table far fuller
-   * than single slots: table_factor may go down to 1.02 whatever d. The slots are capacity *
-   * table_factor rounded up to whole buckets. Other designs ignore it. */
+  /* cuckoo: slots per bucket: 1 (default: the chapter's layout, a key in one of its d slots), 4, 8
+   * or 16: bucketed cuckoo hashing, a key in any slot of one of its d buckets of consecutive slots,
+   * which a lookup reads whole (4 slots of 8 bytes are one 32-byte sector, 8 two, 16 a 128-byte
+   * line); d = 2 is the usual choice (a lookup reads at most two buckets). Buckets hold a table far
+   * fuller than single slots: table_factor may go down to 1.05 with 4 slots a bucket and to 1.02
+   * with 8 or 16, whatever d. The slots are capacity * table_factor rounded up to whole buckets.
+   * Other designs ignore it. */
   unsigned bucket_slots;
 } gh_config;
 
@@ -580,7 +581,7 @@ typedef struct gh_stats {
   uint64_t grows;         /* cuckoo: times the table was enlarged (after repeated restarts, or
                              because more keys arrived than it was sized for); slab: times its
                              base buckets were enlarged (a rehash between batches) */
-  uint64_t eviction_limit; /* cuckoo: the eviction chain limit in force (about 7 lg N) */
+  uint64_t eviction_limit; /* cuckoo: the eviction chain limit in force (about 7 lg N; bucketed: 28 lg N steps) */
   /* cuckoo: keys kept in the overflow stash, which every lookup also scans: keys that failed
    * together across restarts, or that a rebuild could not place when memory ran out */
   uint64_t stash_keys;

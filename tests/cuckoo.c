@@ -20,12 +20,12 @@
  *                 as it was (tests/alloc_inject.h), for maps, sets, compacting and multi-value
  *                 tables, on the tracking allocator
  *
- *   buckets       the bucketed layout's own promises (bucket_slots 8 and 16, d = 2 and 3, every
- *                 slot width): a table filled to load 0.95 and 0.98 in one batch and in many does
- *                 not grow, keys repeated in a batch land once, and the table still takes
- *                 erases, re-inserts and every policy
+ *   buckets       the bucketed layout's own promises (bucket_slots 4, 8 and 16, d = 2 and 3, every
+ *                 slot width): distinct keys filled to load 0.95 and 0.98 in one batch and in
+ *                 many do not make the table grow; new keys twice in one batch land once; the
+ *                 table takes repeats, erases, re-inserts and every policy
  *
- *   cuckoo BACKEND --part PART [--seed S] [--bucket-slots 1|8|16]
+ *   cuckoo BACKEND --part PART [--seed S] [--bucket-slots 1|4|8|16]
  *
  * --bucket-slots runs the parts on the bucketed layout (every table of the part gets it, and the
  * smallest table factor is the bucketed one); CTest runs restarts, functions, incremental,
@@ -66,11 +66,15 @@ static uint64_t ck_seed;
 
 /* Slots per bucket of every table the run makes (--bucket-slots). */
 static unsigned ck_bucket_slots = 1;
-/* The bucketed layout's smallest table factor, for every d (gpuhash.h). */
+/* The bucketed layout's smallest table factors, for every d (gpuhash.h): 4 slots, 8 or 16. */
+#define CK_MIN_FACTOR_4_SLOTS 1.05
 #define CK_MIN_BUCKETED_FACTOR 1.02
 
 static uint64_t ck_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
-static double ck_min_factor_of(unsigned d) { return ck_bucket_slots > 1 ? CK_MIN_BUCKETED_FACTOR : ck_min_factor[d - 2]; }
+static double ck_min_bucketed_factor(unsigned slots) { return slots == 4 ? CK_MIN_FACTOR_4_SLOTS : CK_MIN_BUCKETED_FACTOR; }
+static double ck_min_factor_of(unsigned d) {
+  return ck_bucket_slots > 1 ? ck_min_bucketed_factor(ck_bucket_slots) : ck_min_factor[d - 2];
+}
 
 static const char *ck_variant_name(const gh_config *c) {
   switch (c->variant) {
@@ -914,7 +918,7 @@ static void bad_configs(void) {
     }
   }
   {
-    static const unsigned bad_buckets[] = {0, 2, 4, 32, 1000};
+    static const unsigned bad_buckets[] = {0, 2, 3, 32, 1000};
     size_t i;
     for (i = 0; i < sizeof bad_buckets / sizeof bad_buckets[0]; ++i) {
       char what[64];
@@ -923,18 +927,22 @@ static void bad_configs(void) {
       snprintf(what, sizeof what, "bucket_slots = %u", bad_buckets[i]);
       bad_config(&c, "bucket_slots", what);
     }
-    /* Buckets lower the smallest factor to 1.02 for every d; single slots keep theirs. */
+    /* Buckets lower the smallest factor for every d (1.05 with 4 slots, 1.02 with 8 or 16); single
+     * slots keep theirs. */
     for (d = 2; d <= 5; ++d) {
-      char what[96];
-      c = base;
-      c.hash_functions = d;
-      c.bucket_slots = d % 2 ? 16 : 8;
-      c.table_factor = CK_MIN_BUCKETED_FACTOR;
-      snprintf(what, sizeof what, "d = %u, %u slots a bucket, table_factor 1.02", d, c.bucket_slots);
-      good_config(&c, what);
-      c.table_factor = CK_MIN_BUCKETED_FACTOR - 0.01;
-      snprintf(what, sizeof what, "d = %u, %u slots a bucket, table_factor 1.01", d, c.bucket_slots);
-      bad_config(&c, "table_factor", what);
+      static const unsigned bucket_sizes[] = {4, 8, 16};
+      for (size_t b = 0; b < 3; ++b) {
+        char what[96];
+        c = base;
+        c.hash_functions = d;
+        c.bucket_slots = bucket_sizes[b];
+        c.table_factor = ck_min_bucketed_factor(c.bucket_slots);
+        snprintf(what, sizeof what, "d = %u, %u slots a bucket, table_factor %.2f", d, c.bucket_slots, c.table_factor);
+        good_config(&c, what);
+        c.table_factor -= 0.01;
+        snprintf(what, sizeof what, "d = %u, %u slots a bucket, table_factor %.2f", d, c.bucket_slots, c.table_factor);
+        bad_config(&c, "table_factor", what);
+      }
     }
     CHECK(def.bucket_slots == 1, "gh_config_default(GH_CUCKOO).bucket_slots = %u, documented 1", def.bucket_slots);
   }
@@ -1286,9 +1294,11 @@ static void alloc_all(void) {
 /* Part: buckets                                                                             */
 /* ---------------------------------------------------------------------------------------- */
 
-/* A bucketed map or set at load 1 / factor: filled in `batches` batches (a third of the keys twice
- * in one batch), checked, then worked (erase, re-insert, policies). Buckets of 8 or 16 slots hold
- * such loads, so the table never grows. */
+/* A bucketed map or set at load 1 / factor: distinct keys filled in `batches` batches, which
+ * buckets of 8 or 16 slots hold without growing; then a batch that repeats a third of them twice
+ * (their values merge by the policy), and the workout (erase, re-insert with repeats, policies).
+ * Then a table with room (load 0.8) takes new keys of which a third come twice in one batch: two
+ * inserts of one key race, and the key must land once. */
 static void buckets_case(unsigned index, unsigned slots, unsigned d, unsigned key_bits, unsigned value_bits,
                          double factor, unsigned batches) {
   const uint64_t case_seed = tu_mix_seed(ck_seed, 20, index, slots);
@@ -1306,13 +1316,8 @@ static void buckets_case(unsigned index, unsigned slots, unsigned d, unsigned ke
   tu_gen_values(&rng, value_bits, 2 * n, values);
   for (unsigned b = 0; b < batches; ++b) {
     const uint64_t lo = n * b / batches, hi = n * (b + 1) / batches;
-    uint64_t m = 0;
-    /* The batch's keys, and its first third again: two inserts of one key race in the batch. */
-    for (uint64_t i = lo; i < hi; ++i) batch[m++] = keys[i];
-    for (uint64_t i = lo; i < lo + (hi - lo) / 3; ++i) batch[m++] = keys[i];
-    tu_shuffle(&rng, batch, m);
-    tu_set_phase("fill: batch %u of %u (%llu keys, a third of them twice)", b + 1, batches, (unsigned long long)m);
-    tu_insert(&h, batch, values, m, b % 2 ? GH_ADD : GH_KEEP_FIRST, 0, NULL);
+    tu_set_phase("fill: batch %u of %u (%llu distinct keys)", b + 1, batches, (unsigned long long)(hi - lo));
+    tu_insert(&h, keys + lo, values + lo, hi - lo, b % 2 ? GH_ADD : GH_KEEP_FIRST, 0, NULL);
     tu_check_all(&h);
   }
   const gh_stats s = ck_stats(h.table);
@@ -1326,20 +1331,42 @@ static void buckets_case(unsigned index, unsigned slots, unsigned d, unsigned ke
         (unsigned long long)s.slots, slots, (double)n * factor);
   printf("  %u slots a bucket, d=%u, k%u v%u, load %.3f in %u batches: %llu keys, restarts %llu\n", slots, d,
          key_bits, value_bits, 1.0 / factor, batches, (unsigned long long)n, (unsigned long long)s.restarts);
+  tu_set_phase("a third of the keys, each twice in one batch (GH_ADD)");
+  ck_map_insert_repeats(&rng, &h, keys, n / 3, 2, GH_ADD);
+  tu_check_all(&h);
   ck_map_workout(&rng, &h, keys, n);
+  tu_table_destroy(&h);
+
+  gh_config roomy = cfg;
+  roomy.table_factor = 1.25;
+  ck_context("buckets: new keys twice in one batch", &roomy, case_seed);
+  tu_set_phase("create");
+  if (tu_table_create(&h, &roomy)) {
+    uint64_t m = 0;
+    for (uint64_t i = 0; i < n; ++i) batch[m++] = keys[i];
+    for (uint64_t i = 0; i < n / 3; ++i) batch[m++] = keys[i];
+    tu_shuffle(&rng, batch, m);
+    tu_set_phase("%llu new keys, a third of them twice (GH_ADD)", (unsigned long long)n);
+    tu_insert(&h, batch, values, m, GH_ADD, 0, NULL);
+    tu_check_all(&h);
+    tu_check_find(&h, keys, n, TU_FIND_VALUES | TU_FIND_FOUND);
+    tu_table_destroy(&h);
+  }
   free(batch);
   free(values);
   free(keys);
-  tu_table_destroy(&h);
 }
 
 static void buckets_all(void) {
   static const unsigned widths[][2] = {{32, 32}, {32, 0}, {64, 64}, {64, 32}};
   unsigned index = 0;
-  for (unsigned slots = 8; slots <= 16; slots *= 2)
+  for (unsigned slots = 4; slots <= 16; slots *= 2)
     for (unsigned d = 2; d <= 3; ++d)
-      for (unsigned w = 0; w < 4; ++w, ++index)
-        buckets_case(index, slots, d, widths[w][0], widths[w][1], w % 2 ? 1.0 / 0.98 : 1.0 / 0.95, 1 + 7 * (w / 2));
+      for (unsigned w = 0; w < 4; ++w, ++index) {
+        /* load 0.95 and the layout's fullest (0.952 with 4 slots, 0.98 with more) */
+        const double fullest = ck_min_bucketed_factor(slots);
+        buckets_case(index, slots, d, widths[w][0], widths[w][1], w % 2 ? fullest : 1.0 / 0.95, 1 + 7 * (w / 2));
+      }
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1382,7 +1409,7 @@ int main(int argc, char **argv) {
       if (!tu_parse_u64(argv[a + 1], &ck_seed)) goto usage;
     } else if (strcmp(argv[a], "--bucket-slots") == 0) {
       ck_bucket_slots = (unsigned)strtoul(argv[a + 1], NULL, 10);
-      if (ck_bucket_slots != 1 && ck_bucket_slots != 8 && ck_bucket_slots != 16) goto usage;
+      if (ck_bucket_slots != 1 && ck_bucket_slots != 4 && ck_bucket_slots != 8 && ck_bucket_slots != 16) goto usage;
     } else {
       goto usage;
     }
@@ -1400,7 +1427,7 @@ int main(int argc, char **argv) {
 usage:
   fprintf(stderr,
           "usage: %s host|cuda [--part restarts|functions|incremental|multiplicity|bad|alloc|buckets] "
-          "[--seed S] [--bucket-slots 1|8|16]\n",
+          "[--seed S] [--bucket-slots 1|4|8|16]\n",
           argv[0]);
   return 2;
 }

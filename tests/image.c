@@ -351,8 +351,8 @@ static void case_bad_images(const tu_design *design, gh_backend backend) {
     free(copy);
   }
   if (design->design == GH_CUCKOO) {
-    unsigned char *copy = crafted(image, bytes, GH_IMAGE_AT_BUCKET_SLOTS, 4);
-    check_refused(copy, bytes, GH_ERR_BAD_IMAGE, "cuckoo with buckets of 4 slots");
+    unsigned char *copy = crafted(image, bytes, GH_IMAGE_AT_BUCKET_SLOTS, 3);
+    check_refused(copy, bytes, GH_ERR_BAD_IMAGE, "cuckoo with buckets of 3 slots");
     free(copy);
   }
   if (design->design == GH_WARPDRIVE) {

@@ -104,6 +104,37 @@ static __device__ __forceinline__ uint64_t gh_warp_reserve(unsigned long long *c
   return base + __popc(keepers & ((1u << lane) - 1u));
 }
 
+/* A loop bound rounded up to whole blocks, for gh_block_reserve (as gh_warp_rounded for warps). */
+static __device__ __forceinline__ uint64_t gh_block_rounded(uint64_t n) {
+  return (n + blockDim.x - 1u) / blockDim.x * blockDim.x;
+}
+
+/* gh_warp_reserve with one atomic per block: every thread of the block calls it (loop bounds
+ * rounded by gh_block_rounded). A kernel that compacts a large input into one array otherwise
+ * queues an atomic per warp on one address, which the L2 serves one at a time (2^27 keys: about
+ * 4 ms on an H200 in cuckoo's prepare pass). */
+static __device__ __forceinline__ uint64_t gh_block_reserve(unsigned long long *cursor, int keep) {
+  __shared__ unsigned warp_offset[32];
+  __shared__ unsigned long long block_base;
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  const unsigned keepers = __ballot_sync(0xFFFFFFFFu, keep);
+  if (lane == 0) warp_offset[warp] = __popc(keepers);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned total = 0;
+    for (unsigned w = 0; w < (blockDim.x + 31u) / 32u; ++w) {
+      const unsigned count = warp_offset[w];
+      warp_offset[w] = total;
+      total += count;
+    }
+    block_base = total ? atomicAdd(cursor, (unsigned long long)total) : 0ull;
+  }
+  __syncthreads();
+  const uint64_t position = block_base + warp_offset[warp] + __popc(keepers & ((1u << lane) - 1u));
+  __syncthreads(); /* every thread has read the shared words before the next call writes them */
+  return position;
+}
+
 /* Reserves `count` consecutive output positions for each lane (lanes in order) with one atomic per
  * warp on *cursor; returns this lane's first position. */
 static __device__ __forceinline__ uint64_t gh_warp_reserve_n(unsigned long long *cursor, unsigned count) {

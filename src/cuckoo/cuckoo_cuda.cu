@@ -39,7 +39,7 @@ __global__ void ck_prepare_kernel(gh_ck_geometry geometry, void *slots, const vo
   const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
   const gh_slot_format f = g.format;
   unsigned long long side_new = 0;
-  for (uint64_t i = gh_thread_index(); i < gh_warp_rounded(n); i += gh_grid_threads()) {
+  for (uint64_t i = gh_thread_index(); i < gh_block_rounded(n); i += gh_grid_threads()) {
     int keep = 0;
     uint64_t key = 0, value = 0;
     if (i < n) {
@@ -53,7 +53,7 @@ __global__ void ck_prepare_kernel(gh_ck_geometry geometry, void *slots, const vo
         else keep = 1;
       }
     }
-    const uint64_t position = gh_warp_reserve(&counters->count, keep);
+    const uint64_t position = gh_block_reserve(&counters->count, keep);
     if (keep) gh_slot_write(f, gh_slot_at(f, entries, position), gh_slot_pack(f, key, value));
   }
   gh_warp_add(&counters->side, side_new);
@@ -143,6 +143,89 @@ __global__ void ck_find_kernel(gh_ck_geometry geometry, void *slots, const void 
   }
 }
 
+/* The bucketed chain of cuckoo.h (Insert) with a group of as many lanes as a bucket has slots per
+ * entry: one coalesced load a bucket scan, a ballot for the key and for an empty slot, the CAS or
+ * the eviction by one lane, the entry held broadcast to all. Same steps, same counting of steps
+ * and the same choices (gh_ck_next_bucket, gh_ck_victim) as the host's thread per entry. */
+template <unsigned KB, unsigned VB>
+__global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, void *entries, uint64_t m, int policy,
+                                         uint8_t *failed, gh_ck_counters *counters) {
+  const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
+  const gh_slot_format f = g.format;
+  const gh_group_loop l = gh_group_loop_make(1u << g.bucket_shift);
+  const uint64_t empty_key = gh_slot_empty_key(KB);
+  const gh_slot_bits empty_bits = gh_slot_pack(f, empty_key, ~0ull);
+  unsigned long long placed = 0, gave_up = 0;
+  for (uint64_t i = l.first; i < m; i += l.stride) {
+    void *entry = gh_slot_at(f, entries, i);
+    gh_slot_bits held = gh_slot_read(f, entry);
+    uint64_t key = gh_slot_bits_key(f, held), bucket = gh_ck_bucket(&g, key, 0);
+    unsigned others_to_try = g.functions - 1u;
+    gh_ck_outcome outcome = GH_CK_GAVE_UP;
+    for (unsigned step = 0; step < g.max_evictions; ++step) {
+      void *slot = gh_slot_at(f, slots, (bucket << g.bucket_shift) + l.group.rank);
+      const uint64_t seen = gh_slot_bits_key(f, gh_slot_load(f, slot));
+      const uint32_t match = gh_device_group_ballot(l.group, seen == key);
+      if (match) {
+        int merged = 0;
+        if (l.group.rank == (unsigned)__ffs((int)match) - 1u)
+          merged = gh_slot_merge_if_key(f, slot, key, policy, gh_slot_bits_value(f, held));
+        if (gh_device_group_ballot(l.group, merged)) {
+          outcome = GH_CK_MERGED;
+          break;
+        }
+        continue; /* the copy moved on meanwhile: scan again */
+      }
+      const uint32_t empty = gh_device_group_ballot(l.group, seen == empty_key);
+      if (empty) {
+        int taken = 0;
+        if (l.group.rank == (unsigned)__ffs((int)empty) - 1u)
+          taken = gh_slot_bits_key(f, gh_slot_cas(f, slot, empty_bits, held)) == empty_key;
+        if (gh_device_group_ballot(l.group, taken)) {
+          outcome = GH_CK_PLACED;
+          break;
+        }
+        continue; /* another chain took the slot: scan again */
+      }
+      if (others_to_try > 0) {
+        others_to_try -= 1;
+        bucket = gh_ck_next_bucket(&g, key, bucket);
+        continue;
+      }
+      const unsigned victim = gh_ck_victim(&g, key, step);
+      gh_slot_bits displaced = {0, 0};
+      int merged = 0;
+      if (l.group.rank == victim) {
+        displaced = gh_slot_exchange(f, slot, held);
+        merged = gh_slot_bits_key(f, displaced) == key &&
+                 gh_slot_merge_if_key(f, slot, key, policy, gh_slot_bits_value(f, displaced));
+      }
+      displaced.lo = gh_device_group_broadcast(l.group, displaced.lo, victim);
+      displaced.hi = gh_device_group_broadcast(l.group, displaced.hi, victim);
+      const uint64_t displaced_key = gh_slot_bits_key(f, displaced);
+      if (displaced_key == empty_key) {
+        outcome = GH_CK_PLACED;
+        break;
+      }
+      if (gh_device_group_ballot(l.group, merged)) {
+        outcome = GH_CK_MERGED;
+        break;
+      }
+      held = displaced;
+      key = displaced_key;
+      bucket = gh_ck_next_bucket(&g, key, bucket);
+      others_to_try = g.functions - 2u;
+    }
+    if (l.group.rank != 0) continue;
+    placed += outcome == GH_CK_PLACED;
+    gave_up += outcome == GH_CK_GAVE_UP;
+    failed[i] = outcome == GH_CK_GAVE_UP;
+    if (outcome == GH_CK_GAVE_UP) gh_slot_write(f, entry, held);
+  }
+  gh_warp_add(&counters->placed, placed);
+  gh_warp_add(&counters->gave_up, gave_up);
+}
+
 /* Keys a group looks up together in the bucketed table: their bucket reads are in flight at once. */
 #define GH_CK_BUCKET_FIND_KEYS 2
 
@@ -226,6 +309,53 @@ __global__ void ck_dedupe_kernel(gh_ck_geometry g, void *slots, int policy, gh_c
   unsigned long long removed = 0;
   for (uint64_t i = gh_thread_index(); i < g.slot_count; i += gh_grid_threads())
     removed += (unsigned long long)gh_ck_dedupe_slot(&g, slots, i, policy);
+  gh_warp_add(&counters->count, removed);
+}
+
+/* gh_ck_dedupe_slot for the bucketed table, a group per bucket (a lane per slot): copies in the
+ * same bucket find each other by __match_any_sync; a key whose bucket is not its first function's
+ * has its earlier buckets read by the whole group, one coalesced load each. Each copy merges into
+ * the earliest (the same order as gh_ck_earlier_copy: earlier functions' buckets, then earlier
+ * slots of its own). */
+__global__ void ck_dedupe_bucketed_kernel(gh_ck_geometry g, void *slots, int policy, gh_ck_counters *counters) {
+  const gh_slot_format f = g.format;
+  const gh_group_loop l = gh_group_loop_make(1u << g.bucket_shift);
+  const uint64_t empty_key = gh_slot_empty_key(f.key_bits);
+  unsigned long long removed = 0;
+  for (uint64_t bucket = l.first; bucket < g.bucket_count; bucket += l.stride) {
+    const uint64_t at = (bucket << g.bucket_shift) + l.group.rank;
+    void *slot = gh_slot_at(f, slots, at);
+    const gh_slot_bits bits = gh_slot_load(f, slot);
+    const uint64_t key = gh_slot_bits_key(f, bits);
+    const int holds = key != empty_key;
+    const unsigned own = holds ? gh_ck_function_of(&g, key, at) : 0u;
+    uint64_t earlier = ~0ull;
+    /* Keys held in a later function's bucket: the group reads their earlier buckets, key by key. */
+    uint32_t searching = gh_device_group_ballot(l.group, holds && own > 0);
+    while (searching) {
+      const unsigned lane = (unsigned)__ffs((int)searching) - 1u;
+      searching &= searching - 1u;
+      const uint64_t wanted = gh_device_group_broadcast(l.group, key, lane);
+      const unsigned functions = (unsigned)gh_device_group_broadcast(l.group, own, lane);
+      uint64_t found = ~0ull;
+      for (unsigned i = 0; i < functions && found == ~0ull; ++i) {
+        const uint64_t other = (gh_ck_bucket(&g, wanted, i) << g.bucket_shift) + l.group.rank;
+        const uint32_t hits =
+            gh_device_group_ballot(l.group, gh_slot_load_key(f, gh_slot_at(f, slots, other)) == wanted);
+        if (hits) found = other - l.group.rank + (unsigned)__ffs((int)hits) - 1u;
+      }
+      if (l.group.rank == lane) earlier = found;
+    }
+    /* Copies in this bucket: the lowest lane holding the key is the earliest of them. */
+    const unsigned same = __match_any_sync(l.group.mask, (unsigned long long)key) >> l.group.first_lane;
+    const unsigned first_same = (unsigned)__ffs((int)same) - 1u;
+    if (holds && earlier == ~0ull && first_same != l.group.rank) earlier = at - l.group.rank + first_same;
+    if (holds && earlier != ~0ull) {
+      gh_slot_merge_if_key(f, gh_slot_at(f, slots, earlier), key, policy, gh_slot_bits_value(f, bits));
+      gh_slot_exchange(f, slot, gh_slot_pack(f, empty_key, ~0ull));
+      removed += 1;
+    }
+  }
   gh_warp_add(&counters->count, removed);
 }
 
@@ -401,16 +531,17 @@ static gh_status run_counted(gh_table *t, const void *kernel, uint64_t threads, 
 }
 
 typedef struct hot_kernels {
-  const void *prepare, *place, *find, *find_with_stash, *find_bucketed, *find_bucketed_with_stash;
+  const void *prepare, *place, *place_bucketed, *find, *find_with_stash, *find_bucketed, *find_bucketed_with_stash;
 } hot_kernels;
 
 
 static hot_kernels kernels_for(gh_slot_format f) {
-  hot_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL};
+  hot_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 #define GH_CK_KERNELS_CASE(kb, vb)                                                   \
   if (f.key_bits == kb && f.value_bits == vb) {                                      \
     k.prepare = (const void *)ck_prepare_kernel<kb, vb>;                             \
     k.place = (const void *)ck_place_kernel<kb, vb>;                                 \
+    k.place_bucketed = (const void *)ck_place_bucketed_kernel<kb, vb>;               \
     k.find = (const void *)ck_find_kernel<kb, vb, false>;                            \
     k.find_with_stash = (const void *)ck_find_kernel<kb, vb, true>;                  \
     k.find_bucketed = (const void *)ck_find_bucketed_kernel<kb, vb, false>;          \
@@ -447,7 +578,9 @@ static gh_status cuda_place(gh_table *t, const gh_ck_geometry *g, void *entries,
   gh_ck_counters *counters = state(t)->counters;
   void *args[] = {&geometry, &slots, &entries, &m, &policy, &failed, &counters};
   gh_ck_counters after;
-  gh_status status = run_counted(t, kernels_for(g->format).place, m, args, &after, stream);
+  const hot_kernels kernels = kernels_for(g->format);
+  gh_status status = g->bucket_shift > 0 ? run_counted(t, kernels.place_bucketed, m << g->bucket_shift, args, &after, stream)
+                                         : run_counted(t, kernels.place, m, args, &after, stream);
   if (status != GH_OK) return status;
   *placed = after.placed;
   *gave_up = after.gave_up;
@@ -472,7 +605,9 @@ static gh_status cuda_dedupe(gh_table *t, const gh_ck_geometry *g, int policy, u
   gh_ck_counters *counters = state(t)->counters;
   void *args[] = {&geometry, &slots, &policy, &counters};
   gh_ck_counters after;
-  gh_status status = run_counted(t, (const void *)ck_dedupe_kernel, g->slot_count, args, &after, stream);
+  gh_status status = g->bucket_shift > 0
+                         ? run_counted(t, (const void *)ck_dedupe_bucketed_kernel, g->slot_count, args, &after, stream)
+                         : run_counted(t, (const void *)ck_dedupe_kernel, g->slot_count, args, &after, stream);
   if (status == GH_OK) *removed = after.count;
   return status;
 }
