@@ -156,30 +156,15 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
   const uint64_t empty_key = gh_slot_empty_key(KB);
   const gh_slot_bits empty_bits = gh_slot_pack(f, empty_key, ~0ull);
   unsigned long long placed = 0, gave_up = 0;
-  /* The next entry and its first bucket's slot are loaded while this entry's chain runs (a chain
-   * is mostly one read and one CAS, both waiting on memory). */
-  gh_slot_bits next_held = l.first < m ? gh_slot_read(f, gh_slot_at(f, entries, l.first)) : empty_bits;
-  uint64_t next_seen = l.first < m ? gh_slot_bits_key(f, gh_slot_load(f, gh_slot_at(f, slots,
-                                         (gh_ck_bucket(&g, gh_slot_bits_key(f, next_held), 0) << g.bucket_shift) +
-                                         l.group.rank)))
-                                   : empty_key;
   for (uint64_t i = l.first; i < m; i += l.stride) {
     void *entry = gh_slot_at(f, entries, i);
-    gh_slot_bits held = next_held;
+    gh_slot_bits held = gh_slot_read(f, entry);
     uint64_t key = gh_slot_bits_key(f, held), bucket = gh_ck_bucket(&g, key, 0);
-    uint64_t prefetched = next_seen;
-    if (i + l.stride < m) {
-      next_held = gh_slot_read(f, gh_slot_at(f, entries, i + l.stride));
-      next_seen = gh_slot_bits_key(f, gh_slot_load(f, gh_slot_at(f, slots,
-                                   (gh_ck_bucket(&g, gh_slot_bits_key(f, next_held), 0) << g.bucket_shift) +
-                                   l.group.rank)));
-    }
     unsigned others_to_try = g.functions - 1u;
     gh_ck_outcome outcome = GH_CK_GAVE_UP;
     for (unsigned step = 0; step < g.max_evictions; ++step) {
       void *slot = gh_slot_at(f, slots, (bucket << g.bucket_shift) + l.group.rank);
-      /* (the first scan uses the prefetched slot: a stale view only costs a failed CAS or a rescan) */
-      const uint64_t seen = step == 0 ? prefetched : gh_slot_bits_key(f, gh_slot_load(f, slot));
+      const uint64_t seen = gh_slot_bits_key(f, gh_slot_load(f, slot));
       const uint32_t match = gh_device_group_ballot(l.group, seen == key);
       if (match) {
         int merged = 0;
@@ -337,16 +322,10 @@ __global__ void ck_dedupe_bucketed_kernel(gh_ck_geometry g, void *slots, int pol
   const gh_group_loop l = gh_group_loop_make(1u << g.bucket_shift);
   const uint64_t empty_key = gh_slot_empty_key(f.key_bits);
   unsigned long long removed = 0;
-  /* Each group walks many buckets: the next one's slot is loaded while this one is checked. */
-  gh_slot_bits next_bits = l.first < g.bucket_count
-                               ? gh_slot_load(f, gh_slot_at(f, slots, (l.first << g.bucket_shift) + l.group.rank))
-                               : gh_slot_pack(f, empty_key, ~0ull);
   for (uint64_t bucket = l.first; bucket < g.bucket_count; bucket += l.stride) {
     const uint64_t at = (bucket << g.bucket_shift) + l.group.rank;
     void *slot = gh_slot_at(f, slots, at);
-    const gh_slot_bits bits = next_bits;
-    if (bucket + l.stride < g.bucket_count)
-      next_bits = gh_slot_load(f, gh_slot_at(f, slots, ((bucket + l.stride) << g.bucket_shift) + l.group.rank));
+    const gh_slot_bits bits = gh_slot_load(f, slot);
     const uint64_t key = gh_slot_bits_key(f, bits);
     const int holds = key != empty_key;
     const unsigned own = holds ? gh_ck_function_of(&g, key, at) : 0u;
@@ -367,13 +346,9 @@ __global__ void ck_dedupe_bucketed_kernel(gh_ck_geometry g, void *slots, int pol
       }
       if (l.group.rank == lane) earlier = found;
     }
-    /* Copies in this bucket: the lowest lane holding the key is the earliest of them (shuffles:
-     * cheaper than __match_any_sync on 64-bit keys). */
-    unsigned first_same = l.group.rank;
-    for (unsigned lane = 0; lane < l.group.size; ++lane) {
-      const uint64_t other = gh_device_group_broadcast(l.group, key, lane);
-      if (lane < first_same && other == key) first_same = lane;
-    }
+    /* Copies in this bucket: the lowest lane holding the key is the earliest of them. */
+    const unsigned same = __match_any_sync(l.group.mask, (unsigned long long)key) >> l.group.first_lane;
+    const unsigned first_same = (unsigned)__ffs((int)same) - 1u;
     if (holds && earlier == ~0ull && first_same != l.group.rank) earlier = at - l.group.rank + first_same;
     if (holds && earlier != ~0ull) {
       gh_slot_merge_if_key(f, gh_slot_at(f, slots, earlier), key, policy, gh_slot_bits_value(f, bits));
