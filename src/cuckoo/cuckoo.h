@@ -164,6 +164,13 @@ GH_HD uint64_t gh_ck_key_in_chunk(gh_slot_format f, uint64_t lo, uint64_t hi, ui
   return (f.slot_bytes == 4 ? word >> (8u * (at & 7u)) : word) & gh_slot_key_mask(f.key_bits);
 }
 
+/* The value of slot s, given the 16 bytes (lo, hi) that hold it (0 for sets). */
+GH_HD uint64_t gh_ck_value_in_chunk(gh_slot_format f, uint64_t lo, uint64_t hi, uint64_t s) {
+  if (f.value_bits == 0) return 0;
+  if (f.slot_bytes == 16) return hi & gh_slot_value_mask(f.value_bits); /* (above a 32-bit value: padding) */
+  return ((s * f.slot_bytes) & 8u ? hi : lo) >> 32;
+}
+
 /* One scan of a bucket for a bucketed chain: *match = the slot holding key, else *empty = the first
  * empty slot (either ~0 when there is none). On the GPU the bucket comes in 16-byte loads through
  * L2, not one load per key. */

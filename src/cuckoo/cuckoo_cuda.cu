@@ -143,16 +143,50 @@ __global__ void ck_find_kernel(gh_ck_geometry geometry, void *slots, const void 
   }
 }
 
-/* The bucketed chain of cuckoo.h (Insert) with a group of as many lanes as a bucket has slots per
- * entry: one coalesced load a bucket scan, a ballot for the key and for an empty slot, the CAS or
- * the eviction by one lane, the entry held broadcast to all. Same steps, same counting of steps
- * and the same choices (gh_ck_next_bucket, gh_ck_victim) as the host's thread per entry. */
+/* A bucket read by a group of lanes in 16-byte pieces, one a lane (a piece holds 16 / slot_bytes
+ * slots): fewer lanes a key than one a slot, so more keys in flight a warp. */
+typedef struct ck_pieces {
+  unsigned per;   /* slots a piece */
+  unsigned lanes; /* lanes a bucket (the group's size) */
+} ck_pieces;
+
+static __device__ __forceinline__ ck_pieces ck_pieces_of(const gh_ck_geometry *g) {
+  ck_pieces p;
+  p.per = 16u / g->format.slot_bytes;
+  p.lanes = (1u << g->bucket_shift) > p.per ? (1u << g->bucket_shift) / p.per : 1u;
+  return p;
+}
+
+/* This lane's piece of a bucket: the first of its slots holding key (*match) and the first empty
+ * one (*empty), p.per where none; *lo, *hi: the piece's bytes. */
+static __device__ __forceinline__ void ck_scan_piece(const gh_ck_geometry *g, ck_pieces p, void *slots,
+                                                     uint64_t bucket, unsigned rank, uint64_t key, unsigned *match,
+                                                     unsigned *empty, uint64_t *lo, uint64_t *hi) {
+  const gh_slot_format f = g->format;
+  const uint64_t first = (bucket << g->bucket_shift) + (uint64_t)rank * p.per;
+  const ulonglong2 piece = __ldcg((const ulonglong2 *)gh_slot_at(f, slots, first));
+  *lo = piece.x;
+  *hi = piece.y;
+  *match = *empty = p.per;
+  for (unsigned j = 0; j < p.per; ++j) {
+    const uint64_t seen = gh_ck_key_in_chunk(f, piece.x, piece.y, first + j);
+    if (seen == key && *match == p.per) *match = j;
+    if (seen == gh_slot_empty_key(f.key_bits) && *empty == p.per) *empty = j;
+  }
+}
+
+/* The bucketed chain of cuckoo.h (Insert) with a group of lanes per entry reading each bucket in
+ * 16-byte pieces: one coalesced load a bucket scan, a ballot for the key and for an empty slot
+ * (the lowest such slot, as the host's scan), the CAS or the eviction by the lane whose piece holds
+ * the slot, the entry held broadcast to all. Same steps, same counting of steps and the same
+ * choices (gh_ck_next_bucket, gh_ck_victim) as the host's thread per entry. */
 template <unsigned KB, unsigned VB>
 __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, void *entries, uint64_t m, int policy,
                                          uint8_t *failed, gh_ck_counters *counters) {
   const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
   const gh_slot_format f = g.format;
-  const gh_group_loop l = gh_group_loop_make(1u << g.bucket_shift);
+  const ck_pieces p = ck_pieces_of(&g);
+  const gh_group_loop l = gh_group_loop_make(p.lanes);
   const uint64_t empty_key = gh_slot_empty_key(KB);
   const gh_slot_bits empty_bits = gh_slot_pack(f, empty_key, ~0ull);
   unsigned long long placed = 0, gave_up = 0;
@@ -163,24 +197,26 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
     unsigned others_to_try = g.functions - 1u;
     gh_ck_outcome outcome = GH_CK_GAVE_UP;
     for (unsigned step = 0; step < g.max_evictions; ++step) {
-      void *slot = gh_slot_at(f, slots, (bucket << g.bucket_shift) + l.group.rank);
-      const uint64_t seen = gh_slot_bits_key(f, gh_slot_load(f, slot));
-      const uint32_t match = gh_device_group_ballot(l.group, seen == key);
-      if (match) {
+      unsigned match, empty;
+      uint64_t lo, hi;
+      ck_scan_piece(&g, p, slots, bucket, l.group.rank, key, &match, &empty, &lo, &hi);
+      const uint64_t mine = (bucket << g.bucket_shift) + (uint64_t)l.group.rank * p.per;
+      const uint32_t matching = gh_device_group_ballot(l.group, match < p.per);
+      if (matching) {
         int merged = 0;
-        if (l.group.rank == (unsigned)__ffs((int)match) - 1u)
-          merged = gh_slot_merge_if_key(f, slot, key, policy, gh_slot_bits_value(f, held));
+        if (l.group.rank == (unsigned)__ffs((int)matching) - 1u)
+          merged = gh_slot_merge_if_key(f, gh_slot_at(f, slots, mine + match), key, policy, gh_slot_bits_value(f, held));
         if (gh_device_group_ballot(l.group, merged)) {
           outcome = GH_CK_MERGED;
           break;
         }
         continue; /* the copy moved on meanwhile: scan again */
       }
-      const uint32_t empty = gh_device_group_ballot(l.group, seen == empty_key);
-      if (empty) {
+      const uint32_t emptying = gh_device_group_ballot(l.group, empty < p.per);
+      if (emptying) {
         int taken = 0;
-        if (l.group.rank == (unsigned)__ffs((int)empty) - 1u)
-          taken = gh_slot_bits_key(f, gh_slot_cas(f, slot, empty_bits, held)) == empty_key;
+        if (l.group.rank == (unsigned)__ffs((int)emptying) - 1u)
+          taken = gh_slot_bits_key(f, gh_slot_cas(f, gh_slot_at(f, slots, mine + empty), empty_bits, held)) == empty_key;
         if (gh_device_group_ballot(l.group, taken)) {
           outcome = GH_CK_PLACED;
           break;
@@ -192,16 +228,17 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
         bucket = gh_ck_next_bucket(&g, key, bucket);
         continue;
       }
-      const unsigned victim = gh_ck_victim(&g, key, step);
+      const unsigned victim = gh_ck_victim(&g, key, step), owner = victim / p.per;
       gh_slot_bits displaced = {0, 0};
       int merged = 0;
-      if (l.group.rank == victim) {
+      if (l.group.rank == owner) {
+        void *slot = gh_slot_at(f, slots, (bucket << g.bucket_shift) + victim);
         displaced = gh_slot_exchange(f, slot, held);
         merged = gh_slot_bits_key(f, displaced) == key &&
                  gh_slot_merge_if_key(f, slot, key, policy, gh_slot_bits_value(f, displaced));
       }
-      displaced.lo = gh_device_group_broadcast(l.group, displaced.lo, victim);
-      displaced.hi = gh_device_group_broadcast(l.group, displaced.hi, victim);
+      displaced.lo = gh_device_group_broadcast(l.group, displaced.lo, owner);
+      displaced.hi = gh_device_group_broadcast(l.group, displaced.hi, owner);
       const uint64_t displaced_key = gh_slot_bits_key(f, displaced);
       if (displaced_key == empty_key) {
         outcome = GH_CK_PLACED;
@@ -229,15 +266,16 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
 /* Keys a group looks up together in the bucketed table: their bucket reads are in flight at once. */
 #define GH_CK_BUCKET_FIND_KEYS 2
 
-/* The bucketed table's lookups: a group of as many lanes as a bucket has slots reads a bucket with
- * one load a lane (a coalesced 32- to 256-byte read) and ballots on the key; buckets in function
- * order until the key is seen, then the stash (STASH) for keys missing from all d. */
+/* The bucketed table's lookups: a group of lanes reads a bucket in 16-byte pieces (one load a
+ * lane, a coalesced 16- to 256-byte read) and ballots on the key; buckets in function order until
+ * the key is seen, then the stash (STASH) for keys missing from all d. */
 template <unsigned KB, unsigned VB, bool STASH>
 __global__ void ck_find_bucketed_kernel(gh_ck_geometry geometry, void *slots, const void *keys, uint64_t n,
                                         void *values_out, uint8_t *found_out, uint64_t default_value) {
   const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
   const gh_slot_format f = g.format;
-  const gh_group_loop l = gh_group_loop_make(1u << g.bucket_shift);
+  const ck_pieces p = ck_pieces_of(&g);
+  const gh_group_loop l = gh_group_loop_make(p.lanes);
   const unsigned K = GH_CK_BUCKET_FIND_KEYS;
   for (uint64_t first = l.first; first < n; first += l.stride * K) {
     uint64_t key[K], value[K];
@@ -255,17 +293,21 @@ __global__ void ck_find_bucketed_kernel(gh_ck_geometry geometry, void *slots, co
       }
     }
     for (unsigned r = 0; r < g.functions; ++r) {
-      gh_slot_bits seen[K];
+      unsigned match[K], empty;
+      uint64_t lo[K], hi[K];
 #pragma unroll
       for (unsigned j = 0; j < K; ++j)
         if (pending[j])
-          seen[j] = gh_slot_load(f, gh_slot_at(f, slots, (gh_ck_bucket(&g, key[j], r) << g.bucket_shift) + l.group.rank));
+          ck_scan_piece(&g, p, slots, gh_ck_bucket(&g, key[j], r), l.group.rank, key[j], &match[j], &empty, &lo[j],
+                        &hi[j]);
 #pragma unroll
       for (unsigned j = 0; j < K; ++j) {
         if (!pending[j]) continue;
-        const uint32_t hits = gh_device_group_ballot(l.group, gh_slot_bits_key(f, seen[j]) == key[j]);
+        const uint32_t hits = gh_device_group_ballot(l.group, match[j] < p.per);
         if (hits == 0) continue;
-        value[j] = gh_device_group_broadcast(l.group, gh_slot_bits_value(f, seen[j]), (unsigned)__ffs((int)hits) - 1u);
+        const unsigned owner = (unsigned)__ffs((int)hits) - 1u;
+        const uint64_t mine = gh_ck_value_in_chunk(f, lo[j], hi[j], (uint64_t)l.group.rank * p.per + match[j]);
+        value[j] = gh_device_group_broadcast(l.group, mine, owner);
         found[j] = 1;
         pending[j] = 0;
       }
@@ -530,6 +572,12 @@ static gh_status run_counted(gh_table *t, const void *kernel, uint64_t threads, 
                                  stream);
 }
 
+/* The lanes of a bucketed kernel's group (ck_pieces_of, on the host). */
+static uint64_t piece_lanes(const gh_ck_geometry *g) {
+  const uint64_t per = 16u / g->format.slot_bytes, slots = 1ull << g->bucket_shift;
+  return slots > per ? slots / per : 1u;
+}
+
 typedef struct hot_kernels {
   const void *prepare, *place, *place_bucketed, *find, *find_with_stash, *find_bucketed, *find_bucketed_with_stash;
 } hot_kernels;
@@ -579,7 +627,7 @@ static gh_status cuda_place(gh_table *t, const gh_ck_geometry *g, void *entries,
   void *args[] = {&geometry, &slots, &entries, &m, &policy, &failed, &counters};
   gh_ck_counters after;
   const hot_kernels kernels = kernels_for(g->format);
-  gh_status status = g->bucket_shift > 0 ? run_counted(t, kernels.place_bucketed, m << g->bucket_shift, args, &after, stream)
+  gh_status status = g->bucket_shift > 0 ? run_counted(t, kernels.place_bucketed, m * piece_lanes(g), args, &after, stream)
                                          : run_counted(t, kernels.place, m, args, &after, stream);
   if (status != GH_OK) return status;
   *placed = after.placed;
@@ -650,7 +698,7 @@ static gh_status cuda_find(gh_table *t, const gh_ck_geometry *g, const void *key
   const hot_kernels kernels = kernels_for(g->format);
   if (g->bucket_shift > 0)
     return launch(t, g->stash_slots ? kernels.find_bucketed_with_stash : kernels.find_bucketed,
-                  (n + GH_CK_BUCKET_FIND_KEYS - 1u) / GH_CK_BUCKET_FIND_KEYS << g->bucket_shift, stream, args);
+                  (n + GH_CK_BUCKET_FIND_KEYS - 1u) / GH_CK_BUCKET_FIND_KEYS * piece_lanes(g), stream, args);
   return launch(t, g->stash_slots ? kernels.find_with_stash : kernels.find, n, stream, args);
 }
 
