@@ -4,11 +4,11 @@
  * Layout. slot_count slots in the shared slot format (gpuhash/detail/slot.h: one atomic exchange moves a
  * whole (key, value) pair), then one side slot for the all-ones key, which marks empty slots. The
  * slots form buckets of 2^bucket_shift consecutive slots: one slot each in the chapter's layout,
- * 8 or 16 in the bucketed one (a bucket of 8-byte slots is two sectors or one cache line, read at
- * once), where a key may sit in any slot of its d buckets. The hash functions pick buckets.
+ * 4, 8 or 16 in the bucketed one (4 slots of 8 bytes are one 32-byte sector, read at once), where
+ * a key may sit in any slot of its d buckets. The hash functions pick buckets.
  *
- * Hashing. Key k may live in the d slots h_i(k) = (a_i k + b_i) mod p mod slot_count (or
- * ((a_i xor k) + b_i) mod p mod slot_count), p = 2^32 - 5 for 32-bit keys, so that distinct keys
+ * Hashing. Key k may live in the d buckets h_i(k) = (a_i k + b_i) mod p mod bucket_count (or
+ * ((a_i xor k) + b_i) mod p mod bucket_count), p = 2^32 - 5 for 32-bit keys, so that distinct keys
  * below p never share all their slots (the chapter's p = 334214459 would make every 13th key of a
  * dense 32-bit range alias another, which dooms large builds). 64-bit keys are first mixed by a
  * bijection (so that structured keys spread), and the image x = hi 2^32 + lo is hashed over
@@ -59,7 +59,7 @@ typedef struct gh_ck_geometry {
   uint64_t slot_count;     /* main slots (< 2^32), bucket_count << bucket_shift; the side slot follows */
   uint64_t bucket_count;
   uint64_t bucket_magic;   /* ceil(2^64 / bucket_count): exact mod by multiplication */
-  unsigned bucket_shift;   /* log2 of the slots in a bucket: 0, 3 or 4 */
+  unsigned bucket_shift;   /* log2 of the slots in a bucket: 0, 2, 3 or 4 */
   uint64_t a[GH_CK_MAX_FUNCTIONS];
   uint64_t b[GH_CK_MAX_FUNCTIONS];
   unsigned functions;      /* d */
@@ -171,9 +171,9 @@ GH_HD uint64_t gh_ck_value_in_chunk(gh_slot_format f, uint64_t lo, uint64_t hi, 
   return ((s * f.slot_bytes) & 8u ? hi : lo) >> 32;
 }
 
-/* One scan of a bucket for a bucketed chain: *match = the slot holding key, else *empty = the first
- * empty slot (either ~0 when there is none). On the GPU the bucket comes in 16-byte loads through
- * L2, not one load per key. */
+/* One scan of a bucket for a bucketed chain (the host's; the CUDA kernels scan a bucket with a
+ * group of lanes): *match = the slot holding key, else *empty = the first empty slot (either ~0
+ * when there is none), reading 16 bytes at a time. */
 GH_HD void gh_ck_scan_bucket(const gh_ck_geometry *g, void *slots, uint64_t bucket, uint64_t key, uint64_t *match,
                              uint64_t *empty) {
   const gh_slot_format f = g->format;
@@ -182,12 +182,7 @@ GH_HD void gh_ck_scan_bucket(const gh_ck_geometry *g, void *slots, uint64_t buck
   *match = *empty = ~0ull;
   for (uint64_t chunk = first; chunk < end; chunk += per_chunk) {
     const void *at = gh_slot_at(f, slots, chunk);
-#if defined(__CUDA_ARCH__)
-    const ulonglong2 pair = __ldcg((const ulonglong2 *)at);
-    const uint64_t lo = pair.x, hi = pair.y;
-#else
     const uint64_t lo = gh_load_u64(at), hi = gh_load_u64((const char *)at + 8);
-#endif
     for (uint64_t s = chunk; s < chunk + per_chunk; ++s) {
       const uint64_t seen = gh_ck_key_in_chunk(f, lo, hi, s);
       if (seen == key) {
