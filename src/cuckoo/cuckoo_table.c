@@ -78,8 +78,8 @@ static uint64_t ceil_u64(double x) {
 static uint64_t slots_for(uint64_t capacity, double factor, unsigned bucket_slots) {
   const double wanted = (double)ceil_u64((double)capacity * factor);
   uint64_t slots = wanted < 2.0 ? 2u : (uint64_t)wanted;
-  slots = slots > GH_CK_MAX_SLOTS ? GH_CK_MAX_SLOTS : slots;
-  return (slots + bucket_slots - 1u) / bucket_slots * bucket_slots;
+  slots = (slots + bucket_slots - 1u) / bucket_slots * bucket_slots;
+  return slots > GH_CK_MAX_SLOTS ? GH_CK_MAX_SLOTS / bucket_slots * bucket_slots : slots;
 }
 
 static unsigned log2_of(unsigned power_of_two) {
