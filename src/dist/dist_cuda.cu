@@ -153,6 +153,9 @@ struct rank {
   unsigned partition;
   int device;
   gh_table *table;
+  /* The table cannot grow: its only partial insert is GH_ERR_TABLE_FULL, after which the keys that
+   * did not fit are the ones it does not hold (gpuhash.h, gh_insert). */
+  int fills_up;
   cudaStream_t stream;       /* the multisplit, NCCL, the table's work on the pieces received */
   cudaStream_t own_stream;   /* the table's work on the GPU's own piece, during the exchange */
   cudaStream_t copy_stream;  /* host-sided calls: batches to the GPU */
@@ -416,6 +419,10 @@ __global__ void split_kernel(split_shape s, uint64_t *counts, const uint64_t *of
     for (unsigned p = lane; p < s.m; p += 32u) counts[(uint64_t)p * s.warps + w] = mine[p];
 }
 
+__global__ void invert_flags_kernel(uint8_t *flags, uint64_t n) {
+  for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) flags[i] = !flags[i];
+}
+
 __global__ void count_ones_kernel(const uint8_t *flags, uint64_t n, unsigned long long *ones) {
   unsigned long long local = 0;
   for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) local += flags[i];
@@ -583,9 +590,28 @@ static gh_status table_op(rank *r, const slice_work *w, const void *keys, const 
   *count = 0;
   if (c->op == GH_DIST_INSERT) {
     cudaMemsetAsync(flags, 1, n, stream); /* a failure that changes nothing writes no flags */
-    status = gh_insert(r->table, keys, values, n, c->policy, flags, stream);
+    /* A table that fills up is asked without per-key flags, so that a large piece may take
+     * warpdrive's bulk insert (which gives none); in the rare full case they come from a find. */
+    status = gh_insert(r->table, keys, values, n, c->policy, r->fills_up ? NULL : flags, stream);
     if (status == GH_OK) cudaMemsetAsync(flags, 0, n, stream);
-    else *count = count_flags(r, flags, n, stream);
+    if (status == GH_ERR_TABLE_FULL && r->fills_up) {
+      char full[GH_DIST_MESSAGE];
+      snprintf(full, sizeof full, "%s", gh_last_error(r->table));
+      const gh_status found = gh_find(r->table, keys, n, NULL, flags, NULL, stream);
+      if (found == GH_OK) {
+        invert_flags_kernel<<<gh_cuda_resident_grid(n, (const void *)invert_flags_kernel, 256), 256, 0, stream>>>(flags, n);
+        *count = count_flags(r, flags, n, stream);
+        rank_fail(r, status, "partition %u: %s", r->partition, full);
+      } else {
+        cudaMemsetAsync(flags, 1, n, stream); /* (which keys went in is unknown: all are flagged) */
+        *count = n;
+        rank_fail(r, found, "partition %u: %s; then reading which keys went in failed: %s", r->partition, full,
+                  gh_last_error(r->table));
+        status = found;
+      }
+      return status;
+    }
+    if (status != GH_OK) *count = count_flags(r, flags, n, stream);
   } else if (c->op == GH_DIST_FIND) {
     status = gh_find(r->table, keys, n, values_out, flags, c->default_value, stream);
   } else {
@@ -1361,6 +1387,8 @@ extern "C" gh_status gh__dist_cuda_create(const gh_dist_config *c, gh_table *con
     rank *r = &x->ranks[i];
     r->owner = x, r->table = tables[i], r->device = devices[i];
     r->partition = x->multi_process ? c->rank : i;
+    gh_design_traits traits;
+    r->fills_up = gh_design_info(c->table.design, &traits) == GH_OK && !(traits.capabilities & GH_CAP_GROWS);
   }
   for (unsigned i = 0; status == GH_OK && i < local; ++i) status = setup_rank(x, &x->ranks[i], error, size);
   if (status == GH_OK && !x->multi_process) {
