@@ -24,7 +24,9 @@
  *           the default rule (bulk_min_keys 0), which takes the bulk insert (its one block of
  *           scratch asked for), against the reference and an ordinary table, then half its keys
  *           erased in one batch (the bulk erase); 64-bit keys and values (16-byte slots: rounds
- *           through L2, several quarter-L2 regions; the ordinary erase) in a table of 2^22 slots
+ *           through L2, several quarter-L2 regions; the ordinary erase) in a table of 2^22 slots;
+ *           2^24 keys into two tables of 2^29 + 2^24 slots (about 67600 regions, past the 65536 of
+ *           16-bit region numbers) with bulk_min_keys 1, the same checks
  *   taken   when the bulk insert runs, through an allocator that records requests: a batch with
  *           the default bulk_min_keys on the host takes no scratch; with bulk_min_keys 1 it takes
  *           one block (the entries' two copies and the partition's work space) and gives it back;
@@ -256,13 +258,14 @@ static void part_bulk(void) {
   printf("  bulk: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 
-/* (CUDA) one batch filling a large table to load 0.9: the ordinary insert's table and the bulk
- * insert's (asked for by bulk_min_keys, or left to the default) hold the same pairs; the bulk one
- * asked for its block of scratch. */
-static void large_case(unsigned key_bits, unsigned value_bits, uint64_t slots, uint64_t bulk_min_keys) {
+/* (CUDA) one batch of `keys` keys (0: enough to fill the table to load 0.9) into a large table: the
+ * ordinary insert's table and the bulk insert's (asked for by bulk_min_keys, or left to the default)
+ * hold the same pairs; the bulk one asked for its block of scratch. */
+static void large_case(unsigned key_bits, unsigned value_bits, uint64_t slots, uint64_t bulk_min_keys, uint64_t keys_wanted) {
   tu_rng rng = tu_rng_make(tu_mix_seed(wd_seed, key_bits, value_bits, slots));
-  tu_set_context("large: %llu slots k%u v%u g4 load 0.9, bulk_min_keys %llu seed 0x%016llx", (unsigned long long)slots,
-                 key_bits, value_bits, (unsigned long long)bulk_min_keys, (unsigned long long)wd_seed);
+  tu_set_context("large: %llu slots k%u v%u g4, %llu keys (0: load 0.9), bulk_min_keys %llu seed 0x%016llx",
+                 (unsigned long long)slots, key_bits, value_bits, (unsigned long long)keys_wanted,
+                 (unsigned long long)bulk_min_keys, (unsigned long long)wd_seed);
   tu_tracker *tracker = tu_tracker_new();
   tu_table plain, bulk;
   gh_config a = wd_config(key_bits, value_bits, 4, slots, UINT64_MAX), b = wd_config(key_bits, value_bits, 4, slots, bulk_min_keys);
@@ -270,7 +273,7 @@ static void large_case(unsigned key_bits, unsigned value_bits, uint64_t slots, u
   tu_tracker_attach(tracker, &b);
   if (tu_table_create(&plain, &a)) {
     if (tu_table_create(&bulk, &b)) {
-      const uint64_t n = (uint64_t)(0.9 * (double)plain.capacity);
+      const uint64_t n = keys_wanted ? keys_wanted : (uint64_t)(0.9 * (double)plain.capacity);
       uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * 8u), *values = (uint64_t *)tu_xmalloc((size_t)n * 8u);
       tu_gen_unique_keys(&rng, key_bits, n, NULL, keys);
       tu_gen_values(&rng, value_bits, n, values);
@@ -304,8 +307,10 @@ static void part_large(void) {
     printf("  large: on the CUDA backend only (the host's default never takes the bulk insert)\n");
     return;
   }
-  large_case(32, 32, 1ull << 23, 0);
-  large_case(64, 64, 1ull << 22, 1);
+  large_case(32, 32, 1ull << 23, 0, 0);
+  large_case(64, 64, 1ull << 22, 1, 0);
+  /* More than 65536 regions of 64 KB (4.3 GB of slots each table): region numbers of 4 bytes. */
+  large_case(32, 32, (1ull << 29) + (1ull << 24), 1, 1ull << 24);
   printf("  large: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 

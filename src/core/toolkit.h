@@ -129,8 +129,7 @@ gh_status gh__run_length_encode(gh_table *t, const void *keys_in, uint64_t n, un
 gh_status gh__select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
                              unsigned index_bits, uint64_t *count_out, void *stream);
 
-/* Digits a multisplit takes at most (gh__host_partition here, gh__cuda_sort_by_digit's 16 bits on
- * the GPU). */
+/* Digits gh__host_partition takes at most (gh__cuda_sort_by_digit sorts 16- or 32-bit digits). */
 #define GH_PARTITION_MAX_DIGITS 65536u
 
 /* The host backends' multisplit: items 0 .. n - 1 into runs by digit(ctx, i) < digits, in order
@@ -156,13 +155,13 @@ gh_status gh__host_sum_u64(gh_table *t, const uint64_t *in, uint64_t count, uint
 /* core/toolkit_cuda.cu: CUB, temporary storage from gh__scratch_alloc. */
 gh_status gh__cuda_exclusive_sum_u64(gh_table *t, const uint64_t *in, uint64_t *out, uint64_t count, void *stream);
 gh_status gh__cuda_sum_u64(gh_table *t, const uint64_t *in, uint64_t count, uint64_t *sum, void *stream);
-/* Records (4, 8 or 16 bytes) sorted by a 16-bit digit, its low digit_bits bits (CUB's radix sort:
- * one pass up to 8 bits), in temporary storage the caller took before (an operation that must not
- * fail for memory part-way): its size for up to n records, and the sort. */
-size_t gh__cuda_sort_by_digit_temp_bytes(uint64_t n, unsigned record_bytes);
-gh_status gh__cuda_sort_by_digit(gh_table *t, const uint16_t *digits_in, uint16_t *digits_out, const void *records_in,
-                                 void *records_out, uint64_t n, unsigned record_bytes, unsigned digit_bits, void *temp,
-                                 size_t temp_bytes, void *stream);
+/* Records (4, 8 or 16 bytes) sorted by a digit of digit_bytes (2 or 4) bytes, its low digit_bits
+ * bits (CUB's radix sort: one pass up to 8 bits), in temporary storage the caller took before (an
+ * operation that must not fail for memory part-way): its size for up to n records, and the sort. */
+size_t gh__cuda_sort_by_digit_temp_bytes(uint64_t n, unsigned record_bytes, unsigned digit_bytes);
+gh_status gh__cuda_sort_by_digit(gh_table *t, const void *digits_in, void *digits_out, unsigned digit_bytes,
+                                 const void *records_in, void *records_out, uint64_t n, unsigned record_bytes,
+                                 unsigned digit_bits, void *temp, size_t temp_bytes, void *stream);
 gh_status gh__cuda_sort_pairs(gh_table *t, const void *keys_in, void *keys_out, const void *values_in,
                               void *values_out, uint64_t n, unsigned key_bits, unsigned value_bits, void *stream);
 gh_status gh__cuda_run_length_encode(gh_table *t, const void *keys_in, uint64_t n, unsigned key_bits,

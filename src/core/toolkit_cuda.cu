@@ -78,40 +78,51 @@ struct gh_record16 {
   unsigned long long lo, hi;
 };
 
-template <typename Record>
-static cudaError_t sort_by_digit_typed(void *temp, size_t &bytes, const uint16_t *digits_in, uint16_t *digits_out,
+template <typename Digit, typename Record>
+static cudaError_t sort_by_digit_typed(void *temp, size_t &bytes, const void *digits_in, void *digits_out,
                                        const void *records_in, void *records_out, uint64_t n, unsigned digit_bits,
                                        cudaStream_t stream) {
-  return cub::DeviceRadixSort::SortPairs(temp, bytes, digits_in, digits_out, (const Record *)records_in,
-                                         (Record *)records_out, (int64_t)n, 0, (int)digit_bits, stream);
+  return cub::DeviceRadixSort::SortPairs(temp, bytes, (const Digit *)digits_in, (Digit *)digits_out,
+                                         (const Record *)records_in, (Record *)records_out, (int64_t)n, 0,
+                                         (int)digit_bits, stream);
 }
 
-static cudaError_t sort_by_digit(void *temp, size_t &bytes, const uint16_t *digits_in, uint16_t *digits_out,
-                                 const void *records_in, void *records_out, uint64_t n, unsigned record_bytes,
-                                 unsigned digit_bits, cudaStream_t stream) {
+template <typename Digit>
+static cudaError_t sort_by_digit_of(void *temp, size_t &bytes, const void *digits_in, void *digits_out,
+                                    const void *records_in, void *records_out, uint64_t n, unsigned record_bytes,
+                                    unsigned digit_bits, cudaStream_t stream) {
   if (record_bytes == 4)
-    return sort_by_digit_typed<uint32_t>(temp, bytes, digits_in, digits_out, records_in, records_out, n, digit_bits,
-                                         stream);
+    return sort_by_digit_typed<Digit, uint32_t>(temp, bytes, digits_in, digits_out, records_in, records_out, n,
+                                                digit_bits, stream);
   if (record_bytes == 8)
-    return sort_by_digit_typed<uint64_t>(temp, bytes, digits_in, digits_out, records_in, records_out, n, digit_bits,
-                                         stream);
-  return sort_by_digit_typed<gh_record16>(temp, bytes, digits_in, digits_out, records_in, records_out, n, digit_bits,
-                                          stream);
+    return sort_by_digit_typed<Digit, uint64_t>(temp, bytes, digits_in, digits_out, records_in, records_out, n,
+                                                digit_bits, stream);
+  return sort_by_digit_typed<Digit, gh_record16>(temp, bytes, digits_in, digits_out, records_in, records_out, n,
+                                                 digit_bits, stream);
 }
 
-extern "C" size_t gh__cuda_sort_by_digit_temp_bytes(uint64_t n, unsigned record_bytes) {
+static cudaError_t sort_by_digit(void *temp, size_t &bytes, const void *digits_in, void *digits_out,
+                                 unsigned digit_bytes, const void *records_in, void *records_out, uint64_t n,
+                                 unsigned record_bytes, unsigned digit_bits, cudaStream_t stream) {
+  return digit_bytes == 2 ? sort_by_digit_of<uint16_t>(temp, bytes, digits_in, digits_out, records_in, records_out, n,
+                                                       record_bytes, digit_bits, stream)
+                          : sort_by_digit_of<uint32_t>(temp, bytes, digits_in, digits_out, records_in, records_out, n,
+                                                       record_bytes, digit_bits, stream);
+}
+
+extern "C" size_t gh__cuda_sort_by_digit_temp_bytes(uint64_t n, unsigned record_bytes, unsigned digit_bytes) {
   size_t bytes = 0;
-  sort_by_digit(NULL, bytes, NULL, NULL, NULL, NULL, n, record_bytes, 16, 0);
+  sort_by_digit(NULL, bytes, NULL, NULL, digit_bytes, NULL, NULL, n, record_bytes, 8u * digit_bytes, 0);
   return bytes;
 }
 
-extern "C" gh_status gh__cuda_sort_by_digit(gh_table *t, const uint16_t *digits_in, uint16_t *digits_out,
+extern "C" gh_status gh__cuda_sort_by_digit(gh_table *t, const void *digits_in, void *digits_out, unsigned digit_bytes,
                                             const void *records_in, void *records_out, uint64_t n,
                                             unsigned record_bytes, unsigned digit_bits, void *temp, size_t temp_bytes,
                                             void *stream) {
   size_t bytes = temp_bytes;
-  GH_CUDA_TRY(t, sort_by_digit(temp, bytes, digits_in, digits_out, records_in, records_out, n, record_bytes,
-                               digit_bits, (cudaStream_t)stream),
+  GH_CUDA_TRY(t, sort_by_digit(temp, bytes, digits_in, digits_out, digit_bytes, records_in, records_out, n,
+                               record_bytes, digit_bits, (cudaStream_t)stream),
               "CUB radix sort by digit");
   return GH_OK;
 }

@@ -87,7 +87,8 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
  * round 0 the batch's pairs packed into slots. */
 template <unsigned KB, unsigned VB>
 __global__ void wd_regions_kernel(gh_wd_geometry geometry, const void *keys, const void *values, void *entries,
-                                  int pack, uint64_t n, uint32_t attempt, unsigned region_shift, uint16_t *regions) {
+                                  int pack, uint64_t n, uint32_t attempt, unsigned region_shift, void *regions,
+                                  unsigned id_bytes) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
   const gh_slot_format f = gh_wd_format(&g);
   for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) {
@@ -99,7 +100,9 @@ __global__ void wd_regions_kernel(gh_wd_geometry geometry, const void *keys, con
     } else {
       key = gh_slot_bits_key(f, gh_slot_read(f, (const char *)entries + i * f.slot_bytes));
     }
-    regions[i] = (uint16_t)gh_wd_region_of(gh_wd_probe_at(&g, key, attempt).window, region_shift);
+    const uint64_t region = gh_wd_region_of(gh_wd_probe_at(&g, key, attempt).window, region_shift);
+    if (id_bytes == 2) ((uint16_t *)regions)[i] = (uint16_t)region;
+    else ((uint32_t *)regions)[i] = (uint32_t)region;
   }
 }
 
@@ -149,24 +152,33 @@ static size_t cuda_region_bytes(gh_table *t) {
   return l2 >= 4 ? (size_t)l2 / 4u : 1u;
 }
 
-/* The partition's work space: the regions before and after the sort, and the sort's own. */
+/* Bytes of an entry's region number: 2 up to 65536 regions (a 16-bit sort), else 4 (tables of
+ * more than 4 GiB of 8-byte slots). */
+static unsigned region_id_bytes(unsigned regions) { return regions > 65536u ? 4u : 2u; }
+
+/* The partition's work space: the regions before and after the sort, where each region's run
+ * starts, and the sort's own. */
 static size_t rounded(size_t bytes) { return (bytes + 255u) / 256u * 256u; }
 static size_t cuda_partition_bytes(gh_table *t, uint64_t n, unsigned regions) {
-  (void)regions;
-  return 2u * rounded((size_t)n * sizeof(uint16_t)) + gh__cuda_sort_by_digit_temp_bytes(n, state(t)->geometry.slot_bytes);
+  const unsigned id = region_id_bytes(regions);
+  return 2u * rounded((size_t)n * id) + rounded(((size_t)regions + 1u) * sizeof(uint64_t)) +
+         gh__cuda_sort_by_digit_temp_bytes(n, state(t)->geometry.slot_bytes, id);
 }
 
 /* The pieces of the work space. */
 typedef struct wd_work {
-  uint16_t *regions_in, *regions_out;
+  void *regions_in, *regions_out;
+  unsigned id_bytes;
+  uint64_t *starts; /* regions + 1: where region r's run of the sorted entries starts, then n */
   void *sort_temp;
   size_t sort_bytes;
 } wd_work;
 static wd_work work_of(const gh_wd_round *r) {
-  const size_t regions_bytes = rounded((size_t)r->n * sizeof(uint16_t));
+  const unsigned id = region_id_bytes(r->regions);
+  const size_t regions_bytes = rounded((size_t)r->n * id), starts_bytes = rounded(((size_t)r->regions + 1u) * 8u);
   char *at = (char *)r->work;
-  wd_work w = {(uint16_t *)at, (uint16_t *)(at + regions_bytes), at + 2u * regions_bytes,
-               r->work_bytes - 2u * regions_bytes};
+  wd_work w = {at, at + regions_bytes, id, (uint64_t *)(at + 2u * regions_bytes), at + 2u * regions_bytes + starts_bytes,
+               r->work_bytes - 2u * regions_bytes - starts_bytes};
   return w;
 }
 
@@ -175,6 +187,35 @@ static unsigned region_bits(unsigned regions) {
   unsigned bits = 1;
   while ((1u << bits) < regions) ++bits;
   return bits;
+}
+
+/* The first position of sorted[0, n) holding a value >= target (n if none), found by a warp (every
+ * lane calls it): each step splits the range in 32 and keeps the part where the values cross, so
+ * 2^27 entries take 6 dependent loads, where a binary search takes 27. */
+static __device__ __forceinline__ uint64_t region_at(const void *sorted, unsigned id_bytes, uint64_t i) {
+  return id_bytes == 2 ? ((const uint16_t *)sorted)[i] : ((const uint32_t *)sorted)[i];
+}
+static __device__ uint64_t first_at_least(const void *sorted, unsigned id_bytes, uint64_t n, uint64_t target) {
+  const unsigned lane = threadIdx.x % 32u;
+  uint64_t low = 0, high = n; /* the answer lies in [low, high] */
+  while (high - low > 32u) {
+    const uint64_t probe = low + (high - low) * lane / 32u;
+    const unsigned below = __popc(__ballot_sync(0xFFFFFFFFu, region_at(sorted, id_bytes, probe) < target));
+    const uint64_t next_low = below == 0 ? low : __shfl_sync(0xFFFFFFFFu, probe, below - 1u) + 1u;
+    if (below < 32u) high = __shfl_sync(0xFFFFFFFFu, probe, below);
+    low = next_low;
+  }
+  return low + __popc(__ballot_sync(0xFFFFFFFFu, low + lane < high && region_at(sorted, id_bytes, low + lane) < target));
+}
+
+/* starts[r] = the first sorted entry of region r or a later one, for r = 0 .. regions (a warp each;
+ * starts[regions] = n). */
+__global__ void wd_region_starts_kernel(const void *sorted, unsigned id_bytes, uint64_t n, unsigned regions,
+                                        uint64_t *starts) {
+  for (uint64_t r = gh_thread_index() / 32u; r <= regions; r += gh_grid_threads() / 32u) {
+    const uint64_t at = first_at_least(sorted, id_bytes, n, r);
+    if (threadIdx.x % 32u == 0) starts[r] = at;
+  }
 }
 
 template <unsigned KB, unsigned VB>
@@ -188,13 +229,17 @@ static gh_status wd_partition(gh_table *t, const gh_wd_round *r, void *stream) {
   uint64_t n = r->n;
   uint32_t attempt = r->attempt;
   unsigned shift = r->region_shift, regions = r->regions;
-  const wd_work w = work_of(r);
-  uint16_t *regions_in = w.regions_in;
-  void *args[] = {&g, (void *)&keys, (void *)&values, &entries, &pack, &n, &attempt, &shift, &regions_in};
+  wd_work w = work_of(r);
+  void *args[] = {&g, (void *)&keys, (void *)&values, &entries, &pack, &n, &attempt, &shift, &w.regions_in, &w.id_bytes};
   gh_status status = gh__cuda_launch(t, (const void *)wd_regions_kernel<KB, VB>, n, kLaunch.block_threads, args, stream);
   if (status == GH_OK)
-    status = gh__cuda_sort_by_digit(t, w.regions_in, w.regions_out, entries, r->sorted, n, g.slot_bytes,
+    status = gh__cuda_sort_by_digit(t, w.regions_in, w.regions_out, w.id_bytes, entries, r->sorted, n, g.slot_bytes,
                                     region_bits(regions), w.sort_temp, w.sort_bytes, stream);
+  /* Where each region's run starts: a warp per region (and one for the end). */
+  void *starts_args[] = {&w.regions_out, &w.id_bytes, &n, &regions, &w.starts};
+  if (status == GH_OK)
+    status = gh__cuda_launch(t, (const void *)wd_region_starts_kernel, ((uint64_t)regions + 1u) * 32u,
+                             kLaunch.block_threads, starts_args, stream);
   return status;
 }
 
@@ -260,22 +305,6 @@ static __device__ __forceinline__ void copy_region(W *to, const W *from, uint64_
   for (uint64_t j = done + threadIdx.x; j < words; j += blockDim.x) to[j] = from[j];
 }
 
-/* The first position of sorted[0, n) holding a value >= target (n if none), found by a warp (every
- * lane calls it): each step splits the range in 32 and keeps the part where the values cross, so
- * 2^27 entries take 6 dependent loads, where a binary search takes 27. */
-static __device__ uint64_t first_at_least(const uint16_t *sorted, uint64_t n, unsigned target) {
-  const unsigned lane = threadIdx.x % 32u;
-  uint64_t low = 0, high = n; /* the answer lies in [low, high] */
-  while (high - low > 32u) {
-    const uint64_t probe = low + (high - low) * lane / 32u;
-    const unsigned below = __popc(__ballot_sync(0xFFFFFFFFu, sorted[probe] < target));
-    const uint64_t next_low = below == 0 ? low : __shfl_sync(0xFFFFFFFFu, probe, below - 1u) + 1u;
-    if (below < 32u) high = __shfl_sync(0xFFFFFFFFu, probe, below);
-    low = next_low;
-  }
-  return low + __popc(__ballot_sync(0xFFFFFFFFu, low + lane < high && sorted[low + lane] < target));
-}
-
 /* One erase in a window of a region built in shared memory: the key's slot becomes the canonical
  * tombstone (GH_WD_ERASE_REMOVED; a lost CAS means another copy of the key in the batch took it,
  * and the window is read again), an empty slot without the key says it is absent, a full window
@@ -309,19 +338,17 @@ static __device__ gh_wd_erased region_erase(const gh_wd_geometry &g, W *window, 
  * so that the load's latency passes while it walks. */
 template <unsigned KB, unsigned VB, bool ERASE>
 __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
-    wd_region_kernel(gh_wd_geometry geometry, void *slots, const void *entries, const uint16_t *sorted_regions,
-                     uint64_t n, unsigned region_shift, uint32_t attempt, uint32_t until, int policy, void *passed,
+    wd_region_kernel(gh_wd_geometry geometry, void *slots, const void *entries, const uint64_t *starts,
+                     unsigned region_shift, uint32_t attempt, uint32_t until, int policy, void *passed,
                      gh_wd_counters *counters) {
   typedef typename wd_slot_word<KB + VB <= 32u>::type W;
   extern __shared__ unsigned long long gh_region_words[];
   __shared__ gh_slot_bits held_entries[kRegionThreads / 32][kRegionHeld];
   __shared__ unsigned long long next_entry, region_end;
-  /* The region's entries: a run of the sorted order, where warp 0 finds its first and warp 1 one
-   * past its last. */
-  if (threadIdx.x < 64u) {
-    const uint64_t at = first_at_least(sorted_regions, n, blockIdx.x + threadIdx.x / 32u);
-    if (threadIdx.x == 0) next_entry = at;
-    if (threadIdx.x == 32u) region_end = at;
+  /* The region's entries: a run of the sorted order (wd_region_starts_kernel). */
+  if (threadIdx.x == 0) {
+    next_entry = starts[blockIdx.x];
+    region_end = starts[blockIdx.x + 1u];
   }
   __syncthreads();
   const uint64_t end = region_end;
@@ -593,11 +620,10 @@ static gh_status region_round(gh_table *t, const gh_wd_round *r, const void *ent
   gh_wd_geometry g = w->geometry;
   unsigned regions = r->regions, shift = r->region_shift;
   uint32_t attempt = r->attempt, until = r->until;
-  uint64_t n = r->n;
   int policy = r->policy;
   void *passed = r->passed;
-  const uint16_t *sorted_regions = work_of(r).regions_out;
-  void *args[] = {&g,     &w->slots, (void *)&entries, (void *)&sorted_regions, &n, &shift, &attempt, &until,
+  const uint64_t *starts = work_of(r).starts;
+  void *args[] = {&g,     &w->slots, (void *)&entries, (void *)&starts, &shift, &attempt, &until,
                   &policy, &passed,  &w->counters};
   const size_t shared = ((size_t)1u << shift) * g.window_width * g.slot_bytes;
   gh_status status = gh__fill(t, &w->counters->call, 0, sizeof *after, stream);
@@ -638,8 +664,10 @@ static int cuda_takes_by_default(gh_table *t, uint64_t n, unsigned regions) {
 static gh_status cuda_erase_round(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
                                   void *stream);
 
+/* (regions: a block each, up to the grid's 2^31 - 1; region numbers of 4 bytes beyond 65536) */
 static const gh_wd_bulk_backend cuda_bulk = {cuda_region_bytes, cuda_takes_by_default, cuda_partition_bytes,
-                                             cuda_partition,    cuda_round,            cuda_erase_round};
+                                             cuda_partition,    cuda_round,            cuda_erase_round,
+                                             0x7FFFFFFFu};
 
 
 

@@ -169,7 +169,8 @@ static int host_takes_by_default(gh_table *t, uint64_t n, unsigned regions) {
 }
 
 static const gh_wd_bulk_backend host_bulk = {host_region_bytes, host_takes_by_default, host_partition_bytes,
-                                             host_partition,    host_round_step,       host_erase_round};
+                                             host_partition,    host_round_step,       host_erase_round,
+                                             GH_PARTITION_MAX_DIGITS};
 
 static gh_status host_insert(gh_table *t, const void *keys, const void *values, uint64_t n,
                              gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream) {

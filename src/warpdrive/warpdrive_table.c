@@ -321,7 +321,7 @@ static unsigned bulk_regions(gh_table *t, const gh_wd_bulk_backend *b, unsigned 
   *shift = 0;
   while ((2ull << *shift) <= fit) *shift += 1u;
   const uint64_t regions = (g->window_count + (1ull << *shift) - 1u) >> *shift;
-  return regions <= GH_PARTITION_MAX_DIGITS ? (unsigned)regions : 0u;
+  return regions <= b->max_regions ? (unsigned)regions : 0u;
 }
 
 /* Every insert and erase asks (refused: what the caller rules out): the cheap refusals come first,

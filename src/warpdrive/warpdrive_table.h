@@ -100,6 +100,7 @@ typedef struct gh_wd_bulk_backend {
    * passed on. */
   gh_status (*erase_round)(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
                            void *stream);
+  uint64_t max_regions; /* the most regions its partition sorts into (larger tables: no bulk calls) */
 } gh_wd_bulk_backend;
 
 /* Inserts the batch in rounds when gh_config.bulk_min_keys and the table let it (*taken = 1);
