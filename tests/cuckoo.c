@@ -862,6 +862,18 @@ static void good_config(const gh_config *c, const char *what) {
   }
 }
 
+/* base with the unsigned field at `offset` (named `field`) set to each of values: refused. */
+static void bad_unsigned_values(const gh_config *base, const char *field, size_t offset, const unsigned *values,
+                                size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    char what[64];
+    gh_config c = *base;
+    memcpy((char *)&c + offset, &values[i], sizeof values[i]);
+    snprintf(what, sizeof what, "%s = %u", field, values[i]);
+    bad_config(&c, field, what);
+  }
+}
+
 static void bad_configs(void) {
   uint64_t case_seed = tu_mix_seed(ck_seed, 9, 0, 0);
   tu_rng rng = tu_rng_make(case_seed);
@@ -897,14 +909,8 @@ static void bad_configs(void) {
   }
   {
     static const unsigned bad_d[] = {0, 1, 6, 100};
-    size_t i;
-    for (i = 0; i < sizeof bad_d / sizeof bad_d[0]; ++i) {
-      char what[64];
-      c = base;
-      c.hash_functions = bad_d[i];
-      snprintf(what, sizeof what, "hash_functions = %u", bad_d[i]);
-      bad_config(&c, "hash_functions", what);
-    }
+    bad_unsigned_values(&base, "hash_functions", offsetof(gh_config, hash_functions), bad_d,
+                        sizeof bad_d / sizeof bad_d[0]);
   }
   {
     const double bad_factor[] = {16.01, 1000.0, 0.0, 1.0, -1.25, NAN, INFINITY, -INFINITY};
@@ -919,14 +925,8 @@ static void bad_configs(void) {
   }
   {
     static const unsigned bad_buckets[] = {0, 2, 3, 32, 1000};
-    size_t i;
-    for (i = 0; i < sizeof bad_buckets / sizeof bad_buckets[0]; ++i) {
-      char what[64];
-      c = base;
-      c.bucket_slots = bad_buckets[i];
-      snprintf(what, sizeof what, "bucket_slots = %u", bad_buckets[i]);
-      bad_config(&c, "bucket_slots", what);
-    }
+    bad_unsigned_values(&base, "bucket_slots", offsetof(gh_config, bucket_slots), bad_buckets,
+                        sizeof bad_buckets / sizeof bad_buckets[0]);
     /* Buckets lower the smallest factor for every d (1.05 with 4 slots, 1.02 with 8 or 16); single
      * slots keep theirs. */
     for (d = 2; d <= 5; ++d) {

@@ -87,6 +87,39 @@ __global__ void ck_place_kernel(gh_ck_geometry geometry, void *slots, void *entr
 #define GH_CK_FIND_KEYS_PER_THREAD 4
 #endif
 
+/* A lookup's start, shared by both find kernels: the key of position i (when i < n), the default
+ * value, and the all-ones key answered from the side slot. Returns whether the key still needs
+ * the table's slots. */
+template <unsigned KB>
+static __device__ __forceinline__ int ck_find_start(const gh_ck_geometry *g, void *slots, const void *keys, uint64_t i,
+                                                    uint64_t n, uint64_t default_value, uint64_t *key,
+                                                    uint64_t *value, int *found) {
+  *key = i < n ? gh__read_word(keys, i, KB) : 0;
+  *value = default_value;
+  *found = 0;
+  if (i >= n) return 0;
+  if (!gh_ck_is_sentinel(g, *key)) return 1;
+  *found = gh_side_find(g->format, gh_ck_side_slot(g, slots), value);
+  return 0;
+}
+
+/* A lookup's end, shared by both find kernels: a key still pending is looked for in the stash
+ * (STASH), then position i's outputs are written. */
+template <unsigned VB, bool STASH>
+static __device__ __forceinline__ void ck_find_finish(const gh_ck_geometry *g, void *slots, uint64_t i, int pending,
+                                                      uint64_t key, uint64_t value, int found, void *values_out,
+                                                      uint8_t *found_out) {
+  if (STASH && pending) {
+    const uint64_t at = gh_ck_stash_locate(g, key);
+    if (at != ~0ull) {
+      found = 1;
+      value = gh_slot_load_value(g->format, gh_ck_entry_at(g, slots, at));
+    }
+  }
+  if (VB && values_out) gh__write_word(values_out, i, VB, value);
+  if (found_out) found_out[i] = (uint8_t)found;
+}
+
 /* STASH: the table has a stash to scan for keys missing from their d slots (rare: a separate
  * instantiation keeps the common kernel exactly the chapter's d reads). */
 template <unsigned KB, unsigned VB, bool STASH>
@@ -99,17 +132,8 @@ __global__ void ck_find_kernel(gh_ck_geometry geometry, void *slots, const void 
     uint64_t key[GH_CK_FIND_KEYS_PER_THREAD], value[GH_CK_FIND_KEYS_PER_THREAD];
     int pending[GH_CK_FIND_KEYS_PER_THREAD], found[GH_CK_FIND_KEYS_PER_THREAD];
 #pragma unroll
-    for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j) {
-      const uint64_t i = first + j * stride;
-      key[j] = i < n ? gh__read_word(keys, i, KB) : 0;
-      value[j] = default_value;
-      found[j] = 0;
-      pending[j] = i < n;
-      if (pending[j] && gh_ck_is_sentinel(&g, key[j])) {
-        found[j] = gh_side_find(f, gh_ck_side_slot(&g, slots), &value[j]);
-        pending[j] = 0;
-      }
-    }
+    for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j)
+      pending[j] = ck_find_start<KB>(&g, slots, keys, first + j * stride, n, default_value, &key[j], &value[j], &found[j]);
     /* Round r reads every pending key's r-th slot; the reads of one round are independent. */
     for (unsigned r = 0; r < g.functions; ++r) {
       gh_slot_bits seen[GH_CK_FIND_KEYS_PER_THREAD];
@@ -125,20 +149,10 @@ __global__ void ck_find_kernel(gh_ck_geometry geometry, void *slots, const void 
         }
       }
     }
-    if (STASH) {
-      for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j) {
-        const uint64_t at = pending[j] ? gh_ck_stash_locate(&g, key[j]) : ~0ull;
-        if (at == ~0ull) continue;
-        found[j] = 1;
-        value[j] = gh_slot_load_value(f, gh_ck_entry_at(&g, slots, at));
-      }
-    }
 #pragma unroll
     for (int j = 0; j < GH_CK_FIND_KEYS_PER_THREAD; ++j) {
       const uint64_t i = first + j * stride;
-      if (i >= n) continue;
-      if (VB && values_out) gh__write_word(values_out, i, VB, value[j]);
-      if (found_out) found_out[i] = (uint8_t)found[j];
+      if (i < n) ck_find_finish<VB, STASH>(&g, slots, i, pending[j], key[j], value[j], found[j], values_out, found_out);
     }
   }
 }
@@ -281,17 +295,8 @@ __global__ void ck_find_bucketed_kernel(gh_ck_geometry geometry, void *slots, co
     uint64_t key[K], value[K];
     int pending[K], found[K];
 #pragma unroll
-    for (unsigned j = 0; j < K; ++j) {
-      const uint64_t i = first + j * l.stride;
-      key[j] = i < n ? gh__read_word(keys, i, KB) : 0;
-      value[j] = default_value;
-      found[j] = 0;
-      pending[j] = i < n;
-      if (pending[j] && gh_ck_is_sentinel(&g, key[j])) {
-        found[j] = gh_side_find(f, gh_ck_side_slot(&g, slots), &value[j]);
-        pending[j] = 0;
-      }
-    }
+    for (unsigned j = 0; j < K; ++j)
+      pending[j] = ck_find_start<KB>(&g, slots, keys, first + j * l.stride, n, default_value, &key[j], &value[j], &found[j]);
     for (unsigned r = 0; r < g.functions; ++r) {
       unsigned match[K], empty;
       uint64_t lo[K], hi[K];
@@ -315,16 +320,8 @@ __global__ void ck_find_bucketed_kernel(gh_ck_geometry geometry, void *slots, co
 #pragma unroll
     for (unsigned j = 0; j < K; ++j) {
       const uint64_t i = first + j * l.stride;
-      if (i >= n || l.group.rank != 0) continue;
-      if (STASH && pending[j]) {
-        const uint64_t at = gh_ck_stash_locate(&g, key[j]);
-        if (at != ~0ull) {
-          found[j] = 1;
-          value[j] = gh_slot_load_value(f, gh_ck_entry_at(&g, slots, at));
-        }
-      }
-      if (VB && values_out) gh__write_word(values_out, i, VB, value[j]);
-      if (found_out) found_out[i] = (uint8_t)found[j];
+      if (i < n && l.group.rank == 0)
+        ck_find_finish<VB, STASH>(&g, slots, i, pending[j], key[j], value[j], found[j], values_out, found_out);
     }
   }
 }
