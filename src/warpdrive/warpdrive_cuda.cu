@@ -83,6 +83,26 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
 
 /* ---- The bulk insert's steps (warpdrive_table.h) ------------------------------------------------ */
 
+/* Region number i of a partition's (2 or 4 bytes each). */
+static __device__ __forceinline__ void write_region(void *regions, unsigned id_bytes, uint64_t i, uint64_t region) {
+  if (id_bytes == 2) ((uint16_t *)regions)[i] = (uint16_t)region;
+  else ((uint32_t *)regions)[i] = (uint32_t)region;
+}
+
+/* The first of the block's next `size` entries (every thread calls it). Blocks take chunks of
+ * consecutive entries in order, as they finish the last, so that the entries in work at any time
+ * stay within a short span of a sorted order, and its part of the table in cache (a grid-stride
+ * loop lets its warps drift apart: on an H100 at 2^27 keys a bulk insert round through L2 read 6 GB
+ * from memory that way, the table 5 times over). */
+static __device__ __forceinline__ uint64_t take_chunk(unsigned long long *work, uint64_t size) {
+  __shared__ unsigned long long chunk_first;
+  if (threadIdx.x == 0) chunk_first = atomicAdd(work, (unsigned long long)size);
+  __syncthreads();
+  const uint64_t from = chunk_first;
+  __syncthreads();
+  return from;
+}
+
 /* The partition of a round, before the sort: each entry's region (of its window `attempt`), and in
  * round 0 the batch's pairs packed into slots. */
 template <unsigned KB, unsigned VB>
@@ -100,9 +120,7 @@ __global__ void wd_regions_kernel(gh_wd_geometry geometry, const void *keys, con
     } else {
       key = gh_slot_bits_key(f, gh_slot_read(f, (const char *)entries + i * f.slot_bytes));
     }
-    const uint64_t region = gh_wd_region_of(gh_wd_probe_at(&g, key, attempt).window, region_shift);
-    if (id_bytes == 2) ((uint16_t *)regions)[i] = (uint16_t)region;
-    else ((uint32_t *)regions)[i] = (uint32_t)region;
+    write_region(regions, id_bytes, i, gh_wd_region_of(gh_wd_probe_at(&g, key, attempt).window, region_shift));
   }
 }
 
@@ -144,13 +162,16 @@ static const int kRegionBlocksPerSM = 3;
 
 static int builds_in_shared(const gh_wd_geometry &g) { return g.slot_bytes <= 8u; }
 
-static size_t cuda_region_bytes(gh_table *t) {
-  if (builds_in_shared(state(t)->geometry)) return kRegionBytes;
+/* Regions of a quarter of the L2 (16-byte slots' insert rounds, finds): the one in work and the
+ * next stay cached. */
+static size_t l2_quarter(void) {
   int device = 0, l2 = 0;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
   return l2 >= 4 ? (size_t)l2 / 4u : 1u;
 }
+
+static size_t cuda_region_bytes(gh_table *t) { return builds_in_shared(state(t)->geometry) ? kRegionBytes : l2_quarter(); }
 
 /* Bytes of an entry's region number: 2 up to 65536 regions (a 16-bit sort), else 4 (tables of
  * more than 4 GiB of 8-byte slots). */
@@ -241,6 +262,37 @@ static gh_status wd_partition(gh_table *t, const gh_wd_round *r, void *stream) {
     status = gh__cuda_launch(t, (const void *)wd_region_starts_kernel, ((uint64_t)regions + 1u) * 32u,
                              kLaunch.block_threads, starts_args, stream);
   return status;
+}
+
+/* ---- The bulk find's steps (warpdrive_table.h) ---------------------------------------------------- */
+
+/* The default: batches of at least 2^20 queries and one for every other window (fewer share too
+ * few of a region's windows to pay for their sort), tables of at least eight regions (twice the
+ * L2; smaller ones are mostly in the cache anyway). */
+static int cuda_finds_by_default(gh_table *t, uint64_t n, unsigned regions) {
+  return n >= (1ull << 20) && n >= state(t)->geometry.window_count / 2u && regions >= 8u;
+}
+
+/* The bulk find's work space: the block's chunk counter, the records before the sort, the regions
+ * before and after it, and the sort's own. */
+static const size_t kChunkCounterBytes = 256;
+static size_t cuda_query_work_bytes(gh_table *t, uint64_t n, unsigned regions, unsigned record_bytes) {
+  (void)t;
+  const unsigned id = region_id_bytes(regions);
+  return kChunkCounterBytes + rounded((size_t)n * record_bytes) + 2u * rounded((size_t)n * id) +
+         gh__cuda_sort_by_digit_temp_bytes(n, record_bytes, id);
+}
+
+/* Each query's record (key, position) and the region of its key's first window. */
+template <unsigned KB, unsigned VB>
+__global__ void wd_query_regions_kernel(gh_wd_geometry geometry, const void *keys, uint64_t n, gh_slot_format record,
+                                        void *records, unsigned region_shift, void *regions, unsigned id_bytes) {
+  const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
+  for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) {
+    const uint64_t key = gh__read_word(keys, i, KB);
+    gh_slot_write(record, (char *)records + i * record.slot_bytes, gh_slot_pack(record, key, i));
+    write_region(regions, id_bytes, i, gh_wd_region_of(gh_wd_probe_at(&g, key, 0).window, region_shift));
+  }
 }
 
 /* One entry of a region built in shared memory (4- or 8-byte slots: one word each, W), its window
@@ -451,18 +503,14 @@ static const unsigned kRoundWarps = 256 / 32;
 static const unsigned kRoundChunkSteps = 8;
 
 /* A round: each entry tries its windows `attempt` .. `until` - 1 (the last round: walks on from
- * `attempt`). Blocks take
- * chunks of consecutive entries in order, as they finish the last, so that the entries in work at
- * any time stay within a short span of the sorted order, one region's windows in cache (a
- * grid-stride loop lets its warps drift apart over the round: on an H100 at 2^27 keys its first
- * round read 6 GB from memory, the table 5 times over). Each warp gathers its passed entries in
- * shared memory and appends them a batch at a time. */
+ * `attempt`), its block taking chunks of the sorted entries in order (take_chunk), so that one
+ * region's windows stay in cache. Each warp gathers its passed entries in shared memory and
+ * appends them a batch at a time. */
 template <unsigned KB, unsigned VB>
 __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
     wd_round_kernel(gh_wd_geometry geometry, void *slots, const void *entries, uint64_t n, uint32_t attempt,
                     uint32_t until, int last, int policy, void *passed, gh_wd_counters *counters) {
   __shared__ gh_slot_bits held_entries[kRoundWarps][kRoundHeld];
-  __shared__ unsigned long long chunk_first;
   gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
   if (!last) g.max_probe_windows = until;
   const gh_slot_format f = gh_wd_format(&g);
@@ -472,10 +520,7 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
   gh_slot_bits *held = held_entries[warp];
   unsigned inserted = 0, failed = 0, flags = 0, holding = 0;
   for (;;) {
-    if (threadIdx.x == 0) chunk_first = atomicAdd(&counters->call.work, per_block * kRoundChunkSteps);
-    __syncthreads();
-    const uint64_t from = chunk_first;
-    __syncthreads();
+    const uint64_t from = take_chunk(&counters->call.work, per_block * kRoundChunkSteps);
     if (from >= n) break;
     for (unsigned step = 0; step < kRoundChunkSteps; ++step) {
       const uint64_t i = from + step * per_block + mine;
@@ -507,6 +552,8 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
  * 0.8 (g = 4, n = 2^27) the cap and ballot-built masks took find from 10.6 to 18.0 G/s, with no
  * spills. */
 #define WD_LATENCY_BOUND_MIN_BLOCKS 8
+/* Steps of a block's groups in a chunk of the bulk find. */
+static const unsigned kFindChunkSteps = 8;
 
 template <unsigned KB, unsigned VB>
 __global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
@@ -522,6 +569,67 @@ __global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
       if (found_out) found_out[i] = (uint8_t)found;
     }
   }
+}
+
+/* The bulk find's lookups: each query record (key, position) of the sorted order looks its key up
+ * and writes the result at its position; blocks take chunks in order (take_chunk), so that the
+ * region of the table in work sits in the L2. */
+template <unsigned KB, unsigned VB>
+__global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
+    wd_find_sorted_kernel(gh_wd_geometry geometry, void *slots, const void *records, gh_slot_format record, uint64_t n,
+                          void *values_out, uint8_t *found_out, uint64_t default_value, unsigned long long *work) {
+  const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
+  const unsigned lanes = lanes_per_key(g, WD_FIND_READING);
+  const gh_device_group group = gh_device_group_make(lanes);
+  const uint64_t per_block = blockDim.x / lanes, mine = threadIdx.x / lanes;
+  for (;;) {
+    const uint64_t from = take_chunk(work, per_block * kFindChunkSteps);
+    if (from >= n) break;
+    for (unsigned step = 0; step < kFindChunkSteps; ++step) {
+      const uint64_t i = from + step * per_block + mine;
+      if (i >= n) break;
+      const gh_slot_bits query = gh_slot_read(record, (const char *)records + i * record.slot_bytes);
+      const uint64_t at = gh_slot_bits_value(record, query);
+      uint64_t value = default_value;
+      const int found = gh_wd_find_group(&g, slots, group, WD_FIND_READING, gh_slot_bits_key(record, query), &value);
+      if (group.rank == 0) {
+        if (VB && values_out) gh__write_word(values_out, at, VB, found ? value : default_value);
+        if (found_out) found_out[at] = (uint8_t)found;
+      }
+    }
+  }
+}
+
+template <unsigned KB, unsigned VB>
+static gh_status wd_find_partitioned(gh_table *t, const gh_wd_queries *q, void *stream) {
+  gh_wd_table *w = state(t);
+  gh_wd_geometry g = w->geometry;
+  gh_slot_format record = q->record;
+  const void *keys = q->keys;
+  void *values_out = q->values_out;
+  uint8_t *found_out = q->found_out;
+  uint64_t n = q->n, default_value = q->default_value;
+  unsigned shift = q->region_shift, id_bytes = region_id_bytes(q->regions);
+  char *at = (char *)q->work;
+  unsigned long long *work = (unsigned long long *)at;
+  void *records = at + kChunkCounterBytes;
+  void *regions_in = (char *)records + rounded((size_t)n * record.slot_bytes);
+  void *regions_out = (char *)regions_in + rounded((size_t)n * id_bytes);
+  char *sort_temp = (char *)regions_out + rounded((size_t)n * id_bytes);
+  const size_t sort_bytes = q->work_bytes - (size_t)(sort_temp - at);
+  void *pack_args[] = {&g, (void *)&keys, &n, &record, &records, &shift, &regions_in, &id_bytes};
+  gh_status status = gh__cuda_launch(t, (const void *)wd_query_regions_kernel<KB, VB>, n, kLaunch.block_threads,
+                                     pack_args, stream);
+  if (status == GH_OK)
+    status = gh__cuda_sort_by_digit(t, regions_in, regions_out, id_bytes, records, q->sorted, n, record.slot_bytes,
+                                    region_bits(q->regions), sort_temp, sort_bytes, stream);
+  if (status == GH_OK) status = gh__fill(t, work, 0, sizeof *work, stream);
+  void *sorted = q->sorted;
+  void *find_args[] = {&g, &w->slots, &sorted, &record, &n, &values_out, &found_out, &default_value, &work};
+  if (status == GH_OK)
+    status = gh__cuda_launch(t, (const void *)wd_find_sorted_kernel<KB, VB>, n * lanes_per_key(g, WD_FIND_READING),
+                             kLaunch.block_threads, find_args, stream);
+  return status;
 }
 
 /* Erase also takes the erased keys off the size counter (adding 0 - count), so that the op needs
@@ -579,10 +687,11 @@ __global__ void wd_export_kernel(gh_wd_geometry geometry, void *slots, void *key
 typedef struct wd_kernels {
   const void *insert, *find, *erase, *export_all, *round, *region, *region_erase;
   gh_status (*partition)(gh_table *t, const gh_wd_round *r, void *stream);
+  gh_status (*find_partitioned)(gh_table *t, const gh_wd_queries *q, void *stream);
 } wd_kernels;
 
 static wd_kernels kernels_for(const gh_wd_geometry &g) {
-  wd_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  wd_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 #define GH_WD_KERNELS_CASE(kb, vb)                                                            \
   if (g.key_bits == kb && g.value_bits == vb) {                                               \
     k.insert = (const void *)wd_insert_kernel<kb, vb>;                                        \
@@ -590,6 +699,7 @@ static wd_kernels kernels_for(const gh_wd_geometry &g) {
     k.region = wd_region_kernel_of<kb, vb, false>::get();                                     \
     k.region_erase = wd_region_kernel_of<kb, vb, true>::get();                                \
     k.partition = wd_partition<kb, vb>;                                                       \
+    k.find_partitioned = wd_find_partitioned<kb, vb>;                                         \
     k.find = (const void *)wd_find_kernel<kb, vb>;                                            \
     k.erase = (const void *)wd_erase_kernel<kb, vb>;                                          \
     k.export_all = (const void *)wd_export_kernel<kb, vb>;                                    \
@@ -610,6 +720,15 @@ static gh_status run_counted(gh_table *t, const void *kernel, uint64_t threads, 
 
 static gh_status cuda_partition(gh_table *t, const gh_wd_round *r, void *stream) {
   return kernels_for(state(t)->geometry).partition(t, r, stream);
+}
+
+static gh_status cuda_find_partitioned(gh_table *t, const gh_wd_queries *q, void *stream) {
+  return kernels_for(state(t)->geometry).find_partitioned(t, q, stream);
+}
+
+static size_t cuda_query_region_bytes(gh_table *t) {
+  (void)t;
+  return l2_quarter();
 }
 
 /* A round over the regions in shared memory: a block a region (a region without entries returns at
@@ -665,9 +784,10 @@ static gh_status cuda_erase_round(gh_table *t, const gh_wd_round *r, const void 
                                   void *stream);
 
 /* (regions: a block each, up to the grid's 2^31 - 1; region numbers of 4 bytes beyond 65536) */
-static const gh_wd_bulk_backend cuda_bulk = {cuda_region_bytes, cuda_takes_by_default, cuda_partition_bytes,
-                                             cuda_partition,    cuda_round,            cuda_erase_round,
-                                             0x7FFFFFFFu};
+static const gh_wd_bulk_backend cuda_bulk = {cuda_region_bytes,       cuda_takes_by_default, cuda_partition_bytes,
+                                             cuda_partition,          cuda_round,            cuda_erase_round,
+                                             0x7FFFFFFFu,             cuda_query_region_bytes, cuda_finds_by_default,
+                                             cuda_query_work_bytes,   cuda_find_partitioned};
 
 
 
@@ -692,6 +812,9 @@ static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *valu
   gh_wd_table *w = state(t);
   gh_wd_geometry g = w->geometry;
   uint64_t default_value = gh__value_word(t, default_bytes);
+  int taken = 0;
+  const gh_status bulk = gh__wd_bulk_find(t, &cuda_bulk, keys, n, values_out, found_out, default_value, &taken, stream);
+  if (bulk != GH_OK || taken) return bulk;
   void *args[] = {&g, &w->slots, (void *)&keys, &n, &values_out, &found_out, &default_value};
   return gh__cuda_launch(t, kernels_for(g).find, n * lanes_per_key(g, WD_FIND_READING), kLaunch.block_threads, args,
                          stream);
