@@ -441,9 +441,10 @@ gh_status gh__wd_bulk_find(gh_table *t, const gh_wd_bulk_backend *b, const void 
   unsigned regions = 0, shift = 0;
   *taken = 0;
   if (!bulk_allowed(t, n, 0)) return GH_OK;
-  /* (regions hold whole locality regions, so that a key's local windows lie in one) */
+  /* (regions hold whole locality regions, so that a key's local windows lie in one; a table of one
+   * region goes through the steps only when bulk_min_keys asks: the tests' small tables) */
   regions = bulk_regions(t, b, b->query_region_bytes(t), w->geometry.local_shift, &shift);
-  if (regions < 2u) return GH_OK;
+  if (regions == 0) return GH_OK;
   if (t->config.bulk_min_keys == 0 && !b->finds_by_default(t, n, regions)) return GH_OK;
   const gh_slot_format record = gh_slot_format_make(w->geometry.key_bits, n > UINT32_MAX ? 64u : 32u);
   const size_t sorted_bytes = scratch_part(n, record.slot_bytes);
