@@ -273,14 +273,58 @@ static int cuda_finds_by_default(gh_table *t, uint64_t n, unsigned regions) {
   return n >= (1ull << 20) && n >= state(t)->geometry.window_count / 2u && regions >= 8u;
 }
 
-/* The bulk find's work space: the block's chunk counter, the records before the sort, the regions
- * before and after it, and the sort's own. */
+/* A lookup's result as the bulk find moves it back: (2 x its query's position + found, value), in
+ * slot format. */
+static gh_slot_format result_format(const gh_wd_geometry &g, uint64_t n) {
+  return gh_slot_format_make(n >= (1ull << 31) ? 64u : 32u, g.value_bits);
+}
+
+/* Results go back in runs by the part of the output they land in: 2^shift positions, whose values
+ * and found flags take at most a quarter of the L2, so that a part's writes meet there and leave
+ * whole sectors (a lookup writing its result straight to its place wrote a sector for each: on an
+ * H100 at 2^27 keys, 8.3 GB written and as much read back to merge them). */
+static unsigned output_shift(const gh_wd_geometry &g) {
+  const uint64_t fit = l2_quarter() / (g.value_bits / 8u + 1u);
+  unsigned shift = 0;
+  while ((2ull << shift) <= fit) ++shift;
+  return shift;
+}
+
+/* The bulk find's work space: the blocks' chunk counter; two arrays of n records (the queries, then
+ * the results: the larger of the two) and two of n digits (a query's region, a result's part of the
+ * output), each sorted from the first of its pair into the second; the sorts' temporary storage. */
 static const size_t kChunkCounterBytes = 256;
+typedef struct wd_find_work {
+  unsigned long long *chunks;
+  void *records[2], *digits[2];
+  unsigned digit_bytes;
+  void *sort_temp;
+  size_t sort_bytes, total_bytes;
+} wd_find_work;
+
+/* Parts of the outputs of n results: the digits of the results' sort. */
+static unsigned output_parts(const gh_wd_geometry &g, uint64_t n) { return (unsigned)((n - 1u) >> output_shift(g)) + 1u; }
+
+/* The layout of the work space at `work` (NULL: only its size). */
+static wd_find_work find_work(const gh_wd_geometry &g, char *work, uint64_t n, unsigned regions, unsigned query_bytes) {
+  const unsigned result_bytes = result_format(g, n).slot_bytes, parts = output_parts(g, n);
+  const unsigned record_bytes = query_bytes > result_bytes ? query_bytes : result_bytes;
+  wd_find_work w;
+  w.digit_bytes = region_id_bytes(regions > parts ? regions : parts);
+  const size_t query_sort = gh__cuda_sort_by_digit_temp_bytes(n, query_bytes, w.digit_bytes);
+  const size_t result_sort = gh__cuda_sort_by_digit_temp_bytes(n, result_bytes, w.digit_bytes);
+  w.sort_bytes = query_sort > result_sort ? query_sort : result_sort;
+  size_t at = kChunkCounterBytes;
+  w.chunks = (unsigned long long *)work;
+  for (int k = 0; k < 2; ++k, at += rounded((size_t)n * record_bytes)) w.records[k] = work ? work + at : NULL;
+  for (int k = 0; k < 2; ++k, at += rounded((size_t)n * w.digit_bytes)) w.digits[k] = work ? work + at : NULL;
+  w.sort_temp = work ? work + at : NULL;
+  w.total_bytes = at + w.sort_bytes;
+  return w;
+}
+
 static size_t cuda_query_work_bytes(gh_table *t, uint64_t n, unsigned regions, unsigned record_bytes) {
-  (void)t;
-  const unsigned id = region_id_bytes(regions);
-  return kChunkCounterBytes + rounded((size_t)n * record_bytes) + 2u * rounded((size_t)n * id) +
-         gh__cuda_sort_by_digit_temp_bytes(n, record_bytes, id);
+  return find_work(state(t)->geometry, NULL, n, regions, record_bytes).total_bytes;
 }
 
 /* Each query's record (key, position) and the region of its key's first window. */
@@ -571,64 +615,90 @@ __global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
   }
 }
 
-/* The bulk find's lookups: each query record (key, position) of the sorted order looks its key up
- * and writes the result at its position; blocks take chunks in order (take_chunk), so that the
- * region of the table in work sits in the L2. */
+/* The bulk find's lookups: each query record (key, position) of the sorted order looks its key up;
+ * its result record goes to the same place of `results`, with the part of the output it lands in.
+ * Blocks take chunks in order (take_chunk), so that the region of the table in work sits in the
+ * L2. */
 template <unsigned KB, unsigned VB>
 __global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
-    wd_find_sorted_kernel(gh_wd_geometry geometry, void *slots, const void *records, gh_slot_format record, uint64_t n,
-                          void *values_out, uint8_t *found_out, uint64_t default_value, unsigned long long *work) {
+    wd_find_sorted_kernel(gh_wd_geometry geometry, void *slots, const void *queries, gh_slot_format query_format,
+                          uint64_t n, void *results, gh_slot_format result_format, void *outputs, unsigned digit_bytes,
+                          unsigned output_shift, uint64_t default_value, unsigned long long *chunks) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
   const unsigned lanes = lanes_per_key(g, WD_FIND_READING);
   const gh_device_group group = gh_device_group_make(lanes);
   const uint64_t per_block = blockDim.x / lanes, mine = threadIdx.x / lanes;
   for (;;) {
-    const uint64_t from = take_chunk(work, per_block * kFindChunkSteps);
+    const uint64_t from = take_chunk(chunks, per_block * kFindChunkSteps);
     if (from >= n) break;
     for (unsigned step = 0; step < kFindChunkSteps; ++step) {
       const uint64_t i = from + step * per_block + mine;
       if (i >= n) break;
-      const gh_slot_bits query = gh_slot_read(record, (const char *)records + i * record.slot_bytes);
-      const uint64_t at = gh_slot_bits_value(record, query);
+      const gh_slot_bits query = gh_slot_read(query_format, (const char *)queries + i * query_format.slot_bytes);
+      const uint64_t position = gh_slot_bits_value(query_format, query);
       uint64_t value = default_value;
-      const int found = gh_wd_find_group(&g, slots, group, WD_FIND_READING, gh_slot_bits_key(record, query), &value);
+      const int found =
+          gh_wd_find_group(&g, slots, group, WD_FIND_READING, gh_slot_bits_key(query_format, query), &value);
       if (group.rank == 0) {
-        if (VB && values_out) gh__write_word(values_out, at, VB, found ? value : default_value);
-        if (found_out) found_out[at] = (uint8_t)found;
+        gh_slot_write(result_format, (char *)results + i * result_format.slot_bytes,
+                      gh_slot_pack(result_format, 2u * position + (uint64_t)found, found ? value : default_value));
+        write_region(outputs, digit_bytes, i, position >> output_shift);
       }
     }
   }
 }
 
+/* The bulk find's last step: each result record, in runs by part of the output, written to its
+ * query's place; blocks take chunks in order, so that the writes in flight fall in one part. */
+template <unsigned VB>
+__global__ void wd_place_results_kernel(const void *results, gh_slot_format result_format, uint64_t n,
+                                        void *values_out, uint8_t *found_out, unsigned long long *chunks) {
+  for (;;) {
+    const uint64_t from = take_chunk(chunks, (uint64_t)blockDim.x * kFindChunkSteps);
+    if (from >= n) break;
+    for (unsigned step = 0; step < kFindChunkSteps; ++step) {
+      const uint64_t i = from + (uint64_t)step * blockDim.x + threadIdx.x;
+      if (i >= n) break;
+      const gh_slot_bits result = gh_slot_read(result_format, (const char *)results + i * result_format.slot_bytes);
+      const uint64_t tagged = gh_slot_bits_key(result_format, result), position = tagged >> 1;
+      if (VB && values_out) gh__write_word(values_out, position, VB, gh_slot_bits_value(result_format, result));
+      if (found_out) found_out[position] = (uint8_t)(tagged & 1u);
+    }
+  }
+}
+
+/* The bulk find (warpdrive_table.h): the queries in runs by region, their lookups, the results in
+ * runs by part of the output, and their writes. */
 template <unsigned KB, unsigned VB>
 static gh_status wd_find_partitioned(gh_table *t, const gh_wd_queries *q, void *stream) {
   gh_wd_table *w = state(t);
   gh_wd_geometry g = w->geometry;
-  gh_slot_format record = q->record;
+  gh_slot_format query_format = q->record, result = result_format(g, q->n);
   const void *keys = q->keys;
   void *values_out = q->values_out;
   uint8_t *found_out = q->found_out;
   uint64_t n = q->n, default_value = q->default_value;
-  unsigned shift = q->region_shift, id_bytes = region_id_bytes(q->regions);
-  char *at = (char *)q->work;
-  unsigned long long *work = (unsigned long long *)at;
-  void *records = at + kChunkCounterBytes;
-  void *regions_in = (char *)records + rounded((size_t)n * record.slot_bytes);
-  void *regions_out = (char *)regions_in + rounded((size_t)n * id_bytes);
-  char *sort_temp = (char *)regions_out + rounded((size_t)n * id_bytes);
-  const size_t sort_bytes = q->work_bytes - (size_t)(sort_temp - at);
-  void *pack_args[] = {&g, (void *)&keys, &n, &record, &records, &shift, &regions_in, &id_bytes};
+  unsigned shift = q->region_shift, out_shift = output_shift(g);
+  wd_find_work f = find_work(g, (char *)q->work, n, q->regions, query_format.slot_bytes);
+  void *pack_args[] = {&g, (void *)&keys, &n, &query_format, &f.records[0], &shift, &f.digits[0], &f.digit_bytes};
   gh_status status = gh__cuda_launch(t, (const void *)wd_query_regions_kernel<KB, VB>, n, kLaunch.block_threads,
                                      pack_args, stream);
   if (status == GH_OK)
-    status = gh__cuda_sort_by_digit(t, regions_in, regions_out, id_bytes, records, q->sorted, n, record.slot_bytes,
-                                    region_bits(q->regions), sort_temp, sort_bytes, stream);
-  if (status == GH_OK) status = gh__fill(t, work, 0, sizeof *work, stream);
-  void *sorted = q->sorted;
-  void *find_args[] = {&g, &w->slots, &sorted, &record, &n, &values_out, &found_out, &default_value, &work};
+    status = gh__cuda_sort_by_digit(t, f.digits[0], f.digits[1], f.digit_bytes, f.records[0], f.records[1], n,
+                                    query_format.slot_bytes, region_bits(q->regions), f.sort_temp, f.sort_bytes, stream);
+  if (status == GH_OK) status = gh__fill(t, f.chunks, 0, sizeof *f.chunks, stream);
+  void *find_args[] = {&g,           &w->slots,     &f.records[1],  &query_format, &n, &f.records[0], &result,
+                       &f.digits[0], &f.digit_bytes, &out_shift, &default_value, &f.chunks};
   if (status == GH_OK)
     status = gh__cuda_launch(t, (const void *)wd_find_sorted_kernel<KB, VB>, n * lanes_per_key(g, WD_FIND_READING),
                              kLaunch.block_threads, find_args, stream);
+  if (status == GH_OK)
+    status = gh__cuda_sort_by_digit(t, f.digits[0], f.digits[1], f.digit_bytes, f.records[0], f.records[1], n,
+                                    result.slot_bytes, region_bits(output_parts(g, n)), f.sort_temp, f.sort_bytes, stream);
+  if (status == GH_OK) status = gh__fill(t, f.chunks, 0, sizeof *f.chunks, stream);
+  void *place_args[] = {&f.records[1], &result, &n, &values_out, &found_out, &f.chunks};
+  if (status == GH_OK)
+    status = gh__cuda_launch(t, (const void *)wd_place_results_kernel<VB>, n, kLaunch.block_threads, place_args, stream);
   return status;
 }
 
@@ -726,9 +796,15 @@ static gh_status cuda_find_partitioned(gh_table *t, const gh_wd_queries *q, void
   return kernels_for(state(t)->geometry).find_partitioned(t, q, stream);
 }
 
+/* The bulk find's regions: a quarter of the L2, or up to half of it where that makes 256 regions or
+ * fewer (one pass of the sort instead of two). */
 static size_t cuda_query_region_bytes(gh_table *t) {
-  (void)t;
-  return l2_quarter();
+  const gh_wd_geometry &g = state(t)->geometry;
+  const size_t quarter = l2_quarter();
+  uint64_t windows = 1;
+  while (windows * 256u < g.window_count) windows *= 2u;
+  const size_t bytes = (size_t)windows * g.window_width * g.slot_bytes;
+  return bytes > quarter && bytes <= 2u * quarter ? bytes : quarter;
 }
 
 /* A round over the regions in shared memory: a block a region (a region without entries returns at

@@ -178,15 +178,18 @@ static unsigned query_region(const void *context, uint64_t i) {
   return (unsigned)gh_wd_region_of(gh_wd_probe_at(g, key, 0).window, q->region_shift);
 }
 
+/* The work space: the sorted records (rounded to 8 bytes), then the partition's counts. */
+static size_t sorted_part(uint64_t n, unsigned record_bytes) { return ((size_t)n * record_bytes + 7u) / 8u * 8u; }
+
 static void move_query(const void *context, uint64_t i, uint64_t to) {
   const gh_wd_queries *q = ((const host_call *)context)->queries;
   const uint64_t key = gh__read_word(q->keys, i, q->record.key_bits);
-  gh_slot_write(q->record, (char *)q->sorted + to * q->record.slot_bytes, gh_slot_pack(q->record, key, i));
+  gh_slot_write(q->record, (char *)q->work + to * q->record.slot_bytes, gh_slot_pack(q->record, key, i));
 }
 
 static size_t host_query_work_bytes(gh_table *t, uint64_t n, unsigned regions, unsigned record_bytes) {
-  (void)t, (void)n, (void)record_bytes;
-  return (size_t)regions * sizeof(uint64_t);
+  (void)t;
+  return sorted_part(n, record_bytes) + (size_t)regions * sizeof(uint64_t);
 }
 
 static gh_counters find_sorted_chunk(void *context, uint64_t begin, uint64_t end) {
@@ -194,7 +197,7 @@ static gh_counters find_sorted_chunk(void *context, uint64_t begin, uint64_t end
   const gh_wd_queries *q = c->queries;
   gh_counters counted = {{0}};
   for (uint64_t i = begin; i < end; ++i) {
-    const gh_slot_bits query = gh_slot_read(q->record, (const char *)q->sorted + i * q->record.slot_bytes);
+    const gh_slot_bits query = gh_slot_read(q->record, (const char *)q->work + i * q->record.slot_bytes);
     const uint64_t at = gh_slot_bits_value(q->record, query);
     uint64_t value = q->default_value;
     const int found = gh_wd_find_serial(&c->w->geometry, c->w->slots, gh_slot_bits_key(q->record, query), &value);
@@ -207,7 +210,8 @@ static gh_counters find_sorted_chunk(void *context, uint64_t begin, uint64_t end
 static gh_status host_find_partitioned(gh_table *t, const gh_wd_queries *q, void *stream) {
   host_call c = {state(t), NULL, NULL, NULL, NULL, 0, 0, q};
   (void)stream;
-  gh__host_partition(q->n, q->regions, query_region, move_query, &c, (uint64_t *)q->work);
+  uint64_t *counts = (uint64_t *)((char *)q->work + sorted_part(q->n, q->record.slot_bytes));
+  gh__host_partition(q->n, q->regions, query_region, move_query, &c, counts);
   gh__parallel_for(q->n, t->config.host_threads, find_sorted_chunk, &c);
   return GH_OK;
 }

@@ -447,13 +447,11 @@ gh_status gh__wd_bulk_find(gh_table *t, const gh_wd_bulk_backend *b, const void 
   if (regions == 0) return GH_OK;
   if (t->config.bulk_min_keys == 0 && !b->finds_by_default(t, n, regions)) return GH_OK;
   const gh_slot_format record = gh_slot_format_make(w->geometry.key_bits, n > UINT32_MAX ? 64u : 32u);
-  const size_t sorted_bytes = scratch_part(n, record.slot_bytes);
   const size_t work_bytes = b->query_work_bytes(t, n, regions, record.slot_bytes);
   gh_scratch scratch = {NULL, 0, w->kind, 0, NULL};
-  if (!take_scratch(t, sorted_bytes + work_bytes, &scratch, stream)) return GH_OK;
+  if (!take_scratch(t, work_bytes, &scratch, stream)) return GH_OK;
   *taken = 1;
-  char *base = (char *)scratch.ptr;
-  const gh_wd_queries q = {keys,       n,        regions,   shift,         record, base, base + sorted_bytes,
+  const gh_wd_queries q = {keys,       n,          regions,   shift,        record, scratch.ptr,
                            work_bytes, values_out, found_out, default_value};
   const gh_status status = b->find_partitioned(t, &q, stream);
   gh__scratch_free(t, &scratch, stream);

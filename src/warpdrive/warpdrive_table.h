@@ -80,13 +80,14 @@ typedef struct gh_wd_round {
  * A large batch of queries is put in runs by the region of its keys' first windows (regions of a
  * part of the cache), then looked up in that order, so that the part of the table in work at any
  * time is read from memory once and the lookups hit the cache; each result goes to its query's
- * place in the batch. A query travels as a record in slot format: its key and its position. */
+ * place in the batch (the CUDA backend's results travel back in runs by part of the output first,
+ * so that those writes, too, meet in the cache). A query travels as a record in slot format: its
+ * key and its position. */
 typedef struct gh_wd_queries {
   const void *keys;
   uint64_t n;
   unsigned regions, region_shift;
   gh_slot_format record;  /* (key, position): key_bits wide keys, 32-bit positions up to 2^32 queries */
-  void *sorted;           /* n records in runs by region */
   void *work;             /* the backend's query_work_bytes */
   size_t work_bytes;
   void *values_out;
