@@ -615,6 +615,26 @@ __global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
   }
 }
 
+/* Records read or written once, in order: loaded and stored with the streaming hint (evict first),
+ * so that they do not push the table's region out of the L2. */
+static __device__ __forceinline__ gh_slot_bits read_streaming(gh_slot_format f, const void *src) {
+  gh_slot_bits b = {0, ~0ull};
+  if (f.slot_bytes == 4) {
+    b.lo = __ldcs((const unsigned int *)src);
+  } else if (f.slot_bytes == 8) {
+    b.lo = __ldcs((const unsigned long long *)src);
+  } else {
+    const ulonglong2 v = __ldcs((const ulonglong2 *)src);
+    b.lo = v.x, b.hi = v.y;
+  }
+  return b;
+}
+static __device__ __forceinline__ void write_streaming(gh_slot_format f, void *dst, gh_slot_bits b) {
+  if (f.slot_bytes == 4) __stcs((unsigned int *)dst, (unsigned int)b.lo);
+  else if (f.slot_bytes == 8) __stcs((unsigned long long *)dst, (unsigned long long)b.lo);
+  else __stcs((ulonglong2 *)dst, make_ulonglong2(b.lo, b.hi));
+}
+
 /* The bulk find's lookups: each query record (key, position) of the sorted order looks its key up;
  * its result record goes to the same place of `results`, with the part of the output it lands in.
  * Blocks take chunks in order (take_chunk), so that the region of the table in work sits in the
@@ -625,25 +645,17 @@ __global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
                           uint64_t n, void *results, gh_slot_format result_format, void *outputs, unsigned digit_bytes,
                           unsigned output_shift, uint64_t default_value, unsigned long long *chunks) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-  const unsigned lanes = lanes_per_key(g, WD_FIND_READING);
-  const gh_device_group group = gh_device_group_make(lanes);
-  const uint64_t per_block = blockDim.x / lanes, mine = threadIdx.x / lanes;
-  for (;;) {
-    const uint64_t from = take_chunk(chunks, per_block * kFindChunkSteps);
-    if (from >= n) break;
-    for (unsigned step = 0; step < kFindChunkSteps; ++step) {
-      const uint64_t i = from + step * per_block + mine;
-      if (i >= n) break;
-      const gh_slot_bits query = gh_slot_read(query_format, (const char *)queries + i * query_format.slot_bytes);
-      const uint64_t position = gh_slot_bits_value(query_format, query);
-      uint64_t value = default_value;
-      const int found =
-          gh_wd_find_group(&g, slots, group, WD_FIND_READING, gh_slot_bits_key(query_format, query), &value);
-      if (group.rank == 0) {
-        gh_slot_write(result_format, (char *)results + i * result_format.slot_bytes,
+  const gh_group_loop l = gh_group_loop_make(lanes_per_key(g, WD_FIND_READING));
+  (void)chunks;
+  for (uint64_t i = l.first; i < n; i += l.stride) {
+    const gh_slot_bits query = read_streaming(query_format, (const char *)queries + i * query_format.slot_bytes);
+    const uint64_t position = gh_slot_bits_value(query_format, query);
+    uint64_t value = default_value;
+    const int found = gh_wd_find_group(&g, slots, l.group, WD_FIND_READING, gh_slot_bits_key(query_format, query), &value);
+    if (l.group.rank == 0) {
+      write_streaming(result_format, (char *)results + i * result_format.slot_bytes,
                       gh_slot_pack(result_format, 2u * position + (uint64_t)found, found ? value : default_value));
-        write_region(outputs, digit_bytes, i, position >> output_shift);
-      }
+      write_region(outputs, digit_bytes, i, position >> output_shift);
     }
   }
 }
