@@ -1,6 +1,6 @@
 /*
  * warpdrive - the warpdrive table's own promises, beyond the registry-driven matrix: its
- * cache-partitioned bulk insert, erase and find (gh_config.bulk_min_keys).
+ * cache-partitioned bulk insert (gh_config.bulk_min_keys).
  *
  *   warpdrive BACKEND [--part bulk|large|taken|config|sequence] [--seed S]
  *
@@ -10,8 +10,7 @@
  *           batches with keys repeated inside and across batches and the special keys (the two
  *           out-of-band ones among them), under GH_ADD (every copy counted once) and GH_KEEP_FIRST.
  *           After each batch both tables validate (every key on its probe sequence, no empty slot
- *           before it, once), gh_find (the bulk find in the bulk table; with found_out, and with
- *           a default value and no found_out), gh_contains, the size and the export agree with the
+ *           before it, once), gh_find, gh_contains, the size and the export agree with the
  *           reference, and the two hold the same keys (under GH_ADD the same values); GH_MIN, GH_MAX
  *           and GH_OVERWRITE once each. Then two erase batches without erased_out (the bulk erase
  *           in the bulk table: present and absent keys, repeats, the special keys, the second
@@ -24,7 +23,7 @@
  *   large   (CUDA) a table of 2^23 slots (1031 regions of 64 KB) filled to 0.9 in one batch under
  *           the default rule (bulk_min_keys 0), which takes the bulk insert (its one block of
  *           scratch asked for), against the reference and an ordinary table, then half its keys
- *           erased in one batch (the bulk erase), its finds the default's bulk find; 64-bit keys and values (16-byte slots: rounds
+ *           erased in one batch (the bulk erase); 64-bit keys and values (16-byte slots: rounds
  *           through L2, several quarter-L2 regions; the ordinary erase) in a table of 2^22 slots;
  *           2^24 keys into two tables of 2^29 + 2^24 slots (about 67600 regions, past the 65536 of
  *           16-bit region numbers) with bulk_min_keys 1, the same checks
@@ -34,9 +33,7 @@
  *           not with failed_out, and not after an erase (tombstones) until gh_compact; when that
  *           block is refused (an armed failure, or a memory limit) the batch goes in the ordinary
  *           way: GH_OK, no error text, the table as the reference says; the bulk erase asks for its
- *           block too, not with erased_out, and refused it erases the ordinary way; so does the
- *           bulk find, which refused finds the ordinary way (the host's default takes neither
- *           the bulk insert nor the bulk find); (CUDA) neither bulk insert nor erase
+ *           block too, not with erased_out, and refused it erases the ordinary way; (CUDA) neither
  *           after gh_get_device_view
  *   config  bulk_min_keys given back by gh_get_config; a config of the size before the field (a
  *           program built against the older header) gets the default, 0
@@ -133,7 +130,6 @@ static void check_table(tu_table *h, const uint64_t *keys, uint64_t n) {
   tu_check_valid(h);
   tu_check_size(h);
   tu_check_find(h, keys, n, TU_FIND_VALUES | TU_FIND_FOUND);
-  tu_check_find(h, keys, n, TU_FIND_VALUES | TU_FIND_DEFAULT);
   tu_check_contains(h, keys, n);
   tu_check_export(h, 4);
 }
@@ -388,25 +384,6 @@ static int asks_for_bulk_erase(tu_table *h, tu_tracker *tracker, uint64_t n, int
   return tu_tracker_limit_refusals(tracker) > refused;
 }
 
-/* Whether a find of n stored keys and n absent ones asks for the bulk find's block, under the same
- * kind of limit (room for the queries' staging on a GPU, keys, values and flags: 9 bytes a query,
- * not for their records, 8 bytes a query). The find gives what the reference says all the same. */
-static int asks_for_bulk_find(tu_table *h, tu_tracker *tracker, tu_rng *rng, uint64_t n) {
-  const uint64_t stored = tu_ref_size(&h->ref);
-  uint64_t *queries = (uint64_t *)tu_xmalloc((size_t)(stored + n + 1) * 8u);
-  tu_ref_keys(&h->ref, queries);
-  if (n > stored) n = stored;
-  tu_gen_unique_keys(rng, 32, n, &h->ref, queries + n);
-  const size_t live = tu_tracker_live_bytes(tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(tracker, GH_MEMORY_DEVICE);
-  const uint64_t refused = tu_tracker_limit_refusals(tracker);
-  const size_t staging = wd_backend == GH_BACKEND_CUDA ? (size_t)(2u * n) * 9u : 0u;
-  tu_tracker_set_limit(tracker, live + staging + 256u);
-  tu_check_find(h, queries, 2u * n, TU_FIND_VALUES | TU_FIND_FOUND);
-  tu_tracker_set_limit(tracker, 0);
-  free(queries);
-  return tu_tracker_limit_refusals(tracker) > refused;
-}
-
 static void part_taken(void) {
   tu_tracker *tracker = tu_tracker_new();
   tu_rng rng = tu_rng_make(tu_mix_seed(wd_seed, 7, 7, 7));
@@ -419,7 +396,6 @@ static void part_taken(void) {
     tu_tracker_attach(tracker, &cfg);
     if (tu_table_create(&h, &cfg)) {
       CHECK(!asks_for_bulk(&h, tracker, &rng, 50000, 0), "the host's default took the bulk insert");
-      CHECK(!asks_for_bulk_find(&h, tracker, &rng, 50000), "the host's default took the bulk find");
       tu_table_destroy(&h);
     }
     tu_tracker_reset(tracker);
@@ -462,8 +438,6 @@ static void part_taken(void) {
   CHECK(asks_for_bulk(&h, tracker, &rng, 2000, 0), "a batch after gh_clear did not ask for the bulk insert");
   tu_set_phase("erase");
   CHECK(asks_for_bulk_erase(&h, tracker, 500, 0), "an erase batch did not ask for the bulk erase's block");
-  tu_set_phase("find");
-  CHECK(asks_for_bulk_find(&h, tracker, &rng, 500), "a find batch did not ask for the bulk find's block");
   tu_set_phase("erase with erased_out");
   CHECK(!asks_for_bulk_erase(&h, tracker, 500, 1), "an erase batch with erased_out asked for the bulk erase's block");
   if (wd_backend == GH_BACKEND_CUDA) {

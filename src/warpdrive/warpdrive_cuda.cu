@@ -83,26 +83,6 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
 
 /* ---- The bulk insert's steps (warpdrive_table.h) ------------------------------------------------ */
 
-/* Region number i of a partition's (2 or 4 bytes each). */
-static __device__ __forceinline__ void write_region(void *regions, unsigned id_bytes, uint64_t i, uint64_t region) {
-  if (id_bytes == 2) ((uint16_t *)regions)[i] = (uint16_t)region;
-  else ((uint32_t *)regions)[i] = (uint32_t)region;
-}
-
-/* The first of the block's next `size` entries (every thread calls it). Blocks take chunks of
- * consecutive entries in order, as they finish the last, so that the entries in work at any time
- * stay within a short span of a sorted order, and its part of the table in cache (a grid-stride
- * loop lets its warps drift apart: on an H100 at 2^27 keys a bulk insert round through L2 read 6 GB
- * from memory that way, the table 5 times over). */
-static __device__ __forceinline__ uint64_t take_chunk(unsigned long long *work, uint64_t size) {
-  __shared__ unsigned long long chunk_first;
-  if (threadIdx.x == 0) chunk_first = atomicAdd(work, (unsigned long long)size);
-  __syncthreads();
-  const uint64_t from = chunk_first;
-  __syncthreads();
-  return from;
-}
-
 /* The partition of a round, before the sort: each entry's region (of its window `attempt`), and in
  * round 0 the batch's pairs packed into slots. */
 template <unsigned KB, unsigned VB>
@@ -120,7 +100,9 @@ __global__ void wd_regions_kernel(gh_wd_geometry geometry, const void *keys, con
     } else {
       key = gh_slot_bits_key(f, gh_slot_read(f, (const char *)entries + i * f.slot_bytes));
     }
-    write_region(regions, id_bytes, i, gh_wd_region_of(gh_wd_probe_at(&g, key, attempt).window, region_shift));
+    const uint64_t region = gh_wd_region_of(gh_wd_probe_at(&g, key, attempt).window, region_shift);
+    if (id_bytes == 2) ((uint16_t *)regions)[i] = (uint16_t)region;
+    else ((uint32_t *)regions)[i] = (uint32_t)region;
   }
 }
 
@@ -162,16 +144,13 @@ static const int kRegionBlocksPerSM = 3;
 
 static int builds_in_shared(const gh_wd_geometry &g) { return g.slot_bytes <= 8u; }
 
-/* Regions of a quarter of the L2 (16-byte slots' insert rounds, finds): the one in work and the
- * next stay cached. */
-static size_t l2_quarter(void) {
+static size_t cuda_region_bytes(gh_table *t) {
+  if (builds_in_shared(state(t)->geometry)) return kRegionBytes;
   int device = 0, l2 = 0;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
   return l2 >= 4 ? (size_t)l2 / 4u : 1u;
 }
-
-static size_t cuda_region_bytes(gh_table *t) { return builds_in_shared(state(t)->geometry) ? kRegionBytes : l2_quarter(); }
 
 /* Bytes of an entry's region number: 2 up to 65536 regions (a 16-bit sort), else 4 (tables of
  * more than 4 GiB of 8-byte slots). */
@@ -262,81 +241,6 @@ static gh_status wd_partition(gh_table *t, const gh_wd_round *r, void *stream) {
     status = gh__cuda_launch(t, (const void *)wd_region_starts_kernel, ((uint64_t)regions + 1u) * 32u,
                              kLaunch.block_threads, starts_args, stream);
   return status;
-}
-
-/* ---- The bulk find's steps (warpdrive_table.h) ---------------------------------------------------- */
-
-/* The default: batches of at least 2^20 queries and one for every other window (fewer share too
- * few of a region's windows to pay for their sort), tables of at least eight regions (twice the
- * L2; smaller ones are mostly in the cache anyway). */
-static int cuda_finds_by_default(gh_table *t, uint64_t n, unsigned regions) {
-  return n >= (1ull << 20) && n >= state(t)->geometry.window_count / 2u && regions >= 8u;
-}
-
-/* A lookup's result as the bulk find moves it back: (2 x its query's position + found, value), in
- * slot format. */
-static gh_slot_format result_format(const gh_wd_geometry &g, uint64_t n) {
-  return gh_slot_format_make(n >= (1ull << 31) ? 64u : 32u, g.value_bits);
-}
-
-/* Results go back in runs by the part of the output they land in: 2^shift positions, whose values
- * and found flags take at most a quarter of the L2, so that a part's writes meet there and leave
- * whole sectors (a lookup writing its result straight to its place wrote a sector for each: on an
- * H100 at 2^27 keys, 8.3 GB written and as much read back to merge them). */
-static unsigned output_shift(const gh_wd_geometry &g) {
-  const uint64_t fit = l2_quarter() / (g.value_bits / 8u + 1u);
-  unsigned shift = 0;
-  while ((2ull << shift) <= fit) ++shift;
-  return shift;
-}
-
-/* The bulk find's work space: the blocks' chunk counter; two arrays of n records (the queries, then
- * the results: the larger of the two) and two of n digits (a query's region, a result's part of the
- * output), each sorted from the first of its pair into the second; the sorts' temporary storage. */
-static const size_t kChunkCounterBytes = 256;
-typedef struct wd_find_work {
-  unsigned long long *chunks;
-  void *records[2], *digits[2];
-  unsigned digit_bytes;
-  void *sort_temp;
-  size_t sort_bytes, total_bytes;
-} wd_find_work;
-
-/* Parts of the outputs of n results: the digits of the results' sort. */
-static unsigned output_parts(const gh_wd_geometry &g, uint64_t n) { return (unsigned)((n - 1u) >> output_shift(g)) + 1u; }
-
-/* The layout of the work space at `work` (NULL: only its size). */
-static wd_find_work find_work(const gh_wd_geometry &g, char *work, uint64_t n, unsigned regions, unsigned query_bytes) {
-  const unsigned result_bytes = result_format(g, n).slot_bytes, parts = output_parts(g, n);
-  const unsigned record_bytes = query_bytes > result_bytes ? query_bytes : result_bytes;
-  wd_find_work w;
-  w.digit_bytes = region_id_bytes(regions > parts ? regions : parts);
-  const size_t query_sort = gh__cuda_sort_by_digit_temp_bytes(n, query_bytes, w.digit_bytes);
-  const size_t result_sort = gh__cuda_sort_by_digit_temp_bytes(n, result_bytes, w.digit_bytes);
-  w.sort_bytes = query_sort > result_sort ? query_sort : result_sort;
-  size_t at = kChunkCounterBytes;
-  w.chunks = (unsigned long long *)work;
-  for (int k = 0; k < 2; ++k, at += rounded((size_t)n * record_bytes)) w.records[k] = work ? work + at : NULL;
-  for (int k = 0; k < 2; ++k, at += rounded((size_t)n * w.digit_bytes)) w.digits[k] = work ? work + at : NULL;
-  w.sort_temp = work ? work + at : NULL;
-  w.total_bytes = at + w.sort_bytes;
-  return w;
-}
-
-static size_t cuda_query_work_bytes(gh_table *t, uint64_t n, unsigned regions, unsigned record_bytes) {
-  return find_work(state(t)->geometry, NULL, n, regions, record_bytes).total_bytes;
-}
-
-/* Each query's record (key, position) and the region of its key's first window. */
-template <unsigned KB, unsigned VB>
-__global__ void wd_query_regions_kernel(gh_wd_geometry geometry, const void *keys, uint64_t n, gh_slot_format record,
-                                        void *records, unsigned region_shift, void *regions, unsigned id_bytes) {
-  const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-  for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) {
-    const uint64_t key = gh__read_word(keys, i, KB);
-    gh_slot_write(record, (char *)records + i * record.slot_bytes, gh_slot_pack(record, key, i));
-    write_region(regions, id_bytes, i, gh_wd_region_of(gh_wd_probe_at(&g, key, 0).window, region_shift));
-  }
 }
 
 /* One entry of a region built in shared memory (4- or 8-byte slots: one word each, W), its window
@@ -547,14 +451,18 @@ static const unsigned kRoundWarps = 256 / 32;
 static const unsigned kRoundChunkSteps = 8;
 
 /* A round: each entry tries its windows `attempt` .. `until` - 1 (the last round: walks on from
- * `attempt`), its block taking chunks of the sorted entries in order (take_chunk), so that one
- * region's windows stay in cache. Each warp gathers its passed entries in shared memory and
- * appends them a batch at a time. */
+ * `attempt`). Blocks take
+ * chunks of consecutive entries in order, as they finish the last, so that the entries in work at
+ * any time stay within a short span of the sorted order, one region's windows in cache (a
+ * grid-stride loop lets its warps drift apart over the round: on an H100 at 2^27 keys its first
+ * round read 6 GB from memory, the table 5 times over). Each warp gathers its passed entries in
+ * shared memory and appends them a batch at a time. */
 template <unsigned KB, unsigned VB>
 __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
     wd_round_kernel(gh_wd_geometry geometry, void *slots, const void *entries, uint64_t n, uint32_t attempt,
                     uint32_t until, int last, int policy, void *passed, gh_wd_counters *counters) {
   __shared__ gh_slot_bits held_entries[kRoundWarps][kRoundHeld];
+  __shared__ unsigned long long chunk_first;
   gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
   if (!last) g.max_probe_windows = until;
   const gh_slot_format f = gh_wd_format(&g);
@@ -564,7 +472,10 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
   gh_slot_bits *held = held_entries[warp];
   unsigned inserted = 0, failed = 0, flags = 0, holding = 0;
   for (;;) {
-    const uint64_t from = take_chunk(&counters->call.work, per_block * kRoundChunkSteps);
+    if (threadIdx.x == 0) chunk_first = atomicAdd(&counters->call.work, per_block * kRoundChunkSteps);
+    __syncthreads();
+    const uint64_t from = chunk_first;
+    __syncthreads();
     if (from >= n) break;
     for (unsigned step = 0; step < kRoundChunkSteps; ++step) {
       const uint64_t i = from + step * per_block + mine;
@@ -596,8 +507,6 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
  * 0.8 (g = 4, n = 2^27) the cap and ballot-built masks took find from 10.6 to 18.0 G/s, with no
  * spills. */
 #define WD_LATENCY_BOUND_MIN_BLOCKS 8
-/* Steps of a block's groups in a chunk of the bulk find. */
-static const unsigned kFindChunkSteps = 8;
 
 template <unsigned KB, unsigned VB>
 __global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
@@ -613,105 +522,6 @@ __global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
       if (found_out) found_out[i] = (uint8_t)found;
     }
   }
-}
-
-/* Records read or written once, in order: loaded and stored with the streaming hint (evict first),
- * so that they do not push the table's region out of the L2. */
-static __device__ __forceinline__ gh_slot_bits read_streaming(gh_slot_format f, const void *src) {
-  gh_slot_bits b = {0, ~0ull};
-  if (f.slot_bytes == 4) {
-    b.lo = __ldcs((const unsigned int *)src);
-  } else if (f.slot_bytes == 8) {
-    b.lo = __ldcs((const unsigned long long *)src);
-  } else {
-    const ulonglong2 v = __ldcs((const ulonglong2 *)src);
-    b.lo = v.x, b.hi = v.y;
-  }
-  return b;
-}
-static __device__ __forceinline__ void write_streaming(gh_slot_format f, void *dst, gh_slot_bits b) {
-  if (f.slot_bytes == 4) __stcs((unsigned int *)dst, (unsigned int)b.lo);
-  else if (f.slot_bytes == 8) __stcs((unsigned long long *)dst, (unsigned long long)b.lo);
-  else __stcs((ulonglong2 *)dst, make_ulonglong2(b.lo, b.hi));
-}
-
-/* The bulk find's lookups: each query record (key, position) of the sorted order looks its key up;
- * its result record goes to the same place of `results`, with the part of the output it lands in.
- * Blocks take chunks in order (take_chunk), so that the region of the table in work sits in the
- * L2. */
-template <unsigned KB, unsigned VB>
-__global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
-    wd_find_sorted_kernel(gh_wd_geometry geometry, void *slots, const void *queries, gh_slot_format query_format,
-                          uint64_t n, void *results, gh_slot_format result_format, void *outputs, unsigned digit_bytes,
-                          unsigned output_shift, uint64_t default_value, unsigned long long *chunks) {
-  const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-  const gh_group_loop l = gh_group_loop_make(lanes_per_key(g, WD_FIND_READING));
-  (void)chunks;
-  for (uint64_t i = l.first; i < n; i += l.stride) {
-    const gh_slot_bits query = read_streaming(query_format, (const char *)queries + i * query_format.slot_bytes);
-    const uint64_t position = gh_slot_bits_value(query_format, query);
-    uint64_t value = default_value;
-    const int found = gh_wd_find_group(&g, slots, l.group, WD_FIND_READING, gh_slot_bits_key(query_format, query), &value);
-    if (l.group.rank == 0) {
-      write_streaming(result_format, (char *)results + i * result_format.slot_bytes,
-                      gh_slot_pack(result_format, 2u * position + (uint64_t)found, found ? value : default_value));
-      write_region(outputs, digit_bytes, i, position >> output_shift);
-    }
-  }
-}
-
-/* The bulk find's last step: each result record, in runs by part of the output, written to its
- * query's place; blocks take chunks in order, so that the writes in flight fall in one part. */
-template <unsigned VB>
-__global__ void wd_place_results_kernel(const void *results, gh_slot_format result_format, uint64_t n,
-                                        void *values_out, uint8_t *found_out, unsigned long long *chunks) {
-  for (;;) {
-    const uint64_t from = take_chunk(chunks, (uint64_t)blockDim.x * kFindChunkSteps);
-    if (from >= n) break;
-    for (unsigned step = 0; step < kFindChunkSteps; ++step) {
-      const uint64_t i = from + (uint64_t)step * blockDim.x + threadIdx.x;
-      if (i >= n) break;
-      const gh_slot_bits result = gh_slot_read(result_format, (const char *)results + i * result_format.slot_bytes);
-      const uint64_t tagged = gh_slot_bits_key(result_format, result), position = tagged >> 1;
-      if (VB && values_out) gh__write_word(values_out, position, VB, gh_slot_bits_value(result_format, result));
-      if (found_out) found_out[position] = (uint8_t)(tagged & 1u);
-    }
-  }
-}
-
-/* The bulk find (warpdrive_table.h): the queries in runs by region, their lookups, the results in
- * runs by part of the output, and their writes. */
-template <unsigned KB, unsigned VB>
-static gh_status wd_find_partitioned(gh_table *t, const gh_wd_queries *q, void *stream) {
-  gh_wd_table *w = state(t);
-  gh_wd_geometry g = w->geometry;
-  gh_slot_format query_format = q->record, result = result_format(g, q->n);
-  const void *keys = q->keys;
-  void *values_out = q->values_out;
-  uint8_t *found_out = q->found_out;
-  uint64_t n = q->n, default_value = q->default_value;
-  unsigned shift = q->region_shift, out_shift = output_shift(g);
-  wd_find_work f = find_work(g, (char *)q->work, n, q->regions, query_format.slot_bytes);
-  void *pack_args[] = {&g, (void *)&keys, &n, &query_format, &f.records[0], &shift, &f.digits[0], &f.digit_bytes};
-  gh_status status = gh__cuda_launch(t, (const void *)wd_query_regions_kernel<KB, VB>, n, kLaunch.block_threads,
-                                     pack_args, stream);
-  if (status == GH_OK)
-    status = gh__cuda_sort_by_digit(t, f.digits[0], f.digits[1], f.digit_bytes, f.records[0], f.records[1], n,
-                                    query_format.slot_bytes, region_bits(q->regions), f.sort_temp, f.sort_bytes, stream);
-  if (status == GH_OK) status = gh__fill(t, f.chunks, 0, sizeof *f.chunks, stream);
-  void *find_args[] = {&g,           &w->slots,     &f.records[1],  &query_format, &n, &f.records[0], &result,
-                       &f.digits[0], &f.digit_bytes, &out_shift, &default_value, &f.chunks};
-  if (status == GH_OK)
-    status = gh__cuda_launch(t, (const void *)wd_find_sorted_kernel<KB, VB>, n * lanes_per_key(g, WD_FIND_READING),
-                             kLaunch.block_threads, find_args, stream);
-  if (status == GH_OK)
-    status = gh__cuda_sort_by_digit(t, f.digits[0], f.digits[1], f.digit_bytes, f.records[0], f.records[1], n,
-                                    result.slot_bytes, region_bits(output_parts(g, n)), f.sort_temp, f.sort_bytes, stream);
-  if (status == GH_OK) status = gh__fill(t, f.chunks, 0, sizeof *f.chunks, stream);
-  void *place_args[] = {&f.records[1], &result, &n, &values_out, &found_out, &f.chunks};
-  if (status == GH_OK)
-    status = gh__cuda_launch(t, (const void *)wd_place_results_kernel<VB>, n, kLaunch.block_threads, place_args, stream);
-  return status;
 }
 
 /* Erase also takes the erased keys off the size counter (adding 0 - count), so that the op needs
@@ -769,11 +579,10 @@ __global__ void wd_export_kernel(gh_wd_geometry geometry, void *slots, void *key
 typedef struct wd_kernels {
   const void *insert, *find, *erase, *export_all, *round, *region, *region_erase;
   gh_status (*partition)(gh_table *t, const gh_wd_round *r, void *stream);
-  gh_status (*find_partitioned)(gh_table *t, const gh_wd_queries *q, void *stream);
 } wd_kernels;
 
 static wd_kernels kernels_for(const gh_wd_geometry &g) {
-  wd_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  wd_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 #define GH_WD_KERNELS_CASE(kb, vb)                                                            \
   if (g.key_bits == kb && g.value_bits == vb) {                                               \
     k.insert = (const void *)wd_insert_kernel<kb, vb>;                                        \
@@ -781,7 +590,6 @@ static wd_kernels kernels_for(const gh_wd_geometry &g) {
     k.region = wd_region_kernel_of<kb, vb, false>::get();                                     \
     k.region_erase = wd_region_kernel_of<kb, vb, true>::get();                                \
     k.partition = wd_partition<kb, vb>;                                                       \
-    k.find_partitioned = wd_find_partitioned<kb, vb>;                                         \
     k.find = (const void *)wd_find_kernel<kb, vb>;                                            \
     k.erase = (const void *)wd_erase_kernel<kb, vb>;                                          \
     k.export_all = (const void *)wd_export_kernel<kb, vb>;                                    \
@@ -802,21 +610,6 @@ static gh_status run_counted(gh_table *t, const void *kernel, uint64_t threads, 
 
 static gh_status cuda_partition(gh_table *t, const gh_wd_round *r, void *stream) {
   return kernels_for(state(t)->geometry).partition(t, r, stream);
-}
-
-static gh_status cuda_find_partitioned(gh_table *t, const gh_wd_queries *q, void *stream) {
-  return kernels_for(state(t)->geometry).find_partitioned(t, q, stream);
-}
-
-/* The bulk find's regions: a quarter of the L2, or up to half of it where that makes 256 regions or
- * fewer (one pass of the sort instead of two). */
-static size_t cuda_query_region_bytes(gh_table *t) {
-  const gh_wd_geometry &g = state(t)->geometry;
-  const size_t quarter = l2_quarter();
-  uint64_t windows = 1;
-  while (windows * 256u < g.window_count) windows *= 2u;
-  const size_t bytes = (size_t)windows * g.window_width * g.slot_bytes;
-  return bytes > quarter && bytes <= 2u * quarter ? bytes : quarter;
 }
 
 /* A round over the regions in shared memory: a block a region (a region without entries returns at
@@ -872,10 +665,9 @@ static gh_status cuda_erase_round(gh_table *t, const gh_wd_round *r, const void 
                                   void *stream);
 
 /* (regions: a block each, up to the grid's 2^31 - 1; region numbers of 4 bytes beyond 65536) */
-static const gh_wd_bulk_backend cuda_bulk = {cuda_region_bytes,       cuda_takes_by_default, cuda_partition_bytes,
-                                             cuda_partition,          cuda_round,            cuda_erase_round,
-                                             0x7FFFFFFFu,             cuda_query_region_bytes, cuda_finds_by_default,
-                                             cuda_query_work_bytes,   cuda_find_partitioned};
+static const gh_wd_bulk_backend cuda_bulk = {cuda_region_bytes, cuda_takes_by_default, cuda_partition_bytes,
+                                             cuda_partition,    cuda_round,            cuda_erase_round,
+                                             0x7FFFFFFFu};
 
 
 
@@ -900,9 +692,6 @@ static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *valu
   gh_wd_table *w = state(t);
   gh_wd_geometry g = w->geometry;
   uint64_t default_value = gh__value_word(t, default_bytes);
-  int taken = 0;
-  const gh_status bulk = gh__wd_bulk_find(t, &cuda_bulk, keys, n, values_out, found_out, default_value, &taken, stream);
-  if (bulk != GH_OK || taken) return bulk;
   void *args[] = {&g, &w->slots, (void *)&keys, &n, &values_out, &found_out, &default_value};
   return gh__cuda_launch(t, kernels_for(g).find, n * lanes_per_key(g, WD_FIND_READING), kLaunch.block_threads, args,
                          stream);

@@ -20,7 +20,6 @@ typedef struct host_call {
   uint8_t *flags_out;
   uint64_t default_value;
   int policy;
-  const gh_wd_queries *queries; /* the bulk find's */
 } host_call;
 
 /* Counters: [0] keys inserted (or erased, or found), [1] keys that did not fit. */
@@ -169,57 +168,9 @@ static int host_takes_by_default(gh_table *t, uint64_t n, unsigned regions) {
   return 0;
 }
 
-/* ---- The bulk find's steps (warpdrive_table.h): on the host only when asked, as the insert's. --- */
-
-static unsigned query_region(const void *context, uint64_t i) {
-  const gh_wd_queries *q = ((const host_call *)context)->queries;
-  const gh_wd_geometry *g = &((const host_call *)context)->w->geometry;
-  const uint64_t key = gh__read_word(q->keys, i, g->key_bits);
-  return (unsigned)gh_wd_region_of(gh_wd_probe_at(g, key, 0).window, q->region_shift);
-}
-
-/* The work space: the sorted records (rounded to 8 bytes), then the partition's counts. */
-static size_t sorted_part(uint64_t n, unsigned record_bytes) { return ((size_t)n * record_bytes + 7u) / 8u * 8u; }
-
-static void move_query(const void *context, uint64_t i, uint64_t to) {
-  const gh_wd_queries *q = ((const host_call *)context)->queries;
-  const uint64_t key = gh__read_word(q->keys, i, q->record.key_bits);
-  gh_slot_write(q->record, (char *)q->work + to * q->record.slot_bytes, gh_slot_pack(q->record, key, i));
-}
-
-static size_t host_query_work_bytes(gh_table *t, uint64_t n, unsigned regions, unsigned record_bytes) {
-  (void)t;
-  return sorted_part(n, record_bytes) + (size_t)regions * sizeof(uint64_t);
-}
-
-static gh_counters find_sorted_chunk(void *context, uint64_t begin, uint64_t end) {
-  const host_call *c = (const host_call *)context;
-  const gh_wd_queries *q = c->queries;
-  gh_counters counted = {{0}};
-  for (uint64_t i = begin; i < end; ++i) {
-    const gh_slot_bits query = gh_slot_read(q->record, (const char *)q->work + i * q->record.slot_bytes);
-    const uint64_t at = gh_slot_bits_value(q->record, query);
-    uint64_t value = q->default_value;
-    const int found = gh_wd_find_serial(&c->w->geometry, c->w->slots, gh_slot_bits_key(q->record, query), &value);
-    if (q->values_out) gh__write_word(q->values_out, at, c->w->geometry.value_bits, value);
-    if (q->found_out) q->found_out[at] = (uint8_t)found;
-  }
-  return counted;
-}
-
-static gh_status host_find_partitioned(gh_table *t, const gh_wd_queries *q, void *stream) {
-  host_call c = {state(t), NULL, NULL, NULL, NULL, 0, 0, q};
-  (void)stream;
-  uint64_t *counts = (uint64_t *)((char *)q->work + sorted_part(q->n, q->record.slot_bytes));
-  gh__host_partition(q->n, q->regions, query_region, move_query, &c, counts);
-  gh__parallel_for(q->n, t->config.host_threads, find_sorted_chunk, &c);
-  return GH_OK;
-}
-
-static const gh_wd_bulk_backend host_bulk = {host_region_bytes,     host_takes_by_default, host_partition_bytes,
-                                             host_partition,        host_round_step,       host_erase_round,
-                                             GH_PARTITION_MAX_DIGITS, host_region_bytes,   host_takes_by_default,
-                                             host_query_work_bytes, host_find_partitioned};
+static const gh_wd_bulk_backend host_bulk = {host_region_bytes, host_takes_by_default, host_partition_bytes,
+                                             host_partition,    host_round_step,       host_erase_round,
+                                             GH_PARTITION_MAX_DIGITS};
 
 static gh_status host_insert(gh_table *t, const void *keys, const void *values, uint64_t n,
                              gh_dup_policy policy, uint8_t *failed_out, uint64_t *failed, void *stream) {
@@ -228,7 +179,7 @@ static gh_status host_insert(gh_table *t, const void *keys, const void *values, 
   const gh_status bulk = gh__wd_bulk_insert(t, &host_bulk, keys, values, n, (int)policy, failed_out, failed, &taken,
                                             stream);
   if (bulk != GH_OK || taken) return bulk;
-  host_call c = {w, keys, values, NULL, failed_out, 0, (int)policy, NULL};
+  host_call c = {w, keys, values, NULL, failed_out, 0, (int)policy};
   (void)stream;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, insert_chunk, &c);
   w->counters->size += counted.value[0];
@@ -254,10 +205,8 @@ static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
 
 static gh_status host_find(gh_table *t, const void *keys, uint64_t n, void *values_out,
                            uint8_t *found_out, const void *default_value, void *stream) {
-  host_call c = {state(t), keys, NULL, values_out, found_out, gh__value_word(t, default_value), 0, NULL};
-  int taken = 0;
-  const gh_status bulk = gh__wd_bulk_find(t, &host_bulk, keys, n, values_out, found_out, c.default_value, &taken, stream);
-  if (bulk != GH_OK || taken) return bulk;
+  host_call c = {state(t), keys, NULL, values_out, found_out, gh__value_word(t, default_value), 0};
+  (void)stream;
   gh__parallel_for(n, t->config.host_threads, find_chunk, &c);
   return GH_OK;
 }
@@ -280,7 +229,7 @@ static gh_status host_erase(gh_table *t, const void *keys, uint64_t n, uint8_t *
   int taken = 0;
   gh_status status = gh__wd_bulk_erase(t, &host_bulk, keys, n, erased_out, erased, &taken, stream);
   if (!taken) {
-    host_call c = {w, keys, NULL, NULL, erased_out, 0, 0, NULL};
+    host_call c = {w, keys, NULL, NULL, erased_out, 0, 0};
     const gh_counters counted = gh__parallel_for(n, t->config.host_threads, erase_chunk, &c);
     w->counters->size -= counted.value[0];
     *erased = counted.value[0];

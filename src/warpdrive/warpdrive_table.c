@@ -313,55 +313,39 @@ static uint32_t round_until(const gh_wd_geometry *g, unsigned shift, uint32_t at
   return until < g->max_probe_windows ? until : (uint32_t)g->max_probe_windows;
 }
 
-/* Regions of the largest power of two of windows (at least `least_shift`) that fits region_bytes;
- * 0 when that makes more than a partition takes. */
-static unsigned bulk_regions(gh_table *t, const gh_wd_bulk_backend *b, size_t region_bytes, unsigned least_shift,
-                             unsigned *shift) {
+/* Regions of the largest power of two of windows that fits the backend's region; 0 when that
+ * makes more than a partition takes. */
+static unsigned bulk_regions(gh_table *t, const gh_wd_bulk_backend *b, unsigned *shift) {
   const gh_wd_geometry *g = &state(t)->geometry;
-  const uint64_t fit = region_bytes / ((uint64_t)g->window_width * g->slot_bytes);
+  const uint64_t fit = b->region_bytes(t) / ((uint64_t)g->window_width * g->slot_bytes);
   *shift = 0;
   while ((2ull << *shift) <= fit) *shift += 1u;
-  if (*shift < least_shift) *shift = least_shift;
   const uint64_t regions = (g->window_count + (1ull << *shift) - 1u) >> *shift;
   return regions <= b->max_regions ? (unsigned)regions : 0u;
 }
 
-/* gh_config.bulk_min_keys's rule for a batch of n (refused: what the caller rules out); the cheap
- * refusals come first. */
-static int bulk_allowed(gh_table *t, uint64_t n, int refused) {
-  if (refused || n == 0) return 0;
-  return t->config.bulk_min_keys == 0 || n >= t->config.bulk_min_keys;
-}
-
-/* Every insert and erase asks: the regions (a device query for some tables) only for a batch that
- * could go. */
+/* Every insert and erase asks (refused: what the caller rules out): the cheap refusals come first,
+ * the regions (a device query for some tables) only for a batch that could go. */
 static int bulk_applies(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, int refused, unsigned *regions,
                         unsigned *shift) {
-  if (!bulk_allowed(t, n, refused || state(t)->device_view_given)) return 0;
-  *regions = bulk_regions(t, b, b->region_bytes(t), 0u, shift);
+  const gh_wd_table *w = state(t);
+  if (refused || w->device_view_given || n == 0) return 0;
+  if (t->config.bulk_min_keys != 0 && n < t->config.bulk_min_keys) return 0;
+  *regions = bulk_regions(t, b, shift);
   if (*regions == 0) return 0;
   return t->config.bulk_min_keys != 0 || b->takes_by_default(t, n, *regions);
 }
 
-/* All the scratch of a bulk call, before anything changes. Refused, the ordinary call runs (no
- * error). */
-static int take_scratch(gh_table *t, size_t bytes, gh_scratch *scratch, void *stream) {
-  if (gh__scratch_alloc_on(t, scratch, bytes, stream) == GH_OK) return 1;
+/* All the scratch of a bulk call, before anything changes: two copies of the batch's entries and
+ * the partition's work space. Refused, the ordinary call runs (no error). */
+static int take_scratch(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, unsigned regions, gh_scratch *scratch,
+                        size_t *copy_bytes, size_t *work_bytes, void *stream) {
+  /* (16-byte slots and the work space stay aligned: every part is a multiple of 256 bytes) */
+  *copy_bytes = ((size_t)n * state(t)->geometry.slot_bytes + 255u) / 256u * 256u;
+  *work_bytes = b->partition_bytes(t, n, regions);
+  if (gh__scratch_alloc_on(t, scratch, 2u * *copy_bytes + *work_bytes, stream) == GH_OK) return 1;
   gh__clear_error(t);
   return 0;
-}
-
-/* The size of a part of the scratch: every part a multiple of 256 bytes, so that 16-byte slots and
- * the work spaces after them stay aligned. */
-static size_t scratch_part(uint64_t n, unsigned item_bytes) { return ((size_t)n * item_bytes + 255u) / 256u * 256u; }
-
-/* The insert's and erase's scratch: two copies of the batch's entries and the partition's work
- * space. */
-static int take_round_scratch(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, unsigned regions,
-                              gh_scratch *scratch, size_t *copy_bytes, size_t *work_bytes, void *stream) {
-  *copy_bytes = scratch_part(n, state(t)->geometry.slot_bytes);
-  *work_bytes = b->partition_bytes(t, n, regions);
-  return take_scratch(t, 2u * *copy_bytes + *work_bytes, scratch, stream);
 }
 
 gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const void *keys, const void *values,
@@ -373,7 +357,7 @@ gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const voi
   if (!bulk_applies(t, b, n, w->tombstones_possible || failed_out != NULL, &regions, &shift)) return GH_OK;
   gh_scratch scratch = {NULL, 0, w->kind, 0, NULL};
   size_t copy_bytes = 0, work_bytes = 0;
-  if (!take_round_scratch(t, b, n, regions, &scratch, &copy_bytes, &work_bytes, stream)) return GH_OK;
+  if (!take_scratch(t, b, n, regions, &scratch, &copy_bytes, &work_bytes, stream)) return GH_OK;
   *taken = 1;
   *failed = 0;
   uint64_t direct_below = n / 16u < GH_WD_BULK_DIRECT_BELOW ? n / 16u : GH_WD_BULK_DIRECT_BELOW;
@@ -413,7 +397,7 @@ gh_status gh__wd_bulk_erase(gh_table *t, const gh_wd_bulk_backend *b, const void
   if (until < w->geometry.local_windows) return GH_OK;
   gh_scratch scratch = {NULL, 0, w->kind, 0, NULL};
   size_t copy_bytes = 0, work_bytes = 0;
-  if (!take_round_scratch(t, b, n, regions, &scratch, &copy_bytes, &work_bytes, stream)) return GH_OK;
+  if (!take_scratch(t, b, n, regions, &scratch, &copy_bytes, &work_bytes, stream)) return GH_OK;
   *taken = 1;
   char *base = (char *)scratch.ptr;
   gh_wd_round r = {keys, NULL, NULL, n, 0u, until, regions, shift, 0, 0, base, base + copy_bytes, base + 2u * copy_bytes,
@@ -431,29 +415,6 @@ gh_status gh__wd_bulk_erase(gh_table *t, const gh_wd_bulk_backend *b, const void
     status = b->erase_round(t, &left, r.passed, &rest, stream);
   }
   *erased = first.erased + rest.erased;
-  gh__scratch_free(t, &scratch, stream);
-  return status;
-}
-
-gh_status gh__wd_bulk_find(gh_table *t, const gh_wd_bulk_backend *b, const void *keys, uint64_t n, void *values_out,
-                           uint8_t *found_out, uint64_t default_value, int *taken, void *stream) {
-  gh_wd_table *w = state(t);
-  unsigned regions = 0, shift = 0;
-  *taken = 0;
-  if (!bulk_allowed(t, n, 0)) return GH_OK;
-  /* (regions hold whole locality regions, so that a key's local windows lie in one; a table of one
-   * region goes through the steps only when bulk_min_keys asks: the tests' small tables) */
-  regions = bulk_regions(t, b, b->query_region_bytes(t), w->geometry.local_shift, &shift);
-  if (regions == 0) return GH_OK;
-  if (t->config.bulk_min_keys == 0 && !b->finds_by_default(t, n, regions)) return GH_OK;
-  const gh_slot_format record = gh_slot_format_make(w->geometry.key_bits, n > UINT32_MAX ? 64u : 32u);
-  const size_t work_bytes = b->query_work_bytes(t, n, regions, record.slot_bytes);
-  gh_scratch scratch = {NULL, 0, w->kind, 0, NULL};
-  if (!take_scratch(t, work_bytes, &scratch, stream)) return GH_OK;
-  *taken = 1;
-  const gh_wd_queries q = {keys,       n,          regions,   shift,        record, scratch.ptr,
-                           work_bytes, values_out, found_out, default_value};
-  const gh_status status = b->find_partitioned(t, &q, stream);
   gh__scratch_free(t, &scratch, stream);
   return status;
 }

@@ -76,25 +76,6 @@ typedef struct gh_wd_round {
   size_t work_bytes;
 } gh_wd_round;
 
-/* ---- The cache-partitioned bulk find (gh_config.bulk_min_keys) ----------------------------------
- * A large batch of queries is put in runs by the region of its keys' first windows (regions of a
- * part of the cache), then looked up in that order, so that the part of the table in work at any
- * time is read from memory once and the lookups hit the cache; each result goes to its query's
- * place in the batch (the CUDA backend's results travel back in runs by part of the output first,
- * so that those writes, too, meet in the cache). A query travels as a record in slot format: its
- * key and its position. */
-typedef struct gh_wd_queries {
-  const void *keys;
-  uint64_t n;
-  unsigned regions, region_shift;
-  gh_slot_format record;  /* (key, position): key_bits wide keys, 32-bit positions up to 2^32 queries */
-  void *work;             /* the backend's query_work_bytes */
-  size_t work_bytes;
-  void *values_out;
-  uint8_t *found_out;
-  uint64_t default_value;
-} gh_wd_queries;
-
 typedef struct gh_wd_bulk_backend {
   size_t (*region_bytes)(gh_table *t); /* the most a region may hold */
   /* gh_config.bulk_min_keys = 0: whether the bulk insert takes a batch of n keys into `regions`
@@ -120,15 +101,7 @@ typedef struct gh_wd_bulk_backend {
   gh_status (*erase_round)(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,
                            void *stream);
   uint64_t max_regions; /* the most regions its partition sorts into (larger tables: no bulk calls) */
-  /* The bulk find's (gh__wd_bulk_find): the most a region of its partition may hold (a part of
-   * the cache: a find writes nothing back), whether it takes a batch of n queries into `regions`
-   * by default, its work space, and the find itself. */
-  size_t (*query_region_bytes)(gh_table *t);
-  int (*finds_by_default)(gh_table *t, uint64_t n, unsigned regions);
-  size_t (*query_work_bytes)(gh_table *t, uint64_t n, unsigned regions, unsigned record_bytes);
-  gh_status (*find_partitioned)(gh_table *t, const gh_wd_queries *q, void *stream);
 } gh_wd_bulk_backend;
-
 
 /* Inserts the batch in rounds when gh_config.bulk_min_keys and the table let it (*taken = 1);
  * else *taken = 0 and nothing was done: the caller runs the ordinary insert. */
@@ -143,11 +116,6 @@ gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const voi
  * on tables with locality (gpuhash/detail/warpdrive.h). *taken = 0: nothing was done. */
 gh_status gh__wd_bulk_erase(gh_table *t, const gh_wd_bulk_backend *b, const void *keys, uint64_t n,
                             const uint8_t *erased_out, uint64_t *erased, int *taken, void *stream);
-
-/* Finds the batch through the partition when gh_config.bulk_min_keys and the table let it (*taken =
- * 1); else *taken = 0 and nothing was done: the caller runs the ordinary find. */
-gh_status gh__wd_bulk_find(gh_table *t, const gh_wd_bulk_backend *b, const void *keys, uint64_t n, void *values_out,
-                           uint8_t *found_out, uint64_t default_value, int *taken, void *stream);
 
 /* The ops of each backend (warpdrive_host.c, warpdrive_cuda.cu). */
 extern const gh_table_ops gh__warpdrive_host_ops;
