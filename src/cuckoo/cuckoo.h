@@ -36,6 +36,15 @@
  * (ordered by the first function that picks the bucket, then by the slot in it) merges into it and
  * leaves. Nothing moves during the clean-up, so the earliest copy is stable and every copy merges
  * into the same one.
+ * Bucketed, the clean-up need not read the whole table: the batch's new keys take empty slots in
+ * a fixed order (their buckets' first empty slot, buckets in function order, a lost CAS read
+ * again) and slots never empty during a batch, so two copies of a key that only ever took empty
+ * slots would have met; one of them came through an eviction. The chains mark every slot they
+ * write with an exchange, and every slot where a key they displaced comes to rest, in a bitmap
+ * (`moved`); the clean-up then resolves only the keys of marked slots, every copy at once
+ * (gh_ck_resolve_copies). That needs phase 1 of the insert to have taken the keys the table
+ * already held out of the batch (an erase can empty an earlier bucket of a stored key), and no
+ * restart (a rebuild re-places everything): otherwise the whole table is read.
  *
  * Stash (Kirsch, Mitzenmacher and Wieder, "More robust hashing: cuckoo hashing with a stash").
  * Entries that could not be placed, because the same few keys kept failing across restarts or
@@ -194,12 +203,20 @@ GH_HD void gh_ck_scan_bucket(const gh_ck_geometry *g, void *slots, uint64_t buck
   }
 }
 
-/* The bucketed chain (see Insert above). Every scan and exchange counts as a step. */
-GH_HD gh_ck_outcome gh_ck_insert_bucketed(const gh_ck_geometry *g, void *slots, gh_slot_bits *held, int policy) {
+/* Marks slot s in `moved` (bit s; NULL: no bitmap). */
+GH_HD void gh_ck_mark_moved(uint32_t *moved, uint64_t s) {
+  if (moved) gh_or_u32(&moved[s >> 5], 1u << (s & 31u));
+}
+
+/* The bucketed chain (see Insert above). Every scan and exchange counts as a step. Slots it writes
+ * by exchange, and the slot where a displaced key comes to rest, are marked in `moved`. */
+GH_HD gh_ck_outcome gh_ck_insert_bucketed(const gh_ck_geometry *g, void *slots, gh_slot_bits *held, int policy,
+                                          uint32_t *moved) {
   const gh_slot_format f = g->format;
   const gh_slot_bits empty_bits = gh_slot_pack(f, gh_slot_empty_key(f.key_bits), ~0ull);
   uint64_t key = gh_slot_bits_key(f, *held), bucket = gh_ck_bucket(g, key, 0);
   unsigned others_to_try = g->functions - 1u; /* buckets of the held key still to scan before evicting */
+  int displaced_held = 0;                     /* the entry held was evicted from a slot */
   for (unsigned step = 0; step < g->max_evictions; ++step) {
     uint64_t match, empty;
     gh_ck_scan_bucket(g, slots, bucket, key, &match, &empty);
@@ -210,8 +227,10 @@ GH_HD gh_ck_outcome gh_ck_insert_bucketed(const gh_ck_geometry *g, void *slots, 
     }
     if (empty != ~0ull) {
       if (gh_slot_bits_key(f, gh_slot_cas(f, gh_slot_at(f, slots, empty), empty_bits, *held)) ==
-          gh_slot_empty_key(f.key_bits))
+          gh_slot_empty_key(f.key_bits)) {
+        if (displaced_held) gh_ck_mark_moved(moved, empty);
         return GH_CK_PLACED;
+      }
       continue; /* another chain took the slot: scan again */
     }
     if (others_to_try > 0) {
@@ -219,9 +238,11 @@ GH_HD gh_ck_outcome gh_ck_insert_bucketed(const gh_ck_geometry *g, void *slots, 
       bucket = gh_ck_next_bucket(g, key, bucket);
       continue;
     }
-    void *victim = gh_slot_at(f, slots, (bucket << g->bucket_shift) + gh_ck_victim(g, key, step));
+    const uint64_t victim_at = (bucket << g->bucket_shift) + gh_ck_victim(g, key, step);
+    void *victim = gh_slot_at(f, slots, victim_at);
     const gh_slot_bits displaced = gh_slot_exchange(f, victim, *held);
     const uint64_t displaced_key = gh_slot_bits_key(f, displaced);
+    gh_ck_mark_moved(moved, victim_at);
     if (displaced_key == gh_slot_empty_key(f.key_bits)) return GH_CK_PLACED;
     if (displaced_key == key && gh_slot_merge_if_key(f, victim, key, policy, gh_slot_bits_value(f, displaced)))
       return GH_CK_MERGED;
@@ -229,13 +250,15 @@ GH_HD gh_ck_outcome gh_ck_insert_bucketed(const gh_ck_geometry *g, void *slots, 
     key = displaced_key;
     bucket = gh_ck_next_bucket(g, key, bucket);
     others_to_try = g->functions - 2u;
+    displaced_held = 1;
   }
   return GH_CK_GAVE_UP;
 }
 
-/* Runs one eviction chain for *held, starting at its first bucket. */
-GH_HD gh_ck_outcome gh_ck_insert_chain(const gh_ck_geometry *g, void *slots, gh_slot_bits *held, int policy) {
-  if (g->bucket_shift > 0) return gh_ck_insert_bucketed(g, slots, held, policy);
+/* Runs one eviction chain for *held, starting at its first bucket (moved: the bucketed chain's). */
+GH_HD gh_ck_outcome gh_ck_insert_chain(const gh_ck_geometry *g, void *slots, gh_slot_bits *held, int policy,
+                                       uint32_t *moved) {
+  if (g->bucket_shift > 0) return gh_ck_insert_bucketed(g, slots, held, policy, moved);
   const gh_slot_format f = g->format;
   const uint64_t empty = gh_slot_empty_key(f.key_bits);
   uint64_t location = gh_ck_bucket(g, gh_slot_bits_key(f, *held), 0);
@@ -343,6 +366,35 @@ GH_HD int gh_ck_dedupe_slot(const gh_ck_geometry *g, void *slots, uint64_t at, i
   gh_slot_merge_if_key(f, gh_slot_at(f, slots, earlier), key, policy, gh_slot_bits_value(f, bits));
   gh_slot_exchange(f, slot, gh_slot_pack(f, gh_slot_empty_key(f.key_bits), ~0ull));
   return 1;
+}
+
+/* Clean-up of a slot marked in `moved` (see Invariant above): every copy of its key in the key's
+ * buckets but the earliest merges into that one and empties. Each copy is taken by a CAS of the
+ * bits read from it, so that callers resolving one key at once (from two marked slots) remove each
+ * copy once. Returns the copies this caller removed. */
+GH_HD unsigned gh_ck_resolve_copies(const gh_ck_geometry *g, void *slots, uint64_t at, int policy) {
+  const gh_slot_format f = g->format;
+  const uint64_t empty = gh_slot_empty_key(f.key_bits);
+  const uint64_t key = gh_slot_load_key(f, gh_slot_at(f, slots, at));
+  if (key == empty) return 0;
+  const uint64_t keeper = gh_ck_locate(g, slots, key);
+  if (keeper >= g->slot_count) return 0;
+  const uint64_t width = 1ull << g->bucket_shift;
+  const gh_slot_bits emptied = gh_slot_pack(f, empty, ~0ull);
+  unsigned removed = 0;
+  for (unsigned i = 0; i < g->functions; ++i) {
+    const uint64_t bucket = gh_ck_bucket(g, key, i);
+    if (gh_ck_function_of(g, key, bucket << g->bucket_shift) < i) continue; /* read already */
+    for (uint64_t s = bucket << g->bucket_shift; s < (bucket << g->bucket_shift) + width; ++s) {
+      if (s == keeper) continue;
+      void *slot = gh_slot_at(f, slots, s);
+      const gh_slot_bits seen = gh_slot_load(f, slot);
+      if (gh_slot_bits_key(f, seen) != key || !gh_slot_bits_equal(gh_slot_cas(f, slot, seen, emptied), seen)) continue;
+      gh_slot_merge_if_key(f, gh_slot_at(f, slots, keeper), key, policy, gh_slot_bits_value(f, seen));
+      removed += 1;
+    }
+  }
+  return removed;
 }
 
 /* Every position an entry can occupy: main slots, side slot, stash. */

@@ -61,14 +61,14 @@ __global__ void ck_prepare_kernel(gh_ck_geometry geometry, void *slots, const vo
 
 template <unsigned KB, unsigned VB>
 __global__ void ck_place_kernel(gh_ck_geometry geometry, void *slots, void *entries, uint64_t m, int policy,
-                                uint8_t *failed, gh_ck_counters *counters) {
+                                uint8_t *failed, uint32_t *moved, gh_ck_counters *counters) {
   const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
   const gh_slot_format f = g.format;
   unsigned long long placed = 0, gave_up = 0;
   for (uint64_t i = gh_thread_index(); i < m; i += gh_grid_threads()) {
     void *entry = gh_slot_at(f, entries, i);
     gh_slot_bits held = gh_slot_read(f, entry);
-    const gh_ck_outcome outcome = gh_ck_insert_chain(&g, slots, &held, policy);
+    const gh_ck_outcome outcome = gh_ck_insert_chain(&g, slots, &held, policy, moved);
     placed += outcome == GH_CK_PLACED;
     gave_up += outcome == GH_CK_GAVE_UP;
     failed[i] = outcome == GH_CK_GAVE_UP;
@@ -196,7 +196,7 @@ static __device__ __forceinline__ void ck_scan_piece(const gh_ck_geometry *g, ck
  * choices (gh_ck_next_bucket, gh_ck_victim) as the host's thread per entry. */
 template <unsigned KB, unsigned VB>
 __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, void *entries, uint64_t m, int policy,
-                                         uint8_t *failed, gh_ck_counters *counters) {
+                                         uint8_t *failed, uint32_t *moved, gh_ck_counters *counters) {
   const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
   const gh_slot_format f = g.format;
   const ck_pieces p = ck_pieces_of(&g);
@@ -209,6 +209,7 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
     gh_slot_bits held = gh_slot_read(f, entry);
     uint64_t key = gh_slot_bits_key(f, held), bucket = gh_ck_bucket(&g, key, 0);
     unsigned others_to_try = g.functions - 1u;
+    int displaced_held = 0; /* the entry held was evicted from a slot */
     gh_ck_outcome outcome = GH_CK_GAVE_UP;
     for (unsigned step = 0; step < g.max_evictions; ++step) {
       unsigned match, empty;
@@ -229,8 +230,10 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
       const uint32_t emptying = gh_device_group_ballot(l.group, empty < p.per);
       if (emptying) {
         int taken = 0;
-        if (l.group.rank == (unsigned)__ffs((int)emptying) - 1u)
+        if (l.group.rank == (unsigned)__ffs((int)emptying) - 1u) {
           taken = gh_slot_bits_key(f, gh_slot_cas(f, gh_slot_at(f, slots, mine + empty), empty_bits, held)) == empty_key;
+          if (taken && displaced_held) gh_ck_mark_moved(moved, mine + empty);
+        }
         if (gh_device_group_ballot(l.group, taken)) {
           outcome = GH_CK_PLACED;
           break;
@@ -248,6 +251,7 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
       if (l.group.rank == owner) {
         void *slot = gh_slot_at(f, slots, (bucket << g.bucket_shift) + victim);
         displaced = gh_slot_exchange(f, slot, held);
+        gh_ck_mark_moved(moved, (bucket << g.bucket_shift) + victim);
         merged = gh_slot_bits_key(f, displaced) == key &&
                  gh_slot_merge_if_key(f, slot, key, policy, gh_slot_bits_value(f, displaced));
       }
@@ -266,6 +270,7 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
       key = displaced_key;
       bucket = gh_ck_next_bucket(&g, key, bucket);
       others_to_try = g.functions - 2u;
+      displaced_held = 1;
     }
     if (l.group.rank != 0) continue;
     placed += outcome == GH_CK_PLACED;
@@ -395,6 +400,18 @@ __global__ void ck_dedupe_bucketed_kernel(gh_ck_geometry g, void *slots, int pol
       removed += 1;
     }
   }
+  gh_warp_add(&counters->count, removed);
+}
+
+/* gh_ck_resolve_copies for each slot marked in `moved`: a thread a word of the bitmap (mostly
+ * zero: the marked slots are the few the eviction chains wrote). */
+__global__ void ck_dedupe_moved_kernel(gh_ck_geometry g, void *slots, const uint32_t *moved, int policy,
+                                       gh_ck_counters *counters) {
+  unsigned long long removed = 0;
+  const uint64_t words = (g.slot_count + 31u) / 32u;
+  for (uint64_t word = gh_thread_index(); word < gh_warp_rounded(words); word += gh_grid_threads())
+    for (uint32_t bits = word < words ? moved[word] : 0u; bits != 0; bits &= bits - 1u)
+      removed += gh_ck_resolve_copies(&g, slots, word * 32u + (uint64_t)(__ffs((int)bits) - 1), policy);
   gh_warp_add(&counters->count, removed);
 }
 
@@ -617,11 +634,11 @@ static gh_status cuda_prepare(gh_table *t, const gh_ck_geometry *g, const void *
 }
 
 static gh_status cuda_place(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
-                            uint8_t *failed, uint64_t *placed, uint64_t *gave_up, void *stream) {
+                            uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, void *stream) {
   gh_ck_geometry geometry = *g;
   void *slots = state(t)->slots;
   gh_ck_counters *counters = state(t)->counters;
-  void *args[] = {&geometry, &slots, &entries, &m, &policy, &failed, &counters};
+  void *args[] = {&geometry, &slots, &entries, &m, &policy, &failed, &moved, &counters};
   gh_ck_counters after;
   const hot_kernels kernels = kernels_for(g->format);
   gh_status status = g->bucket_shift > 0 ? run_counted(t, kernels.place_bucketed, m * piece_lanes(g), args, &after, stream)
@@ -653,6 +670,19 @@ static gh_status cuda_dedupe(gh_table *t, const gh_ck_geometry *g, int policy, u
   gh_status status = g->bucket_shift > 0
                          ? run_counted(t, (const void *)ck_dedupe_bucketed_kernel, g->slot_count, args, &after, stream)
                          : run_counted(t, (const void *)ck_dedupe_kernel, g->slot_count, args, &after, stream);
+  if (status == GH_OK) *removed = after.count;
+  return status;
+}
+
+static gh_status cuda_dedupe_moved(gh_table *t, const gh_ck_geometry *g, const uint32_t *moved, int policy,
+                                   uint64_t *removed, void *stream) {
+  gh_ck_geometry geometry = *g;
+  void *slots = state(t)->slots;
+  gh_ck_counters *counters = state(t)->counters;
+  void *args[] = {&geometry, &slots, (void *)&moved, &policy, &counters};
+  gh_ck_counters after;
+  const gh_status status =
+      run_counted(t, (const void *)ck_dedupe_moved_kernel, (g->slot_count + 31u) / 32u, args, &after, stream);
   if (status == GH_OK) *removed = after.count;
   return status;
 }
@@ -786,6 +816,7 @@ extern "C" const gh_ck_backend gh__cuckoo_cuda_backend = {
     .place = cuda_place,
     .absorb = cuda_absorb,
     .dedupe = cuda_dedupe,
+    .dedupe_moved = cuda_dedupe_moved,
     .dedupe_stash = cuda_dedupe_stash,
     .clear_unflagged = cuda_clear_unflagged,
     .gather = cuda_gather,

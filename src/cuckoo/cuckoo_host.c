@@ -22,6 +22,7 @@ typedef struct pass {
   int policy;
   int check_present;
   gh_ck_value_source source;
+  uint32_t *moved; /* the bucketed chains' marks (place, dedupe_moved) */
 } pass;
 
 static uint64_t entry_value(const pass *p, uint64_t i) {
@@ -62,7 +63,7 @@ static gh_status host_prepare(gh_table *t, const gh_ck_geometry *g, const void *
                               gh_ck_value_source source, uint64_t n, int policy, int check_present, void *entries,
                               uint64_t *entry_count, uint64_t *side_new, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, keys, values, entries, NULL, NULL, 0, 0, policy, check_present, source};
+  pass p = {g, w->slots, keys, values, entries, NULL, NULL, 0, 0, policy, check_present, source, NULL};
   (void)stream;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, prepare_chunk, &p);
   *entry_count = p.cursor;
@@ -78,7 +79,7 @@ static gh_counters place_chunk(void *context, uint64_t begin, uint64_t end) {
   for (uint64_t i = begin; i < end; ++i) {
     void *entry = gh_slot_at(f, p->entries, i);
     gh_slot_bits held = gh_slot_read(f, entry);
-    const gh_ck_outcome outcome = gh_ck_insert_chain(p->g, p->slots, &held, p->policy);
+    const gh_ck_outcome outcome = gh_ck_insert_chain(p->g, p->slots, &held, p->policy, p->moved);
     counted.value[0] += outcome == GH_CK_PLACED;
     counted.value[1] += outcome == GH_CK_GAVE_UP;
     p->flags[i] = outcome == GH_CK_GAVE_UP;
@@ -88,9 +89,9 @@ static gh_counters place_chunk(void *context, uint64_t begin, uint64_t end) {
 }
 
 static gh_status host_place(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
-                            uint8_t *failed, uint64_t *placed, uint64_t *gave_up, void *stream) {
+                            uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, NULL, NULL, entries, failed, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN};
+  pass p = {g, w->slots, NULL, NULL, entries, failed, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, moved};
   (void)stream;
   const gh_counters counted = gh__parallel_for(m, t->config.host_threads, place_chunk, &p);
   *placed = counted.value[0];
@@ -120,7 +121,7 @@ static gh_counters absorb_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_absorb(gh_table *t, const gh_ck_geometry *g, const void *entries, uint8_t *failed, uint64_t m,
                              int policy, uint64_t *remaining, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, NULL, NULL, (void *)entries, failed, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN};
+  pass p = {g, w->slots, NULL, NULL, (void *)entries, failed, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, NULL};
   (void)stream;
   *remaining = gh__parallel_for(m, t->config.host_threads, absorb_chunk, &p).value[0];
   return GH_OK;
@@ -135,9 +136,28 @@ static gh_counters dedupe_chunk(void *context, uint64_t begin, uint64_t end) {
 
 static gh_status host_dedupe(gh_table *t, const gh_ck_geometry *g, int policy, uint64_t *removed, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, NULL, NULL, NULL, NULL, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN};
+  pass p = {g, w->slots, NULL, NULL, NULL, NULL, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, NULL};
   (void)stream;
   *removed = gh__parallel_for(g->slot_count, t->config.host_threads, dedupe_chunk, &p).value[0];
+  return GH_OK;
+}
+
+/* Counters: [0] copies removed. A thread a word of the bitmap (32 slots). */
+static gh_counters dedupe_moved_chunk(void *context, uint64_t begin, uint64_t end) {
+  pass *p = (pass *)context;
+  gh_counters counted = {{0}};
+  for (uint64_t word = begin; word < end; ++word)
+    for (uint32_t bits = p->moved[word]; bits != 0; bits &= bits - 1u)
+      counted.value[0] += gh_ck_resolve_copies(p->g, p->slots, word * 32u + (uint64_t)__builtin_ctz(bits), p->policy);
+  return counted;
+}
+
+static gh_status host_dedupe_moved(gh_table *t, const gh_ck_geometry *g, const uint32_t *moved, int policy,
+                                   uint64_t *removed, void *stream) {
+  gh_ck_table *w = (gh_ck_table *)t->impl;
+  pass p = {g, w->slots, NULL, NULL, NULL, NULL, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, (uint32_t *)moved};
+  (void)stream;
+  *removed = gh__parallel_for((g->slot_count + 31u) / 32u, t->config.host_threads, dedupe_moved_chunk, &p).value[0];
   return GH_OK;
 }
 
@@ -196,7 +216,7 @@ static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_find(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, void *values_out,
                            uint8_t *found_out, uint64_t default_value, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, keys, NULL, NULL, found_out, values_out, default_value, 0, 0, 0, GH_CK_VALUE_GIVEN};
+  pass p = {g, w->slots, keys, NULL, NULL, found_out, values_out, default_value, 0, 0, 0, GH_CK_VALUE_GIVEN, NULL};
   (void)stream;
   gh__parallel_for(n, t->config.host_threads, find_chunk, &p);
   return GH_OK;
@@ -217,7 +237,7 @@ static gh_counters erase_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_erase(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, uint8_t *erased_out,
                             gh_ck_erase_counts *erased, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, keys, NULL, NULL, erased_out, NULL, 0, 0, 0, 0, GH_CK_VALUE_GIVEN};
+  pass p = {g, w->slots, keys, NULL, NULL, erased_out, NULL, 0, 0, 0, 0, GH_CK_VALUE_GIVEN, NULL};
   (void)stream;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, erase_chunk, &p);
   erased->main = counted.value[GH_CK_ERASED_MAIN];
@@ -334,6 +354,7 @@ const gh_ck_backend gh__cuckoo_host_backend = {
     .place = host_place,
     .absorb = host_absorb,
     .dedupe = host_dedupe,
+    .dedupe_moved = host_dedupe_moved,
     .dedupe_stash = host_dedupe_stash,
     .clear_unflagged = host_clear_unflagged,
     .gather = host_gather,

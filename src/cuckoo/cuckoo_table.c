@@ -322,6 +322,27 @@ static gh_status stash_leftovers(gh_table *t, gh_ck_batch *batch, uint64_t lefto
   return status;
 }
 
+/* The bucketed chains' marks for one placement (cuckoo.h, Invariant): a zeroed bitmap of the
+ * slots, *bytes long; NULL for the chapter's layout, or when its memory is refused (the clean-up
+ * then reads the whole table). */
+static uint32_t *moved_marks(gh_table *t, size_t *bytes, void *stream) {
+  const gh_ck_geometry *g = &state(t)->geometry;
+  *bytes = 0;
+  if (g->bucket_shift == 0) return NULL;
+  const size_t size = (size_t)((g->slot_count + 31u) / 32u) * sizeof(uint32_t);
+  uint32_t *moved = (uint32_t *)gh__alloc(t, size, gh__backend_memory(t));
+  if (moved != NULL && gh__fill(t, moved, 0, size, stream) != GH_OK) {
+    discard(t, moved, size, stream);
+    moved = NULL;
+  }
+  if (moved == NULL) {
+    gh__clear_error(t);
+    return NULL;
+  }
+  *bytes = size;
+  return moved;
+}
+
 /* Places the batch; restarts with fresh constants until every entry is in. The table grows when
  * the keys it holds plus the entries left over exceed its capacity, and by 1/8 after a few
  * restarts at one size while it holds fewer slots than twice its keys need. Entries still left
@@ -334,6 +355,8 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
   const gh_ck_backend *b = w->backend;
   unsigned restarts_here = 0, restarts_now = 0;
   gh_status status = GH_OK;
+  size_t moved_bytes = 0;
+  uint32_t *moved = may_repeat ? moved_marks(t, &moved_bytes, stream) : NULL;
   while (batch->count > 0) {
     uint64_t placed = 0, left = 0;
     set_eviction_limit(&w->geometry, w->main_keys + batch->count);
@@ -344,14 +367,18 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
     /* A forced attempt fails for sure: degenerate constants alone leave each key one bucket,
      * which a bucketed table may still hold. */
     if (w->forced_attempt) w->geometry.max_evictions = 0;
-    status = b->place(t, &w->geometry, batch->entries, batch->count, policy, batch->flags, &placed, &left, stream);
+    status = b->place(t, &w->geometry, batch->entries, batch->count, policy, batch->flags, moved, &placed, &left,
+                      stream);
     if (status != GH_OK) break;
     w->main_keys += placed;
     if (left == 0) break;
     /* An eviction chain gave up. Entries left over whose key the table holds (repeats that never
-     * met their copy) merge first, so that only genuinely new keys count towards the rebuild. */
+     * met their copy) merge first, so that only genuinely new keys count towards the rebuild. The
+     * marks no longer cover every copy that moved (cuckoo.h, Invariant): the whole table is read. */
     w->restarts += 1;
     restarts_now += 1;
+    discard(t, moved, moved_bytes, stream);
+    moved = NULL;
     status = b->absorb(t, &w->geometry, batch->entries, batch->flags, batch->count, policy, &left, stream);
     if (status != GH_OK || left == 0) break;
     uint64_t capacity = w->capacity;
@@ -386,9 +413,11 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
   batch_free(t, batch, stream);
   if (status == GH_OK && may_repeat) {
     uint64_t removed = 0;
-    status = b->dedupe(t, &w->geometry, policy, &removed, stream);
+    status = moved ? b->dedupe_moved(t, &w->geometry, moved, policy, &removed, stream)
+                   : b->dedupe(t, &w->geometry, policy, &removed, stream);
     w->main_keys -= removed;
   }
+  discard(t, moved, moved_bytes, stream);
   /* A batch placed beyond the capacity without needing more slots: the slots demonstrably hold it
    * (the stash's keys are on top of the capacity: they wait there because no slot took them). */
   const uint64_t in_slots = w->main_keys + w->side_keys;

@@ -47,15 +47,19 @@ typedef struct gh_ck_backend {
                        gh_ck_value_source source, uint64_t n, int policy, int check_present,
                        void *entries, uint64_t *entry_count, uint64_t *side_new, void *stream);
   /* Phase 2: one eviction chain per entry. A chain that gives up writes the entry it still holds
-   * back to entries[i] and sets failed[i]; others clear failed[i]. */
+   * back to entries[i] and sets failed[i]; others clear failed[i]. Bucketed chains mark the slots
+   * they move entries into in `moved` (a bitmap of slot_count bits, or NULL; cuckoo.h). */
   gh_status (*place)(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
-                     uint8_t *failed, uint64_t *placed, uint64_t *gave_up, void *stream);
+                     uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, void *stream);
   /* After a pass that gave up: a flagged entry whose key the table holds merges into it by the
    * policy and loses its flag (nothing moves meanwhile). *remaining = entries still flagged. */
   gh_status (*absorb)(gh_table *t, const gh_ck_geometry *g, const void *entries, uint8_t *failed, uint64_t m,
                       int policy, uint64_t *remaining, void *stream);
   /* Phase 3: removes later copies of keys present twice (merging values); *removed copies. */
   gh_status (*dedupe)(gh_table *t, const gh_ck_geometry *g, int policy, uint64_t *removed, void *stream);
+  /* The same, reading only the keys of the slots marked in `moved` (gh_ck_resolve_copies). */
+  gh_status (*dedupe_moved)(gh_table *t, const gh_ck_geometry *g, const uint32_t *moved, int policy,
+                            uint64_t *removed, void *stream);
   /* The same for the stash g->stash (gh_ck_dedupe_stash_entry); *removed copies. */
   gh_status (*dedupe_stash)(gh_table *t, const gh_ck_geometry *g, int policy, uint64_t *removed, void *stream);
   /* Empties entries[i] where flags[i] is 0, in place (what is left is a stash with holes). */
