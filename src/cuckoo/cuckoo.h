@@ -203,15 +203,18 @@ GH_HD void gh_ck_scan_bucket(const gh_ck_geometry *g, void *slots, uint64_t buck
   }
 }
 
-/* Marks slot s in `moved` (bit s; NULL: no bitmap). */
-GH_HD void gh_ck_mark_moved(uint32_t *moved, uint64_t s) {
-  if (moved) gh_or_u32(&moved[s >> 5], 1u << (s & 31u));
+/* Marks slot s in `moved` (bit s; NULL: no bitmap) and counts the mark. */
+GH_HD void gh_ck_mark_moved(uint32_t *moved, uint64_t s, unsigned *marks) {
+  if (moved == NULL) return;
+  gh_or_u32(&moved[s >> 5], 1u << (s & 31u));
+  *marks += 1;
 }
 
 /* The bucketed chain (see Insert above). Every scan and exchange counts as a step. Slots it writes
- * by exchange, and the slot where a displaced key comes to rest, are marked in `moved`. */
+ * by exchange, and the slot where a displaced key comes to rest, are marked in `moved` (counted
+ * into *marks). */
 GH_HD gh_ck_outcome gh_ck_insert_bucketed(const gh_ck_geometry *g, void *slots, gh_slot_bits *held, int policy,
-                                          uint32_t *moved) {
+                                          uint32_t *moved, unsigned *marks) {
   const gh_slot_format f = g->format;
   const gh_slot_bits empty_bits = gh_slot_pack(f, gh_slot_empty_key(f.key_bits), ~0ull);
   uint64_t key = gh_slot_bits_key(f, *held), bucket = gh_ck_bucket(g, key, 0);
@@ -228,7 +231,7 @@ GH_HD gh_ck_outcome gh_ck_insert_bucketed(const gh_ck_geometry *g, void *slots, 
     if (empty != ~0ull) {
       if (gh_slot_bits_key(f, gh_slot_cas(f, gh_slot_at(f, slots, empty), empty_bits, *held)) ==
           gh_slot_empty_key(f.key_bits)) {
-        if (displaced_held) gh_ck_mark_moved(moved, empty);
+        if (displaced_held) gh_ck_mark_moved(moved, empty, marks);
         return GH_CK_PLACED;
       }
       continue; /* another chain took the slot: scan again */
@@ -242,7 +245,7 @@ GH_HD gh_ck_outcome gh_ck_insert_bucketed(const gh_ck_geometry *g, void *slots, 
     void *victim = gh_slot_at(f, slots, victim_at);
     const gh_slot_bits displaced = gh_slot_exchange(f, victim, *held);
     const uint64_t displaced_key = gh_slot_bits_key(f, displaced);
-    gh_ck_mark_moved(moved, victim_at);
+    gh_ck_mark_moved(moved, victim_at, marks);
     if (displaced_key == gh_slot_empty_key(f.key_bits)) return GH_CK_PLACED;
     if (displaced_key == key && gh_slot_merge_if_key(f, victim, key, policy, gh_slot_bits_value(f, displaced)))
       return GH_CK_MERGED;
@@ -255,10 +258,11 @@ GH_HD gh_ck_outcome gh_ck_insert_bucketed(const gh_ck_geometry *g, void *slots, 
   return GH_CK_GAVE_UP;
 }
 
-/* Runs one eviction chain for *held, starting at its first bucket (moved: the bucketed chain's). */
+/* Runs one eviction chain for *held, starting at its first bucket (moved, marks: the bucketed
+ * chain's). */
 GH_HD gh_ck_outcome gh_ck_insert_chain(const gh_ck_geometry *g, void *slots, gh_slot_bits *held, int policy,
-                                       uint32_t *moved) {
-  if (g->bucket_shift > 0) return gh_ck_insert_bucketed(g, slots, held, policy, moved);
+                                       uint32_t *moved, unsigned *marks) {
+  if (g->bucket_shift > 0) return gh_ck_insert_bucketed(g, slots, held, policy, moved, marks);
   const gh_slot_format f = g->format;
   const uint64_t empty = gh_slot_empty_key(f.key_bits);
   uint64_t location = gh_ck_bucket(g, gh_slot_bits_key(f, *held), 0);
@@ -369,29 +373,38 @@ GH_HD int gh_ck_dedupe_slot(const gh_ck_geometry *g, void *slots, uint64_t at, i
 }
 
 /* Clean-up of a slot marked in `moved` (see Invariant above): every copy of its key in the key's
- * buckets but the earliest merges into that one and empties. Each copy is taken by a CAS of the
- * bits read from it, so that callers resolving one key at once (from two marked slots) remove each
- * copy once. Returns the copies this caller removed. */
+ * buckets but the earliest (the first in function order, then slot order, as gh_ck_locate finds
+ * it) merges into that one and empties, in one read of each bucket, 16 bytes at a time. Each copy
+ * is taken by a CAS of the bits read from it, so that callers resolving one key at once (from two
+ * marked slots) remove each copy once; the earliest copy, which none of them takes, is the same
+ * for all. Returns the copies this caller removed. */
 GH_HD unsigned gh_ck_resolve_copies(const gh_ck_geometry *g, void *slots, uint64_t at, int policy) {
   const gh_slot_format f = g->format;
   const uint64_t empty = gh_slot_empty_key(f.key_bits);
   const uint64_t key = gh_slot_load_key(f, gh_slot_at(f, slots, at));
   if (key == empty) return 0;
-  const uint64_t keeper = gh_ck_locate(g, slots, key);
-  if (keeper >= g->slot_count) return 0;
-  const uint64_t width = 1ull << g->bucket_shift;
+  const uint64_t width = 1ull << g->bucket_shift, per_chunk = 16u / f.slot_bytes;
   const gh_slot_bits emptied = gh_slot_pack(f, empty, ~0ull);
+  uint64_t keeper = ~0ull;
   unsigned removed = 0;
   for (unsigned i = 0; i < g->functions; ++i) {
     const uint64_t bucket = gh_ck_bucket(g, key, i);
     if (gh_ck_function_of(g, key, bucket << g->bucket_shift) < i) continue; /* read already */
-    for (uint64_t s = bucket << g->bucket_shift; s < (bucket << g->bucket_shift) + width; ++s) {
-      if (s == keeper) continue;
-      void *slot = gh_slot_at(f, slots, s);
-      const gh_slot_bits seen = gh_slot_load(f, slot);
-      if (gh_slot_bits_key(f, seen) != key || !gh_slot_bits_equal(gh_slot_cas(f, slot, seen, emptied), seen)) continue;
-      gh_slot_merge_if_key(f, gh_slot_at(f, slots, keeper), key, policy, gh_slot_bits_value(f, seen));
-      removed += 1;
+    for (uint64_t chunk = bucket << g->bucket_shift; chunk < (bucket << g->bucket_shift) + width; chunk += per_chunk) {
+      const void *piece = gh_slot_at(f, slots, chunk);
+      const uint64_t lo = gh_load_u64(piece), hi = gh_load_u64((const char *)piece + 8);
+      for (uint64_t s = chunk; s < chunk + per_chunk; ++s) {
+        if (gh_ck_key_in_chunk(f, lo, hi, s) != key) continue;
+        if (keeper == ~0ull) {
+          keeper = s;
+          continue;
+        }
+        void *slot = gh_slot_at(f, slots, s);
+        const gh_slot_bits seen = gh_slot_load(f, slot);
+        if (gh_slot_bits_key(f, seen) != key || !gh_slot_bits_equal(gh_slot_cas(f, slot, seen, emptied), seen)) continue;
+        gh_slot_merge_if_key(f, gh_slot_at(f, slots, keeper), key, policy, gh_slot_bits_value(f, seen));
+        removed += 1;
+      }
     }
   }
   return removed;

@@ -68,7 +68,8 @@ __global__ void ck_place_kernel(gh_ck_geometry geometry, void *slots, void *entr
   for (uint64_t i = gh_thread_index(); i < m; i += gh_grid_threads()) {
     void *entry = gh_slot_at(f, entries, i);
     gh_slot_bits held = gh_slot_read(f, entry);
-    const gh_ck_outcome outcome = gh_ck_insert_chain(&g, slots, &held, policy, moved);
+    unsigned marks = 0; /* (the chapter's layout makes none) */
+    const gh_ck_outcome outcome = gh_ck_insert_chain(&g, slots, &held, policy, moved, &marks);
     placed += outcome == GH_CK_PLACED;
     gave_up += outcome == GH_CK_GAVE_UP;
     failed[i] = outcome == GH_CK_GAVE_UP;
@@ -204,6 +205,7 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
   const uint64_t empty_key = gh_slot_empty_key(KB);
   const gh_slot_bits empty_bits = gh_slot_pack(f, empty_key, ~0ull);
   unsigned long long placed = 0, gave_up = 0;
+  unsigned marks = 0;
   for (uint64_t i = l.first; i < m; i += l.stride) {
     void *entry = gh_slot_at(f, entries, i);
     gh_slot_bits held = gh_slot_read(f, entry);
@@ -232,7 +234,7 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
         int taken = 0;
         if (l.group.rank == (unsigned)__ffs((int)emptying) - 1u) {
           taken = gh_slot_bits_key(f, gh_slot_cas(f, gh_slot_at(f, slots, mine + empty), empty_bits, held)) == empty_key;
-          if (taken && displaced_held) gh_ck_mark_moved(moved, mine + empty);
+          if (taken && displaced_held) gh_ck_mark_moved(moved, mine + empty, &marks);
         }
         if (gh_device_group_ballot(l.group, taken)) {
           outcome = GH_CK_PLACED;
@@ -251,7 +253,7 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
       if (l.group.rank == owner) {
         void *slot = gh_slot_at(f, slots, (bucket << g.bucket_shift) + victim);
         displaced = gh_slot_exchange(f, slot, held);
-        gh_ck_mark_moved(moved, (bucket << g.bucket_shift) + victim);
+        gh_ck_mark_moved(moved, (bucket << g.bucket_shift) + victim, &marks);
         merged = gh_slot_bits_key(f, displaced) == key &&
                  gh_slot_merge_if_key(f, slot, key, policy, gh_slot_bits_value(f, displaced));
       }
@@ -280,6 +282,7 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
   }
   gh_warp_add(&counters->placed, placed);
   gh_warp_add(&counters->gave_up, gave_up);
+  gh_warp_add(&counters->count, marks);
 }
 
 /* Keys a group looks up together in the bucketed table: their bucket reads are in flight at once. */
@@ -634,7 +637,8 @@ static gh_status cuda_prepare(gh_table *t, const gh_ck_geometry *g, const void *
 }
 
 static gh_status cuda_place(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
-                            uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, void *stream) {
+                            uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, uint64_t *marks,
+                            void *stream) {
   gh_ck_geometry geometry = *g;
   void *slots = state(t)->slots;
   gh_ck_counters *counters = state(t)->counters;
@@ -646,6 +650,7 @@ static gh_status cuda_place(gh_table *t, const gh_ck_geometry *g, void *entries,
   if (status != GH_OK) return status;
   *placed = after.placed;
   *gave_up = after.gave_up;
+  *marks = after.count;
   return GH_OK;
 }
 

@@ -79,7 +79,9 @@ static gh_counters place_chunk(void *context, uint64_t begin, uint64_t end) {
   for (uint64_t i = begin; i < end; ++i) {
     void *entry = gh_slot_at(f, p->entries, i);
     gh_slot_bits held = gh_slot_read(f, entry);
-    const gh_ck_outcome outcome = gh_ck_insert_chain(p->g, p->slots, &held, p->policy, p->moved);
+    unsigned marks = 0;
+    const gh_ck_outcome outcome = gh_ck_insert_chain(p->g, p->slots, &held, p->policy, p->moved, &marks);
+    counted.value[2] += marks;
     counted.value[0] += outcome == GH_CK_PLACED;
     counted.value[1] += outcome == GH_CK_GAVE_UP;
     p->flags[i] = outcome == GH_CK_GAVE_UP;
@@ -89,13 +91,15 @@ static gh_counters place_chunk(void *context, uint64_t begin, uint64_t end) {
 }
 
 static gh_status host_place(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
-                            uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, void *stream) {
+                            uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, uint64_t *marks,
+                            void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
   pass p = {g, w->slots, NULL, NULL, entries, failed, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, moved};
   (void)stream;
   const gh_counters counted = gh__parallel_for(m, t->config.host_threads, place_chunk, &p);
   *placed = counted.value[0];
   *gave_up = counted.value[1];
+  *marks = counted.value[2];
   return GH_OK;
 }
 

@@ -357,6 +357,7 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
   gh_status status = GH_OK;
   size_t moved_bytes = 0;
   uint32_t *moved = may_repeat ? moved_marks(t, &moved_bytes, stream) : NULL;
+  uint64_t marks = 0;
   while (batch->count > 0) {
     uint64_t placed = 0, left = 0;
     set_eviction_limit(&w->geometry, w->main_keys + batch->count);
@@ -368,7 +369,7 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
      * which a bucketed table may still hold. */
     if (w->forced_attempt) w->geometry.max_evictions = 0;
     status = b->place(t, &w->geometry, batch->entries, batch->count, policy, batch->flags, moved, &placed, &left,
-                      stream);
+                      &marks, stream);
     if (status != GH_OK) break;
     w->main_keys += placed;
     if (left == 0) break;
@@ -413,8 +414,11 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
   batch_free(t, batch, stream);
   if (status == GH_OK && may_repeat) {
     uint64_t removed = 0;
-    status = moved ? b->dedupe_moved(t, &w->geometry, moved, policy, &removed, stream)
-                   : b->dedupe(t, &w->geometry, policy, &removed, stream);
+    /* Each mark reads the d buckets of its key, the whole clean-up each bucket once: the marks go
+     * while they read fewer. */
+    const int by_marks = moved && marks * w->geometry.functions < w->geometry.bucket_count;
+    status = by_marks ? b->dedupe_moved(t, &w->geometry, moved, policy, &removed, stream)
+                      : b->dedupe(t, &w->geometry, policy, &removed, stream);
     w->main_keys -= removed;
   }
   discard(t, moved, moved_bytes, stream);

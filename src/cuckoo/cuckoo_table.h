@@ -48,9 +48,11 @@ typedef struct gh_ck_backend {
                        void *entries, uint64_t *entry_count, uint64_t *side_new, void *stream);
   /* Phase 2: one eviction chain per entry. A chain that gives up writes the entry it still holds
    * back to entries[i] and sets failed[i]; others clear failed[i]. Bucketed chains mark the slots
-   * they move entries into in `moved` (a bitmap of slot_count bits, or NULL; cuckoo.h). */
+   * they move entries into in `moved` (a bitmap of slot_count bits, or NULL; cuckoo.h); *marks =
+   * how many marks they made. */
   gh_status (*place)(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
-                     uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, void *stream);
+                     uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, uint64_t *marks,
+                     void *stream);
   /* After a pass that gave up: a flagged entry whose key the table holds merges into it by the
    * policy and loses its flag (nothing moves meanwhile). *remaining = entries still flagged. */
   gh_status (*absorb)(gh_table *t, const gh_ck_geometry *g, const void *entries, uint8_t *failed, uint64_t m,
