@@ -322,13 +322,20 @@ static gh_status stash_leftovers(gh_table *t, gh_ck_batch *batch, uint64_t lefto
   return status;
 }
 
-/* The bucketed chains' marks for one placement (cuckoo.h, Invariant): a zeroed bitmap of the
- * slots, *bytes long; NULL for the chapter's layout, or when its memory is refused (the clean-up
- * then reads the whole table). */
-static uint32_t *moved_marks(gh_table *t, size_t *bytes, void *stream) {
-  const gh_ck_geometry *g = &state(t)->geometry;
+/* The bucketed chains' marks for placing m entries (cuckoo.h, Invariant): a zeroed bitmap of the
+ * slots, *bytes long. NULL (the clean-up then reads the whole table) for the chapter's layout, when
+ * its memory is refused, and for a batch that is large (four marks an entry would read more
+ * buckets than the table has) and fills the table past 85 %: there the chains' marks outnumber
+ * the buckets, and marking cost the placement more than the clean-up saved (H100s, 2^27 keys, d = 2:
+ * builds to load 0.95 with 16 slots a bucket at 3.62 G/s with marks, 3.93 without in an earlier
+ * run; to 0.8 with 8 slots at 6.03 against 5.48; bench/results/2026-11-28-h100-cuckoo-marks.txt). */
+static uint32_t *moved_marks(gh_table *t, uint64_t m, size_t *bytes, void *stream) {
+  const gh_ck_table *w = state(t);
+  const gh_ck_geometry *g = &w->geometry;
   *bytes = 0;
   if (g->bucket_shift == 0) return NULL;
+  const int large = m * g->functions * 4u >= g->bucket_count;
+  if (large && (w->main_keys + m) * 100u > g->slot_count * 85u) return NULL;
   const size_t size = (size_t)((g->slot_count + 31u) / 32u) * sizeof(uint32_t);
   uint32_t *moved = (uint32_t *)gh__alloc(t, size, gh__backend_memory(t));
   if (moved != NULL && gh__fill(t, moved, 0, size, stream) != GH_OK) {
@@ -356,7 +363,7 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
   unsigned restarts_here = 0, restarts_now = 0;
   gh_status status = GH_OK;
   size_t moved_bytes = 0;
-  uint32_t *moved = may_repeat ? moved_marks(t, &moved_bytes, stream) : NULL;
+  uint32_t *moved = may_repeat ? moved_marks(t, batch->count, &moved_bytes, stream) : NULL;
   uint64_t marks = 0;
   while (batch->count > 0) {
     uint64_t placed = 0, left = 0;
