@@ -24,9 +24,10 @@
  *                 slot width): distinct keys filled to load 0.95 and 0.98 in one batch and in
  *                 many do not make the table grow; new keys twice in one batch land once; the
  *                 table takes repeats, erases, re-inserts and every policy. First, the clean-up
- *                 of the slots eviction chains marked, on hand-made tables (copies of keys in
- *                 their buckets, some copies marked: each key once, at its earliest position,
- *                 with its copies' values merged)
+ *                 of the slots eviction chains marked, on hand-made tables of 4-, 8- and 16-byte
+ *                 slots (copies of keys in their buckets, some copies marked, resolved by 8
+ *                 threads: each key once, at its earliest position, with its copies' values
+ *                 merged)
  *
  *   cuckoo BACKEND --part PART [--seed S] [--bucket-slots 1|4|8|16]
  *
@@ -46,6 +47,7 @@
 #include <string.h>
 
 #include "alloc_inject.h"
+#include "core/parallel.h"
 #include "cuckoo/cuckoo_table.h"
 #include "ref_models.h"
 #include "test_util.h"
@@ -1360,15 +1362,30 @@ static void buckets_case(unsigned index, unsigned slots, unsigned d, unsigned ke
   free(keys);
 }
 
+/* The marks of buckets_copies_case, resolved by several threads at once. */
+typedef struct copies_job {
+  const gh_ck_geometry *g;
+  void *slots;
+  const uint64_t *marked;
+} copies_job;
+
+static gh_counters resolve_marked(void *context, uint64_t begin, uint64_t end) {
+  const copies_job *job = (const copies_job *)context;
+  gh_counters counted = {{0}};
+  for (uint64_t m = begin; m < end; ++m) counted.value[0] += gh_ck_resolve_copies(job->g, job->slots, job->marked[m], GH_ADD);
+  return counted;
+}
+
 /* The clean-up of the slots the eviction chains marked (gh_ck_resolve_copies, src/cuckoo/cuckoo.h)
- * on a hand-made table of 97 buckets: keys with 1 to 4 copies in their buckets, some of each key's
- * copies marked (the earliest among them or not, one or several), resolved in random order under
- * GH_ADD: every key once, at its earliest position, with the sum of its copies' values; the calls
- * count every copy removed; marked keys without copies stay as they were. */
-static void buckets_copies_case(unsigned slots_per_bucket, unsigned functions) {
-  tu_rng rng = tu_rng_make(tu_mix_seed(ck_seed, 0xC0B1E5u, slots_per_bucket, functions));
-  tu_set_context("buckets copies: %u slots a bucket, d = %u, seed 0x%016llx", slots_per_bucket, functions,
-                 (unsigned long long)ck_seed);
+ * on a hand-made table of 97 buckets (4-, 8- and 16-byte slots): keys with 1 to 4 copies in their
+ * buckets, some of each key's copies marked (the earliest among them or not, one or several, some
+ * slots twice), resolved in random order by 8 threads under GH_ADD: every key once, at its
+ * earliest position, with the sum of its copies' values; the calls count every copy removed once;
+ * marked keys without copies stay as they were. */
+static void buckets_copies_case(unsigned slots_per_bucket, unsigned functions, unsigned key_bits, unsigned value_bits) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(ck_seed, 0xC0B1E5u + key_bits + value_bits, slots_per_bucket, functions));
+  tu_set_context("buckets copies: %u slots a bucket, d = %u, k%u v%u, seed 0x%016llx", slots_per_bucket, functions,
+                 key_bits, value_bits, (unsigned long long)ck_seed);
   gh_ck_geometry g;
   memset(&g, 0, sizeof g);
   while ((1u << g.bucket_shift) < slots_per_bucket) g.bucket_shift += 1;
@@ -1377,35 +1394,40 @@ static void buckets_copies_case(unsigned slots_per_bucket, unsigned functions) {
   g.slot_count = g.bucket_count << g.bucket_shift;
   g.functions = functions;
   g.family = GH_HASH_MULTIPLY;
-  g.format = gh_slot_format_make(32, 32);
+  g.format = gh_slot_format_make(key_bits, value_bits);
   for (unsigned i = 0; i < functions; ++i) {
     g.a[i] = 1u + tu_below(&rng, GH_CK_PRIME32 - 1u);
     g.b[i] = tu_below(&rng, GH_CK_PRIME32);
   }
-  enum { KEYS = 60, MAX_COPIES = 4 };
-  uint64_t *slots = (uint64_t *)tu_xmalloc((size_t)(g.slot_count + 1) * 8u);
-  memset(slots, 0xFF, (size_t)(g.slot_count + 1) * 8u);
-  uint64_t keys[KEYS], keeper[KEYS], sum[KEYS], marked[KEYS * MAX_COPIES], expected_removed = 0;
+  const gh_slot_format f = g.format;
+  enum { KEYS = 60, MAX_COPIES = 4, MAX_MARKS = KEYS * MAX_COPIES * 2 };
+  void *slots = tu_xmalloc((size_t)(g.slot_count + 1) * f.slot_bytes);
+  memset(slots, 0xFF, (size_t)(g.slot_count + 1) * f.slot_bytes);
+  const uint64_t value_mask = value_bits == 64 ? ~0ull : (1ull << value_bits) - 1u;
+  uint64_t keys[KEYS], keeper[KEYS], sum[KEYS], marked[MAX_MARKS], expected_removed = 0;
   unsigned copies[KEYS], marks = 0;
   for (unsigned k = 0; k < KEYS; ++k) {
-    keys[k] = 0x10000u + 7919u * k + tu_below(&rng, 7000u);
-    copies[k] = sum[k] = 0;
+    keys[k] = 0x10000u + 7919u * k + tu_below(&rng, 7000u) + (key_bits == 64 ? tu_below(&rng, 1u << 30) << 32 : 0u);
+    copies[k] = 0;
+    sum[k] = 0;
     uint64_t at[MAX_COPIES];
     for (unsigned c = 0; c < 1u + k % MAX_COPIES; ++c) {
       const uint64_t first = gh_ck_bucket(&g, keys[k], (unsigned)tu_below(&rng, functions)) << g.bucket_shift;
       const uint64_t s = first + tu_below(&rng, slots_per_bucket);
-      if (slots[s] != ~0ull) continue; /* (taken: one copy fewer) */
-      const uint64_t value = tu_below(&rng, 1000u);
-      slots[s] = keys[k] | value << 32;
-      sum[k] += value;
+      if (gh_slot_load_key(f, gh_slot_at(f, slots, s)) != gh_slot_empty_key(key_bits)) continue; /* one copy fewer */
+      const uint64_t value = value_bits ? tu_below(&rng, 1000u) : 0u;
+      gh_slot_write(f, gh_slot_at(f, slots, s), gh_slot_pack(f, keys[k], value));
+      sum[k] = (sum[k] + value) & value_mask;
       at[copies[k]++] = s;
     }
     if (copies[k] == 0) continue;
     expected_removed += copies[k] - 1u;
-    /* every key with copies has one marked at least; a key without, every other time */
+    /* every key with copies has one marked at least (some twice); a key without, every other time */
     const unsigned first_mark = (unsigned)tu_below(&rng, copies[k]);
-    for (unsigned c = 0; c < copies[k]; ++c)
+    for (unsigned c = 0; c < copies[k]; ++c) {
       if (c == first_mark ? (copies[k] > 1 || tu_below(&rng, 2)) : tu_below(&rng, 2) != 0) marked[marks++] = at[c];
+      if (tu_below(&rng, 4) == 0) marked[marks++] = at[c];
+    }
   }
   for (unsigned k = 0; k < KEYS; ++k) keeper[k] = copies[k] ? gh_ck_locate(&g, slots, keys[k]) : ~0ull;
   for (unsigned m = marks; m > 1; --m) { /* resolved in random order */
@@ -1414,19 +1436,21 @@ static void buckets_copies_case(unsigned slots_per_bucket, unsigned functions) {
     marked[m - 1] = marked[j];
     marked[j] = swap;
   }
-  uint64_t removed = 0;
-  for (unsigned m = 0; m < marks; ++m) removed += gh_ck_resolve_copies(&g, slots, marked[m], GH_ADD);
+  copies_job job = {&g, slots, marked};
+  const uint64_t removed = gh__parallel_for(marks, 8, resolve_marked, &job).value[0];
   CHECK(removed == expected_removed, "the clean-up removed %llu copies, the table had %llu",
         (unsigned long long)removed, (unsigned long long)expected_removed);
   for (unsigned k = 0; k < KEYS; ++k) {
     if (copies[k] == 0) continue;
     unsigned seen = 0;
-    for (uint64_t s = 0; s < g.slot_count; ++s) seen += (slots[s] & 0xFFFFFFFFull) == keys[k];
+    for (uint64_t s = 0; s < g.slot_count; ++s) seen += gh_slot_load_key(f, gh_slot_at(f, slots, s)) == keys[k];
     if (!CHECK(seen == 1, "key 0x%llx is held %u times after the clean-up", (unsigned long long)keys[k], seen)) break;
-    if (!CHECK((slots[keeper[k]] & 0xFFFFFFFFull) == keys[k] && slots[keeper[k]] >> 32 == sum[k],
-               "key 0x%llx: slot %llu holds 0x%016llx, expected the key with the sum %llu of its %u copies",
-               (unsigned long long)keys[k], (unsigned long long)keeper[k], (unsigned long long)slots[keeper[k]],
-               (unsigned long long)sum[k], copies[k]))
+    const gh_slot_bits kept = gh_slot_read(f, gh_slot_at(f, slots, keeper[k]));
+    if (!CHECK(gh_slot_bits_key(f, kept) == keys[k] && gh_slot_bits_value(f, kept) == sum[k],
+               "key 0x%llx: slot %llu holds key 0x%llx value %llu, expected the key with the sum %llu of its %u "
+               "copies",
+               (unsigned long long)keys[k], (unsigned long long)keeper[k], (unsigned long long)gh_slot_bits_key(f, kept),
+               (unsigned long long)gh_slot_bits_value(f, kept), (unsigned long long)sum[k], copies[k]))
       break;
   }
   free(slots);
@@ -1435,7 +1459,11 @@ static void buckets_copies_case(unsigned slots_per_bucket, unsigned functions) {
 static void buckets_all(void) {
   static const unsigned widths[][2] = {{32, 32}, {32, 0}, {64, 64}, {64, 32}};
   for (unsigned slots = 4; slots <= 16; slots *= 2)
-    for (unsigned d = 2; d <= 3; ++d) buckets_copies_case(slots, d);
+    for (unsigned d = 2; d <= 3; ++d) {
+      buckets_copies_case(slots, d, 32, 0);
+      buckets_copies_case(slots, d, 32, 32);
+      buckets_copies_case(slots, d, 64, 64);
+    }
   unsigned index = 0;
   for (unsigned slots = 4; slots <= 16; slots *= 2)
     for (unsigned d = 2; d <= 3; ++d)

@@ -363,6 +363,8 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
   unsigned restarts_here = 0, restarts_now = 0;
   gh_status status = GH_OK;
   size_t moved_bytes = 0;
+  /* (a batch that phase 1 emptied places nothing, so it leaves no copies to clean up) */
+  if (batch->count == 0) may_repeat = 0;
   uint32_t *moved = may_repeat ? moved_marks(t, batch->count, &moved_bytes, stream) : NULL;
   uint64_t marks = 0;
   while (batch->count > 0) {
