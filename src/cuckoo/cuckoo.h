@@ -258,6 +258,13 @@ GH_HD gh_ck_outcome gh_ck_insert_bucketed(const gh_ck_geometry *g, void *slots, 
   return GH_CK_GAVE_UP;
 }
 
+/* A chain's end for the entry it started from: a chain that gave up flags the entry and writes back
+ * the entry it still holds (placement passes of both backends). */
+GH_HD void gh_ck_chain_end(gh_slot_format f, gh_ck_outcome outcome, void *entry, gh_slot_bits held, uint8_t *failed) {
+  *failed = outcome == GH_CK_GAVE_UP;
+  if (outcome == GH_CK_GAVE_UP) gh_slot_write(f, entry, held);
+}
+
 /* Runs one eviction chain for *held, starting at its first bucket (moved, marks: the bucketed
  * chain's). */
 GH_HD gh_ck_outcome gh_ck_insert_chain(const gh_ck_geometry *g, void *slots, gh_slot_bits *held, int policy,

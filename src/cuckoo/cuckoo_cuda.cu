@@ -72,8 +72,7 @@ __global__ void ck_place_kernel(gh_ck_geometry geometry, void *slots, void *entr
     const gh_ck_outcome outcome = gh_ck_insert_chain(&g, slots, &held, policy, moved, &marks);
     placed += outcome == GH_CK_PLACED;
     gave_up += outcome == GH_CK_GAVE_UP;
-    failed[i] = outcome == GH_CK_GAVE_UP;
-    if (outcome == GH_CK_GAVE_UP) gh_slot_write(f, entry, held);
+    gh_ck_chain_end(f, outcome, entry, held, &failed[i]);
   }
   gh_warp_add(&counters->placed, placed);
   gh_warp_add(&counters->gave_up, gave_up);
@@ -277,8 +276,7 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
     if (l.group.rank != 0) continue;
     placed += outcome == GH_CK_PLACED;
     gave_up += outcome == GH_CK_GAVE_UP;
-    failed[i] = outcome == GH_CK_GAVE_UP;
-    if (outcome == GH_CK_GAVE_UP) gh_slot_write(f, entry, held);
+    gh_ck_chain_end(f, outcome, entry, held, &failed[i]);
   }
   gh_warp_add(&counters->placed, placed);
   gh_warp_add(&counters->gave_up, gave_up);

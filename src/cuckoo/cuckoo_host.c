@@ -84,8 +84,7 @@ static gh_counters place_chunk(void *context, uint64_t begin, uint64_t end) {
     counted.value[2] += marks;
     counted.value[0] += outcome == GH_CK_PLACED;
     counted.value[1] += outcome == GH_CK_GAVE_UP;
-    p->flags[i] = outcome == GH_CK_GAVE_UP;
-    if (outcome == GH_CK_GAVE_UP) gh_slot_write(f, entry, held);
+    gh_ck_chain_end(f, outcome, entry, held, &p->flags[i]);
   }
   return counted;
 }
