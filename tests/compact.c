@@ -12,6 +12,8 @@
  * remove) keep it so; gh_compact of an empty table. An allocator that fails the k-th allocation
  * of gh_compact for every k until it gets through: the call fails with GH_ERR_OUT_OF_MEMORY and
  * the table is unchanged (the same export, size, validate, the same tombstones), nothing leaks.
+ * warpdrive also at load 0.95 after rounds of churn (case_churn), where its rehash moves keys in
+ * long chains.
  * A design without GH_CAP_COMPACT must answer GH_ERR_UNSUPPORTED naming gh_compact.
  * Every failure prints the case, the phase and the seed.
  */
@@ -167,6 +169,67 @@ done:
   free(keys), free(values), free(packed), free(packed_values);
 }
 
+/* warpdrive at load 0.95, windows of 1, 4 and 32 slots (locality regions with 1 and 4, plain
+ * double hashing with 32): rounds that erase a quarter of the keys and insert as many new ones,
+ * which take the tombstones, so empty slots grow scarce and keys sit far along their sequences;
+ * then gh_compact's rehash has long chains of moves to make. The same pairs after it, every key
+ * found, every erased one absent, validate (no key with an empty slot before it), no tombstones. */
+static void case_churn(gh_backend backend, unsigned group_size) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(compact_seed, 7, group_size, backend));
+  gh_config c = gh_config_default(GH_WARPDRIVE);
+  c.backend = backend;
+  c.capacity = 20000;
+  c.group_size = group_size;
+  c.seed = compact_seed;
+  gh_table *t = NULL;
+  tu_set_phase("churn g%u: create", group_size);
+  if (!CHECK_OK(NULL, gh_create(&c, &t))) return;
+  uint64_t slots = 0;
+  CHECK_OK(t, gh_capacity(t, &slots));
+  const uint64_t live_n = slots * 95 / 100, turnover = live_n / 4, rounds = 8, universe = live_n + rounds * turnover;
+  uint64_t *keys = (uint64_t *)tu_xmalloc(universe * 8), *live = (uint64_t *)tu_xmalloc(live_n * 8);
+  uint64_t *values = (uint64_t *)tu_xmalloc(live_n * 8);
+  uint32_t *packed = (uint32_t *)tu_xmalloc(live_n * 4), *packed_values = (uint32_t *)tu_xmalloc(live_n * 4);
+  tu_ref ref;
+  tu_ref_init(&ref, 32, 32);
+  tu_gen_unique_keys(&rng, 32, universe, NULL, keys);
+  memcpy(live, keys, live_n * 8);
+  uint64_t next = live_n;
+  tu_set_phase("churn g%u: fill to 0.95", group_size);
+  tu_gen_values(&rng, 32, live_n, values);
+  write_words(packed, keys, live_n, 32), write_words(packed_values, values, live_n, 32);
+  CHECK_OK(t, gh_insert(t, packed, packed_values, live_n, GH_OVERWRITE, NULL, NULL));
+  tu_ref_insert(&ref, keys, values, live_n, GH_OVERWRITE, NULL);
+  for (uint64_t r = 0; r < rounds && tu_failure_count() == 0; ++r) {
+    tu_set_phase("churn g%u round %llu: erase a quarter", group_size, (unsigned long long)r);
+    tu_shuffle(&rng, live, live_n);
+    write_words(packed, live, turnover, 32);
+    CHECK_OK(t, gh_erase(t, packed, turnover, NULL, NULL, NULL));
+    tu_ref_erase(&ref, live, turnover);
+    tu_set_phase("churn g%u round %llu: insert as many new keys", group_size, (unsigned long long)r);
+    memcpy(live, keys + next, turnover * 8);
+    next += turnover;
+    tu_gen_values(&rng, 32, turnover, values);
+    write_words(packed, live, turnover, 32), write_words(packed_values, values, turnover, 32);
+    CHECK_OK(t, gh_insert(t, packed, packed_values, turnover, GH_OVERWRITE, NULL, NULL));
+    tu_ref_insert(&ref, live, values, turnover, GH_OVERWRITE, NULL);
+  }
+  uint64_t before_n = 0, after_n = 0;
+  pair *before = sorted_pairs(t, 32, 32, &before_n);
+  tu_set_phase("churn g%u: gh_compact", group_size);
+  CHECK(tombstones(t) > 0, "no tombstones after the churn");
+  CHECK_OK(t, gh_compact(t, NULL));
+  pair *after = sorted_pairs(t, 32, 32, &after_n);
+  same_pairs(before, before_n, after, after_n, "gh_compact after the churn");
+  CHECK(tombstones(t) == 0, "%llu tombstones after gh_compact", (unsigned long long)tombstones(t));
+  CHECK_OK(t, gh_validate(t));
+  check_contents(t, &ref, keys, next, 32, 32);
+  free(before), free(after);
+  gh_destroy(t);
+  tu_ref_free(&ref);
+  free(keys), free(live), free(values), free(packed), free(packed_values);
+}
+
 /* The k-th allocation of gh_compact fails, for every k until it gets through. */
 static void case_alloc(const tu_design *design, gh_backend backend) {
   tu_rng rng = tu_rng_make(tu_mix_seed(compact_seed, 5, 5, backend));
@@ -246,6 +309,10 @@ int main(int argc, char **argv) {
   static const unsigned key_widths[] = {32, 64}, value_widths[] = {0, 32, 64};
   for (size_t k = 0; k < 2; ++k)
     for (size_t v = 0; v < 3; ++v) case_widths(design, backend, key_widths[k], value_widths[v]);
+  if (design->design == GH_WARPDRIVE) {
+    static const unsigned group_sizes[] = {1, 4, 32};
+    for (size_t g = 0; g < 3; ++g) case_churn(backend, group_sizes[g]);
+  }
   case_alloc(design, backend);
   return tu_finish("compact");
 usage:

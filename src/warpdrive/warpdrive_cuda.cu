@@ -573,16 +573,29 @@ __global__ void wd_export_kernel(gh_wd_geometry geometry, void *slots, void *key
   }
 }
 
+/* A pass of gh_compact's in-place rehash (gpuhash/detail/warpdrive.h): a thread a slot, adjacent
+ * threads on adjacent slots, so the table streams through once and only keys that sit past their
+ * first window read further; the slots changed are counted into the call counters' cursor. */
+template <unsigned KB, unsigned VB>
+__global__ void wd_rehash_kernel(gh_wd_geometry geometry, void *slots, gh_wd_counters *counters) {
+  const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
+  const uint64_t main_slots = g.window_count * g.window_width;
+  unsigned changed = 0;
+  for (uint64_t i = gh_thread_index(); i < main_slots; i += gh_grid_threads())
+    changed += (unsigned)gh_wd_rehash_slot(&g, slots, i);
+  gh_warp_add(&counters->call.cursor, changed);
+}
+
 /* ---- Launching -------------------------------------------------------------------------------- */
 
 /* The kernels of one (key, value) width pair. */
 typedef struct wd_kernels {
-  const void *insert, *find, *erase, *export_all, *round, *region, *region_erase;
+  const void *insert, *find, *erase, *export_all, *rehash, *round, *region, *region_erase;
   gh_status (*partition)(gh_table *t, const gh_wd_round *r, void *stream);
 } wd_kernels;
 
 static wd_kernels kernels_for(const gh_wd_geometry &g) {
-  wd_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  wd_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 #define GH_WD_KERNELS_CASE(kb, vb)                                                            \
   if (g.key_bits == kb && g.value_bits == vb) {                                               \
     k.insert = (const void *)wd_insert_kernel<kb, vb>;                                        \
@@ -593,6 +606,7 @@ static wd_kernels kernels_for(const gh_wd_geometry &g) {
     k.find = (const void *)wd_find_kernel<kb, vb>;                                            \
     k.erase = (const void *)wd_erase_kernel<kb, vb>;                                          \
     k.export_all = (const void *)wd_export_kernel<kb, vb>;                                    \
+    k.rehash = (const void *)wd_rehash_kernel<kb, vb>;                                        \
   }
   GH_WIDTHS(GH_WD_KERNELS_CASE)
 #undef GH_WD_KERNELS_CASE
@@ -764,6 +778,18 @@ static gh_status cuda_export(gh_table *t, void *keys_out, void *values_out, uint
   return status;
 }
 
+static gh_status cuda_rehash_pass(gh_table *t, uint64_t *changed, void *stream) {
+  gh_wd_table *w = state(t);
+  gh_wd_geometry g = w->geometry;
+  void *args[] = {&g, &w->slots, &w->counters};
+  gh_wd_call_counters after;
+  const gh_status status = run_counted(t, kernels_for(g).rehash, g.window_count * g.window_width, args, &after, stream);
+  if (status == GH_OK) *changed = after.cursor;
+  return status;
+}
+
+static gh_status cuda_compact(gh_table *t, void *stream) { return gh__wd_rehash(t, cuda_rehash_pass, stream); }
+
 static gh_status cuda_device_view(gh_table *t, gh_device_view *view) {
   gh_wd_table *w = state(t);
   w->device_view_given = 1;
@@ -801,6 +827,6 @@ extern "C" const gh_table_ops gh__warpdrive_cuda_ops = {
     .device_view = cuda_device_view,
     .take_flags = gh__wd_take_flags,
     .mixed = NULL,
-    .compact = gh__wd_compact,
+    .compact = cuda_compact,
     .join = NULL,
 };

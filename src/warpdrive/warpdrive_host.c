@@ -279,6 +279,24 @@ static gh_status host_stats(gh_table *t, gh_stats *stats) {
   return GH_OK;
 }
 
+/* A pass of gh_compact's in-place rehash (gpuhash/detail/warpdrive.h) over a range of slots. */
+static gh_counters rehash_chunk(void *context, uint64_t begin, uint64_t end) {
+  const gh_wd_table *w = (const gh_wd_table *)context;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) counted.value[0] += (uint64_t)gh_wd_rehash_slot(&w->geometry, w->slots, i);
+  return counted;
+}
+
+static gh_status host_rehash_pass(gh_table *t, uint64_t *changed, void *stream) {
+  gh_wd_table *w = state(t);
+  (void)stream;
+  *changed = gh__parallel_for(w->geometry.window_count * w->geometry.window_width, t->config.host_threads,
+                              rehash_chunk, w).value[0];
+  return GH_OK;
+}
+
+static gh_status host_compact(gh_table *t, void *stream) { return gh__wd_rehash(t, host_rehash_pass, stream); }
+
 const gh_table_ops gh__warpdrive_host_ops = {
     .name = "warpdrive/host",
     .init = gh__wd_init,
@@ -297,6 +315,6 @@ const gh_table_ops gh__warpdrive_host_ops = {
     .device_view = NULL,
     .take_flags = gh__wd_take_flags,
     .mixed = NULL,
-    .compact = gh__wd_compact,
+    .compact = host_compact,
     .join = NULL,
 };

@@ -250,48 +250,26 @@ gh_status gh__wd_validate(gh_table *t) {
   return status;
 }
 
-/* ---- gh_compact: rebuilt without tombstones -------------------------------------------------------
- * The keys and values are exported to scratch on the table's side, the slots swapped for fresh
- * ones (cleared), the pairs inserted there, and the fresh slots copied over the old ones (whose
- * address device views hold). Anything that fails before the copy puts the old slots and the
- * size counter back: the table is as it was. */
-gh_status gh__wd_compact(gh_table *t, void *stream) {
-  gh_wd_table *w = state(t);
-  const gh_wd_geometry *g = &w->geometry;
-  uint64_t size = 0, count = 0, failed = 0;
-  gh_status status = gh__wd_size(t, &size);
-  if (status != GH_OK) return status;
-  const size_t key_bytes = size * (g->key_bits / 8u), value_bytes = size * (g->value_bits / 8u);
-  const int had_tombstones = w->tombstones_possible;
-  void *keys = gh__alloc(t, key_bytes, w->kind), *values = g->value_bits ? gh__alloc(t, value_bytes, w->kind) : NULL;
-  void *fresh = gh__alloc(t, w->slots_bytes, w->kind), *old = w->slots;
-  if (keys == NULL || (g->value_bits && values == NULL) || fresh == NULL)
-    status = gh__fail(t, GH_ERR_OUT_OF_MEMORY, "gh_compact: no memory for a %zu-byte second set of slots and the "
-                      "%llu keys' copy; the table is unchanged", w->slots_bytes, (unsigned long long)size);
-  if (status == GH_OK) status = t->ops->export_all(t, keys, values, &count, stream);
-  if (status == GH_OK) {
-    w->slots = fresh;
-    status = gh__wd_clear(t, stream);
-    if (status == GH_OK) status = t->ops->insert(t, keys, values, count, GH_OVERWRITE, NULL, &failed, stream);
-    if (status == GH_OK && failed)
-      status = gh__fail(t, GH_ERR_INTERNAL, "gh_compact: %llu keys did not fit again; the table is unchanged",
-                        (unsigned long long)failed);
-    if (status == GH_OK) status = gh__copy(t, old, fresh, w->slots_bytes, stream);
-    w->slots = old;
-    if (status != GH_OK) {
-      /* (gh__wd_clear above spoke of the fresh slots; the old ones are back, tombstones and all) */
-      w->tombstones_possible = had_tombstones;
-      /* (the size counter as it was; the old slots were never written) */
-      const unsigned long long recorded = size;
-      gh__copy(t, &w->counters->size, &recorded, sizeof recorded, stream);
-    }
+/* ---- gh_compact: the in-place rehash (gpuhash/detail/warpdrive.h) --------------------------------
+ * Passes until one changes nothing; each waits for its count. It takes no memory. The first pass
+ * that fails to launch has changed nothing; a device that fails while a pass runs leaves every key
+ * in the table (a move writes its new slot before it empties the old one), and a later gh_compact
+ * on a working device takes the rehash on from there. */
+gh_status gh__wd_rehash(gh_table *t, gh_wd_rehash_pass pass, void *stream) {
+  uint64_t changed = 0, passes = 0;
+  gh_status status = GH_OK;
+  do {
+    status = pass(t, &changed, stream);
+    passes += 1;
+  } while (status == GH_OK && changed != 0);
+  if (status == GH_OK) state(t)->tombstones_possible = 0;
+  else if (passes > 1) {
+    char cause[256];
+    snprintf(cause, sizeof cause, "%s", gh_last_error(t));
+    gh__fail(t, status, "gh_compact: pass %llu of the in-place rehash failed (%s); every key is still in the "
+             "table, some may be out of a lookup's reach until a gh_compact completes",
+             (unsigned long long)passes, cause);
   }
-  /* (Nothing queued may still use the scratch when it goes.) */
-  const gh_status synced = gh__sync(t, stream);
-  if (status == GH_OK) status = synced;
-  gh__free(t, fresh, w->slots_bytes, w->kind);
-  gh__free(t, keys, key_bytes, w->kind);
-  gh__free(t, values, value_bytes, w->kind);
   return status;
 }
 

@@ -376,4 +376,43 @@ GH_HD int gh_wd_erase_serial(const gh_wd_geometry *g, void *slots, uint64_t key)
   return gh_wd_erase_within(g, slots, key, UINT32_MAX) == GH_WD_ERASE_REMOVED;
 }
 
+/* ---- The in-place rehash (gh_compact) ---------------------------------------------------------
+ * A pass over the main slots, slot by slot, in any order and concurrently: a tombstone becomes
+ * empty; a key with an empty slot in a window before its own on its sequence moves into the first
+ * such slot it can claim, or into an empty slot of its own window's lower lanes (a CAS of the
+ * whole pair into the empty slot, then its old slot emptied: never absent, copies only for the
+ * instant between the two writes). Passes repeat until one changes nothing. Then no key has an
+ * empty slot before it, the invariant above, because the last pass read a table nothing wrote. It
+ * ends: a move takes its key to an earlier window of its sequence (its first visit of a window
+ * counts) or a lower lane of its window, so each pass that changes something lowers the sum of
+ * the keys' (window number, lane) or the number of tombstones. No pass needs memory, and only the
+ * key's owner writes an occupied slot, so a pass moves whole pairs with the bits it read. */
+GH_HD int gh_wd_rehash_slot(const gh_wd_geometry *g, void *slots, uint64_t index) {
+  const gh_slot_format f = gh_wd_format(g);
+  void *slot = gh_wd_slot_at(g, slots, index);
+  const uint64_t key = gh_wd_load_key(g, slot), empty = gh_wd_empty_key(g->key_bits);
+  if (key == empty) return 0;
+  const gh_wd_bits emptied = gh_wd_free_bits(g, empty);
+  if (key == gh_wd_tombstone_key(g->key_bits)) {
+    gh_slot_exchange(f, slot, emptied);
+    return 1;
+  }
+  const gh_wd_bits pair = gh_slot_load(f, slot);
+  const uint64_t own = index / g->window_width;
+  const unsigned own_lane = (unsigned)(index % g->window_width);
+  for (gh_probe p = gh_wd_probe_begin(g, key); !gh_probe_done(&p, g->max_probe_windows); gh_wd_probe_next(g, &p)) {
+    uint32_t open = gh_wd_read_window(g, slots, p.window, key).empty;
+    if (p.window == own) open &= (1u << own_lane) - 1u;
+    for (; open != 0u; open &= open - 1u) {
+      void *target = gh_wd_slot_at(g, slots, gh_wd_window_slot(g, p.window, gh_lowest_bit(open)));
+      if (gh_wd_cas_slot(g, target, emptied, pair) == empty) {
+        gh_slot_exchange(f, slot, emptied);
+        return 1;
+      }
+    }
+    if (p.window == own) break;
+  }
+  return 0;
+}
+
 #endif /* GH_DETAIL_WARPDRIVE_H */
