@@ -573,16 +573,31 @@ __global__ void wd_export_kernel(gh_wd_geometry geometry, void *slots, void *key
   }
 }
 
-/* A pass of gh_compact's in-place rehash (gpuhash/detail/warpdrive.h): a thread a slot, adjacent
- * threads on adjacent slots, so the table streams through once and only keys that sit past their
- * first window read further; the slots changed are counted into the call counters' cursor. */
+/* A pass of gh_compact's in-place rehash (gpuhash/detail/warpdrive.h): a thread a slot, a warp on
+ * consecutive slots (whole windows), so the table streams through once and a key's own window
+ * comes from one ballot of its lanes; only keys past their first window read further. The slots
+ * changed are counted into the call counters' cursor (every lane reaches the warp's add). */
 template <unsigned KB, unsigned VB>
-__global__ void wd_rehash_kernel(gh_wd_geometry geometry, void *slots, gh_wd_counters *counters) {
+__global__ void wd_rehash_kernel(gh_wd_geometry geometry, void *slots, const uint32_t *marked_before,
+                                 uint32_t *marked, gh_wd_counters *counters) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-  const uint64_t main_slots = g.window_count * g.window_width;
+  const uint64_t main_slots = g.window_count * g.window_width, empty = gh_wd_empty_key(KB);
+  const unsigned lane = threadIdx.x % 32u, window_lane = lane % g.window_width;
+  const unsigned window_shift = lane - window_lane;
+  const uint32_t window_lanes = g.window_width == 32u ? ~0u : (1u << g.window_width) - 1u;
   unsigned changed = 0;
-  for (uint64_t i = gh_thread_index(); i < main_slots; i += gh_grid_threads())
-    changed += (unsigned)gh_wd_rehash_slot(&g, slots, i);
+  for (uint64_t i = gh_thread_index(); i < gh_warp_rounded(main_slots); i += gh_grid_threads()) {
+    const uint64_t key = i < main_slots ? gh_wd_load_key(&g, gh_wd_slot_at(&g, slots, i)) : 0u;
+    const uint32_t own_empty = (__ballot_sync(0xFFFFFFFFu, i < main_slots && key == empty) >> window_shift) &
+                               window_lanes & ((1u << window_lane) - 1u);
+    if (i >= main_slots || key == empty) continue;
+    if (key == gh_wd_tombstone_key(KB)) {
+      gh_wd_rehash_tombstone(&g, slots, i, marked);
+      changed += 1;
+    } else {
+      changed += (unsigned)gh_wd_rehash_key(&g, slots, i, key, own_empty, marked_before, marked);
+    }
+  }
   gh_warp_add(&counters->call.cursor, changed);
 }
 
@@ -778,10 +793,11 @@ static gh_status cuda_export(gh_table *t, void *keys_out, void *values_out, uint
   return status;
 }
 
-static gh_status cuda_rehash_pass(gh_table *t, uint64_t *changed, void *stream) {
+static gh_status cuda_rehash_pass(gh_table *t, const uint32_t *marked_before, uint32_t *marked, uint64_t *changed,
+                                  void *stream) {
   gh_wd_table *w = state(t);
   gh_wd_geometry g = w->geometry;
-  void *args[] = {&g, &w->slots, &w->counters};
+  void *args[] = {&g, &w->slots, (void *)&marked_before, &marked, &w->counters};
   gh_wd_call_counters after;
   const gh_status status = run_counted(t, kernels_for(g).rehash, g.window_count * g.window_width, args, &after, stream);
   if (status == GH_OK) *changed = after.cursor;

@@ -280,18 +280,26 @@ static gh_status host_stats(gh_table *t, gh_stats *stats) {
 }
 
 /* A pass of gh_compact's in-place rehash (gpuhash/detail/warpdrive.h) over a range of slots. */
+typedef struct rehash_call {
+  const gh_wd_table *w;
+  const uint32_t *marked_before;
+  uint32_t *marked;
+} rehash_call;
+
 static gh_counters rehash_chunk(void *context, uint64_t begin, uint64_t end) {
-  const gh_wd_table *w = (const gh_wd_table *)context;
+  const rehash_call *c = (const rehash_call *)context;
   gh_counters counted = {{0}};
-  for (uint64_t i = begin; i < end; ++i) counted.value[0] += (uint64_t)gh_wd_rehash_slot(&w->geometry, w->slots, i);
+  for (uint64_t i = begin; i < end; ++i)
+    counted.value[0] += (uint64_t)gh_wd_rehash_slot(&c->w->geometry, c->w->slots, i, c->marked_before, c->marked);
   return counted;
 }
 
-static gh_status host_rehash_pass(gh_table *t, uint64_t *changed, void *stream) {
-  gh_wd_table *w = state(t);
+static gh_status host_rehash_pass(gh_table *t, const uint32_t *marked_before, uint32_t *marked, uint64_t *changed,
+                                  void *stream) {
+  rehash_call c = {state(t), marked_before, marked};
   (void)stream;
-  *changed = gh__parallel_for(w->geometry.window_count * w->geometry.window_width, t->config.host_threads,
-                              rehash_chunk, w).value[0];
+  *changed = gh__parallel_for(c.w->geometry.window_count * c.w->geometry.window_width, t->config.host_threads,
+                              rehash_chunk, &c).value[0];
   return GH_OK;
 }
 

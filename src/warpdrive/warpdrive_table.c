@@ -251,18 +251,28 @@ gh_status gh__wd_validate(gh_table *t) {
 }
 
 /* ---- gh_compact: the in-place rehash (gpuhash/detail/warpdrive.h) --------------------------------
- * Passes until one changes nothing; each waits for its count. It takes no memory. The first pass
- * that fails to launch has changed nothing; a device that fails while a pass runs leaves every key
- * in the table (a move writes its new slot before it empties the old one), and a later gh_compact
- * on a working device takes the rehash on from there. */
+ * Passes until one changes nothing; each waits for its count. Two bitmaps of a bit a window (1/256
+ * of the slots' bytes at 4 slots of 8 bytes a window) say which windows the pass before marked and
+ * take this pass's marks, then swap; without memory for them every pass reads every window it
+ * needs (slower, the same result). The first pass that fails to launch has changed nothing; a
+ * device that fails while a pass runs leaves every key in the table (a move writes its new slot
+ * before it empties the old one), and a later gh_compact on a working device takes the rehash on
+ * from there. */
 gh_status gh__wd_rehash(gh_table *t, gh_wd_rehash_pass pass, void *stream) {
+  gh_wd_table *w = state(t);
+  const size_t words = (size_t)((w->geometry.window_count + 31u) / 32u), marks_bytes = words * sizeof(uint32_t);
+  uint32_t *marks[2] = {gh__alloc(t, marks_bytes, w->kind), gh__alloc(t, marks_bytes, w->kind)};
+  const int marking = marks[0] != NULL && marks[1] != NULL;
   uint64_t changed = 0, passes = 0;
   gh_status status = GH_OK;
   do {
-    status = pass(t, &changed, stream);
+    uint32_t *marked = marking ? marks[passes % 2u] : NULL;
+    const uint32_t *marked_before = marking && passes > 0 ? marks[(passes + 1u) % 2u] : NULL;
+    if (marked != NULL) status = gh__fill(t, marked, 0, marks_bytes, stream);
+    if (status == GH_OK) status = pass(t, marked_before, marked, &changed, stream);
     passes += 1;
   } while (status == GH_OK && changed != 0);
-  if (status == GH_OK) state(t)->tombstones_possible = 0;
+  if (status == GH_OK) w->tombstones_possible = 0;
   else if (passes > 1) {
     char cause[256];
     snprintf(cause, sizeof cause, "%s", gh_last_error(t));
@@ -270,6 +280,8 @@ gh_status gh__wd_rehash(gh_table *t, gh_wd_rehash_pass pass, void *stream) {
              "table, some may be out of a lookup's reach until a gh_compact completes",
              (unsigned long long)passes, cause);
   }
+  /* (the passes waited for their counts: nothing queued still uses the bitmaps) */
+  for (int k = 0; k < 2; ++k) gh__free(t, marks[k], marks_bytes, w->kind);
   return status;
 }
 

@@ -379,40 +379,79 @@ GH_HD int gh_wd_erase_serial(const gh_wd_geometry *g, void *slots, uint64_t key)
 /* ---- The in-place rehash (gh_compact) ---------------------------------------------------------
  * A pass over the main slots, slot by slot, in any order and concurrently: a tombstone becomes
  * empty; a key with an empty slot in a window before its own on its sequence moves into the first
- * such slot it can claim, or into an empty slot of its own window's lower lanes (a CAS of the
- * whole pair into the empty slot, then its old slot emptied: never absent, copies only for the
+ * such slot it can claim, or else into an empty slot of its own window's lower lanes (a CAS of the
+ * whole pair into the empty slot, then its old slot emptied: never absent, two copies only for the
  * instant between the two writes). Passes repeat until one changes nothing. Then no key has an
- * empty slot before it, the invariant above, because the last pass read a table nothing wrote. It
- * ends: a move takes its key to an earlier window of its sequence (its first visit of a window
- * counts) or a lower lane of its window, so each pass that changes something lowers the sum of
- * the keys' (window number, lane) or the number of tombstones. No pass needs memory, and only the
- * key's owner writes an occupied slot, so a pass moves whole pairs with the bits it read. */
-GH_HD int gh_wd_rehash_slot(const gh_wd_geometry *g, void *slots, uint64_t index) {
+ * empty slot before it, the invariant above. It ends: a move takes its key to an earlier window of
+ * its sequence (its first visit of a window counts) or a lower lane of its window, so every pass
+ * that changes something lowers the number of tombstones or some key's place and raises none. Only
+ * the key's owner writes an occupied slot, so a move writes the whole pair it read.
+ *
+ * A move empties a slot, and keys whose sequences pass that window may move up in the next pass:
+ * chains of moves take a pass a link (10 to 17 passes after the aging workload's 5 % tombstones).
+ * So that a pass need not reread every earlier window of every key that sits past its first, each
+ * pass marks in a bitmap (a bit a window) the windows where it emptied a slot, and the next pass
+ * reads only the windows marked by the pass before it: a window it skips had no empty slot when
+ * this key last read it, or lost it to a claim, and any slot emptied there since is marked. A key's
+ * own window is read every pass. marked_before NULL: every window counts as marked (the first pass,
+ * or no memory for the bitmaps); marked NULL: nothing is recorded. */
+GH_HD int gh_wd_window_marked(const uint32_t *marks, uint64_t window) {
+  return marks == NULL || (gh_load_u32(marks + window / 32u) >> (window % 32u) & 1u);
+}
+GH_HD void gh_wd_mark_window(uint32_t *marks, uint64_t window) {
+  if (marks != NULL) gh_or_u32(marks + window / 32u, 1u << (window % 32u));
+}
+
+/* The tombstone at index becomes empty. */
+GH_HD void gh_wd_rehash_tombstone(const gh_wd_geometry *g, void *slots, uint64_t index, uint32_t *marked) {
+  gh_slot_exchange(gh_wd_format(g), gh_wd_slot_at(g, slots, index), gh_wd_free_bits(g, gh_wd_empty_key(g->key_bits)));
+  gh_wd_mark_window(marked, index / g->window_width);
+}
+
+/* The key at index moves up if it can: own_empty = the empty slots of its own window below it (one
+ * bit a lane), as the caller read them. Returns 1 when it moved. */
+GH_HD int gh_wd_rehash_key(const gh_wd_geometry *g, void *slots, uint64_t index, uint64_t key, uint32_t own_empty,
+                           const uint32_t *marked_before, uint32_t *marked) {
   const gh_slot_format f = gh_wd_format(g);
+  const gh_wd_bits emptied = gh_wd_free_bits(g, gh_wd_empty_key(g->key_bits));
   void *slot = gh_wd_slot_at(g, slots, index);
-  const uint64_t key = gh_wd_load_key(g, slot), empty = gh_wd_empty_key(g->key_bits);
-  if (key == empty) return 0;
-  const gh_wd_bits emptied = gh_wd_free_bits(g, empty);
-  if (key == gh_wd_tombstone_key(g->key_bits)) {
-    gh_slot_exchange(f, slot, emptied);
-    return 1;
-  }
-  const gh_wd_bits pair = gh_slot_load(f, slot);
   const uint64_t own = index / g->window_width;
-  const unsigned own_lane = (unsigned)(index % g->window_width);
+  gh_wd_bits pair = emptied;
+  int loaded = 0;
   for (gh_probe p = gh_wd_probe_begin(g, key); !gh_probe_done(&p, g->max_probe_windows); gh_wd_probe_next(g, &p)) {
-    uint32_t open = gh_wd_read_window(g, slots, p.window, key).empty;
-    if (p.window == own) open &= (1u << own_lane) - 1u;
+    uint32_t open = own_empty;
+    if (p.window != own) {
+      if (!gh_wd_window_marked(marked_before, p.window)) continue;
+      open = gh_wd_read_window(g, slots, p.window, key).empty;
+    }
     for (; open != 0u; open &= open - 1u) {
+      if (!loaded) pair = gh_slot_load(f, slot), loaded = 1;
       void *target = gh_wd_slot_at(g, slots, gh_wd_window_slot(g, p.window, gh_lowest_bit(open)));
-      if (gh_wd_cas_slot(g, target, emptied, pair) == empty) {
+      if (gh_wd_cas_slot(g, target, emptied, pair) == gh_wd_empty_key(g->key_bits)) {
         gh_slot_exchange(f, slot, emptied);
+        gh_wd_mark_window(marked, own);
         return 1;
       }
     }
     if (p.window == own) break;
   }
   return 0;
+}
+
+/* The pass's work on slot index, reading the slot's own window itself (the host backend; the CUDA
+ * pass has a warp's slots in its lanes and takes the window's empty slots from one ballot).
+ * Returns 1 when it changed a slot. */
+GH_HD int gh_wd_rehash_slot(const gh_wd_geometry *g, void *slots, uint64_t index, const uint32_t *marked_before,
+                            uint32_t *marked) {
+  const uint64_t key = gh_wd_load_key(g, gh_wd_slot_at(g, slots, index));
+  if (key == gh_wd_empty_key(g->key_bits)) return 0;
+  if (key == gh_wd_tombstone_key(g->key_bits)) {
+    gh_wd_rehash_tombstone(g, slots, index, marked);
+    return 1;
+  }
+  const unsigned lane = (unsigned)(index % g->window_width);
+  const uint32_t below = gh_wd_read_window(g, slots, index / g->window_width, key).empty & ((1u << lane) - 1u);
+  return gh_wd_rehash_key(g, slots, index, key, below, marked_before, marked);
 }
 
 #endif /* GH_DETAIL_WARPDRIVE_H */
