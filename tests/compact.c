@@ -10,10 +10,10 @@
  * erased key absent, gh_size and validate hold, and gh_get_stats' tombstones is 0 (warpdrive
  * counts more than 0 before); then an insert of new keys and a second gh_compact (nothing left to
  * remove) keep it so; gh_compact of an empty table. An allocator that fails the k-th allocation
- * of gh_compact for every k until it gets through: the call fails with GH_ERR_OUT_OF_MEMORY and
- * the table is unchanged (the same export, size, validate, the same tombstones), nothing leaks.
- * warpdrive also at load 0.95 after rounds of churn (case_churn), where its rehash moves keys in
- * long chains.
+ * of gh_compact for every k until it gets through: the call succeeds (warpdrive then rehashes in
+ * place) or fails with GH_ERR_OUT_OF_MEMORY and the table is unchanged (the same export, size,
+ * validate, the same tombstones); either way the pairs are the same and nothing leaks.
+ * warpdrive also at load 0.95 after rounds of churn, with and without memory (case_churn).
  * A design without GH_CAP_COMPACT must answer GH_ERR_UNSUPPORTED naming gh_compact.
  * Every failure prints the case, the phase and the seed.
  */
@@ -171,19 +171,29 @@ done:
 
 /* warpdrive at load 0.95, windows of 1, 4 and 32 slots (locality regions with 1 and 4, plain
  * double hashing with 32): rounds that erase a quarter of the keys and insert as many new ones,
- * which take the tombstones, so empty slots grow scarce and keys sit far along their sequences;
- * then gh_compact's rehash has long chains of moves to make. The same pairs after it, every key
- * found, every erased one absent, validate (no key with an empty slot before it), no tombstones. */
-static void case_churn(gh_backend backend, unsigned group_size) {
+ * which take the tombstones, so empty slots grow scarce and keys sit far along their sequences.
+ * Then gh_compact three ways: with memory (the rebuild), with room for its bitmaps only (the
+ * in-place rehash, whose moves come in long chains), with no memory at all (the rehash without
+ * bitmaps). The same pairs after it, every key found, every erased one absent, validate (no key
+ * with an empty slot before it), no tombstones, nothing leaked. */
+enum { COMPACT_WITH_MEMORY, COMPACT_BITMAPS_ONLY, COMPACT_NO_MEMORY };
+static const char *const compact_ways[] = {"with memory", "with room for bitmaps only", "with no memory"};
+
+static void case_churn(gh_backend backend, unsigned group_size, int way) {
   tu_rng rng = tu_rng_make(tu_mix_seed(compact_seed, 7, group_size, backend));
+  tu_tracker *tracker = tu_tracker_new();
   gh_config c = gh_config_default(GH_WARPDRIVE);
+  tu_tracker_attach(tracker, &c);
   c.backend = backend;
   c.capacity = 20000;
   c.group_size = group_size;
   c.seed = compact_seed;
   gh_table *t = NULL;
-  tu_set_phase("churn g%u: create", group_size);
-  if (!CHECK_OK(NULL, gh_create(&c, &t))) return;
+  tu_set_phase("churn g%u, compact %s: create", group_size, compact_ways[way]);
+  if (!CHECK_OK(NULL, gh_create(&c, &t))) {
+    tu_tracker_delete(tracker);
+    return;
+  }
   uint64_t slots = 0;
   CHECK_OK(t, gh_capacity(t, &slots));
   const uint64_t live_n = slots * 95 / 100, turnover = live_n / 4, rounds = 8, universe = live_n + rounds * turnover;
@@ -216,9 +226,17 @@ static void case_churn(gh_backend backend, unsigned group_size) {
   }
   uint64_t before_n = 0, after_n = 0;
   pair *before = sorted_pairs(t, 32, 32, &before_n);
-  tu_set_phase("churn g%u: gh_compact", group_size);
+  tu_set_phase("churn g%u: gh_compact %s", group_size, compact_ways[way]);
   CHECK(tombstones(t) > 0, "no tombstones after the churn");
+  const size_t live_bytes = tu_tracker_live_bytes(tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(tracker, GH_MEMORY_DEVICE);
+  /* (room for 1/8 of the slots' 8 bytes each: the bitmaps take at most 1/32, the keys' copy alone
+   * about half) */
+  if (way != COMPACT_WITH_MEMORY)
+    tu_tracker_set_limit(tracker, live_bytes + (way == COMPACT_BITMAPS_ONLY ? slots : 0));
   CHECK_OK(t, gh_compact(t, NULL));
+  tu_tracker_set_limit(tracker, 0);
+  CHECK((tu_tracker_limit_refusals(tracker) > 0) == (way != COMPACT_WITH_MEMORY),
+        "%llu allocations refused by the limit", (unsigned long long)tu_tracker_limit_refusals(tracker));
   pair *after = sorted_pairs(t, 32, 32, &after_n);
   same_pairs(before, before_n, after, after_n, "gh_compact after the churn");
   CHECK(tombstones(t) == 0, "%llu tombstones after gh_compact", (unsigned long long)tombstones(t));
@@ -226,6 +244,8 @@ static void case_churn(gh_backend backend, unsigned group_size) {
   check_contents(t, &ref, keys, next, 32, 32);
   free(before), free(after);
   gh_destroy(t);
+  tu_tracker_check_clean(tracker, "after gh_destroy");
+  tu_tracker_delete(tracker);
   tu_ref_free(&ref);
   free(keys), free(live), free(values), free(packed), free(packed_values);
 }
@@ -311,7 +331,8 @@ int main(int argc, char **argv) {
     for (size_t v = 0; v < 3; ++v) case_widths(design, backend, key_widths[k], value_widths[v]);
   if (design->design == GH_WARPDRIVE) {
     static const unsigned group_sizes[] = {1, 4, 32};
-    for (size_t g = 0; g < 3; ++g) case_churn(backend, group_sizes[g]);
+    for (size_t g = 0; g < 3; ++g)
+      for (int way = COMPACT_WITH_MEMORY; way <= COMPACT_NO_MEMORY; ++way) case_churn(backend, group_sizes[g], way);
   }
   case_alloc(design, backend);
   return tu_finish("compact");

@@ -804,7 +804,7 @@ static gh_status cuda_rehash_pass(gh_table *t, const uint32_t *marked_before, ui
   return status;
 }
 
-static gh_status cuda_compact(gh_table *t, void *stream) { return gh__wd_rehash(t, cuda_rehash_pass, stream); }
+static gh_status cuda_compact(gh_table *t, void *stream) { return gh__wd_compact(t, cuda_rehash_pass, stream); }
 
 static gh_status cuda_device_view(gh_table *t, gh_device_view *view) {
   gh_wd_table *w = state(t);

@@ -303,7 +303,7 @@ static gh_status host_rehash_pass(gh_table *t, const uint32_t *marked_before, ui
   return GH_OK;
 }
 
-static gh_status host_compact(gh_table *t, void *stream) { return gh__wd_rehash(t, host_rehash_pass, stream); }
+static gh_status host_compact(gh_table *t, void *stream) { return gh__wd_compact(t, host_rehash_pass, stream); }
 
 const gh_table_ops gh__warpdrive_host_ops = {
     .name = "warpdrive/host",

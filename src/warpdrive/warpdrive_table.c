@@ -250,15 +250,49 @@ gh_status gh__wd_validate(gh_table *t) {
   return status;
 }
 
-/* ---- gh_compact: the in-place rehash (gpuhash/detail/warpdrive.h) --------------------------------
- * Passes until one changes nothing; each waits for its count. Two bitmaps of a bit a window (1/256
- * of the slots' bytes at 4 slots of 8 bytes a window) say which windows the pass before marked and
- * take this pass's marks, then swap; without memory for them every pass reads every window it
- * needs (slower, the same result). The first pass that fails to launch has changed nothing; a
- * device that fails while a pass runs leaves every key in the table (a move writes its new slot
- * before it empties the old one), and a later gh_compact on a working device takes the rehash on
- * from there. */
-gh_status gh__wd_rehash(gh_table *t, gh_wd_rehash_pass pass, void *stream) {
+/* ---- gh_compact (warpdrive_table.h) ----------------------------------------------------------------
+ * Two ways to the same keys with no tombstone left. The rebuild exports the pairs to scratch, swaps
+ * the slots for fresh ones (cleared), inserts the pairs there and copies the fresh slots over the
+ * old ones (whose address device views hold): a second slot array and the pairs' size of scratch.
+ * The in-place rehash (gpuhash/detail/warpdrive.h) needs two bits a window at most. On an H100 in
+ * the aging workload (2^23 and 2^25 resident keys at load 0.85) the rebuild compacted in 1.4 and
+ * 4.7 ms, the rehash in 4.2 and 16.3 (20 passes; bench/results/2026-11-28-h100-warpdrive-aging-
+ * inplace.txt), so the rebuild runs whenever its memory can be had and the rehash when it cannot. */
+
+/* Anything that fails before the copy puts the old slots and the size counter back: the table is
+ * as it was. The caller syncs and frees the scratch. */
+static gh_status rebuild(gh_table *t, void *keys, void *values, void *fresh, uint64_t size, void *stream) {
+  gh_wd_table *w = state(t);
+  const int had_tombstones = w->tombstones_possible;
+  void *old = w->slots;
+  uint64_t count = 0, failed = 0;
+  gh_status status = t->ops->export_all(t, keys, values, &count, stream);
+  if (status != GH_OK) return status;
+  w->slots = fresh;
+  status = gh__wd_clear(t, stream);
+  if (status == GH_OK) status = t->ops->insert(t, keys, values, count, GH_OVERWRITE, NULL, &failed, stream);
+  if (status == GH_OK && failed)
+    status = gh__fail(t, GH_ERR_INTERNAL, "gh_compact: %llu keys did not fit again; the table is unchanged",
+                      (unsigned long long)failed);
+  if (status == GH_OK) status = gh__copy(t, old, fresh, w->slots_bytes, stream);
+  w->slots = old;
+  if (status != GH_OK) {
+    /* (gh__wd_clear above spoke of the fresh slots; the old ones are back, tombstones and all) */
+    w->tombstones_possible = had_tombstones;
+    /* (the size counter as it was; the old slots were never written) */
+    const unsigned long long recorded = size;
+    gh__copy(t, &w->counters->size, &recorded, sizeof recorded, stream);
+  }
+  return status;
+}
+
+/* Passes until one changes nothing; each waits for its count. Two bitmaps of a bit a window say
+ * which windows the pass before marked and take this pass's marks, then swap; without memory for
+ * them every pass reads every window it needs (slower, the same result). The first pass that fails
+ * to launch has changed nothing; a device that fails while a pass runs leaves every key in the table
+ * (a move writes its new slot before it empties the old one), and a later gh_compact on a working
+ * device takes the rehash on from there. */
+static gh_status rehash_in_place(gh_table *t, gh_wd_rehash_pass pass, void *stream) {
   gh_wd_table *w = state(t);
   const size_t words = (size_t)((w->geometry.window_count + 31u) / 32u), marks_bytes = words * sizeof(uint32_t);
   uint32_t *marks[2] = {gh__alloc(t, marks_bytes, w->kind), gh__alloc(t, marks_bytes, w->kind)};
@@ -283,6 +317,28 @@ gh_status gh__wd_rehash(gh_table *t, gh_wd_rehash_pass pass, void *stream) {
   /* (the passes waited for their counts: nothing queued still uses the bitmaps) */
   for (int k = 0; k < 2; ++k) gh__free(t, marks[k], marks_bytes, w->kind);
   return status;
+}
+
+gh_status gh__wd_compact(gh_table *t, gh_wd_rehash_pass pass, void *stream) {
+  gh_wd_table *w = state(t);
+  const gh_wd_geometry *g = &w->geometry;
+  uint64_t size = 0;
+  gh_status status = gh__wd_size(t, &size);
+  if (status != GH_OK) return status;
+  const size_t key_bytes = size * (g->key_bits / 8u), value_bytes = size * (g->value_bits / 8u);
+  void *keys = gh__alloc(t, key_bytes, w->kind), *values = g->value_bits ? gh__alloc(t, value_bytes, w->kind) : NULL;
+  void *fresh = gh__alloc(t, w->slots_bytes, w->kind);
+  const int room = keys != NULL && (values != NULL || !g->value_bits) && fresh != NULL;
+  if (room) {
+    status = rebuild(t, keys, values, fresh, size, stream);
+    /* (Nothing queued may still use the scratch when it goes.) */
+    const gh_status synced = gh__sync(t, stream);
+    if (status == GH_OK) status = synced;
+  }
+  gh__free(t, fresh, w->slots_bytes, w->kind);
+  gh__free(t, keys, key_bytes, w->kind);
+  gh__free(t, values, value_bytes, w->kind);
+  return room ? status : rehash_in_place(t, pass, stream);
 }
 
 /* ---- The cache-partitioned bulk insert (warpdrive_table.h) ---------------------------------------- */

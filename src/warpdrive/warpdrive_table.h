@@ -49,12 +49,13 @@ gh_status gh__wd_clear(gh_table *t, void *stream);
 gh_status gh__wd_size(gh_table *t, uint64_t *size);
 gh_status gh__wd_validate(gh_table *t);
 gh_status gh__wd_take_flags(gh_table *t, unsigned *flags);
-/* gh_compact: the in-place rehash of gpuhash/detail/warpdrive.h, the backend's pass (gh_wd_rehash_slot
- * over every main slot, with the windows marked by the pass before and those it marks; *changed =
- * the slots it changed) run until one changes nothing. */
+/* gh_compact: a rebuild into fresh slots where its memory can be had, else the in-place rehash of
+ * gpuhash/detail/warpdrive.h: the backend's pass (gh_wd_rehash_slot over every main slot, with the
+ * windows marked by the pass before and those it marks; *changed = the slots it changed) run until
+ * one changes nothing. */
 typedef gh_status (*gh_wd_rehash_pass)(gh_table *t, const uint32_t *marked_before, uint32_t *marked,
                                        uint64_t *changed, void *stream);
-gh_status gh__wd_rehash(gh_table *t, gh_wd_rehash_pass pass, void *stream);
+gh_status gh__wd_compact(gh_table *t, gh_wd_rehash_pass pass, void *stream);
 
 /* ---- The cache-partitioned bulk insert (gh_config.bulk_min_keys) --------------------------------
  * A round: the entries still pending (the batch itself in the first round) are put in runs by the
