@@ -388,12 +388,12 @@ GH_HD int gh_wd_erase_serial(const gh_wd_geometry *g, void *slots, uint64_t key)
  * the key's owner writes an occupied slot, so a move writes the whole pair it read.
  *
  * A move empties a slot, and keys whose sequences pass that window may move up in the next pass:
- * chains of moves take a pass a link (10 to 17 passes after the aging workload's 5 % tombstones).
- * So that a pass need not reread every earlier window of every key that sits past its first, each
- * pass marks in a bitmap (a bit a window) the windows where it emptied a slot, and the next pass
- * reads only the windows marked by the pass before it: a window it skips had no empty slot when
- * this key last read it, or lost it to a claim, and any slot emptied there since is marked. A key's
- * own window is read every pass. marked_before NULL: every window counts as marked (the first pass,
+ * chains of moves take a pass a link (17 to 29 passes on an H100 after the aging workload's 5 %
+ * tombstones). So that a pass need not reread every earlier window of every key that sits past its
+ * first, each pass marks in a bitmap (a bit a window) the windows where it emptied a slot, and the
+ * next pass reads only the windows marked by the pass before it: a window it skips had no empty
+ * slot when this key last read it, or lost it to a claim, and any slot emptied there since is
+ * marked. A key's own window is read every pass. marked_before NULL: every window counts as marked (the first pass,
  * or no memory for the bitmaps); marked NULL: nothing is recorded. */
 GH_HD int gh_wd_window_marked(const uint32_t *marks, uint64_t window) {
   return marks == NULL || (gh_load_u32(marks + window / 32u) >> (window % 32u) & 1u);
