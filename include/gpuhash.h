@@ -543,8 +543,8 @@ gh_status gh_mixed(gh_table *table, const uint8_t *ops, const void *keys, const 
  * views stay valid, and afterwards finds and inserts stop at empty slots as in a table that never
  * erased (gh_get_stats' tombstones: 0). Keys, values and gh_size are unchanged. Other designs
  * answer GH_ERR_UNSUPPORTED. Waits for the stream. On failure: the table is unchanged, except where
- * the device failed while a warpdrive rehash pass ran: every key is still stored, and a later
- * gh_compact completes the rehash. */
+ * a warpdrive rehash pass failed part-way on the device: every key is still stored but some may lie
+ * out of a lookup's reach until a gh_compact completes (gh_last_error says so). */
 gh_status gh_compact(gh_table *table, gh_stream stream);
 
 /** Removes every key; keeps the memory (a cuckoo table's stash is released). On failure: the

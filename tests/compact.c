@@ -13,7 +13,8 @@
  * of gh_compact for every k until it gets through: the call succeeds (warpdrive then rehashes in
  * place) or fails with GH_ERR_OUT_OF_MEMORY and the table is unchanged (the same export, size,
  * validate, the same tombstones); either way the pairs are the same and nothing leaks.
- * warpdrive also at load 0.95 after rounds of churn, with and without memory (case_churn).
+ * warpdrive also at load 0.95 after rounds of churn, every window and slot width, compacted with
+ * memory (the rebuild), with room for both, one or none of the rehash's bitmaps (case_churn).
  * A design without GH_CAP_COMPACT must answer GH_ERR_UNSUPPORTED naming gh_compact.
  * Every failure prints the case, the phase and the seed.
  */
@@ -176,72 +177,77 @@ done:
  * in-place rehash, whose moves come in long chains), with no memory at all (the rehash without
  * bitmaps). The same pairs after it, every key found, every erased one absent, validate (no key
  * with an empty slot before it), no tombstones, nothing leaked. */
-enum { COMPACT_WITH_MEMORY, COMPACT_BITMAPS_ONLY, COMPACT_NO_MEMORY };
-static const char *const compact_ways[] = {"with memory", "with room for bitmaps only", "with no memory"};
+enum { COMPACT_WITH_MEMORY, COMPACT_BITMAPS_ONLY, COMPACT_ONE_BITMAP, COMPACT_NO_MEMORY, COMPACT_WAYS };
+static const char *const compact_ways[] = {"with memory", "with room for the bitmaps only",
+                                           "with room for one bitmap only", "with no memory"};
 
-static void case_churn(gh_backend backend, unsigned group_size, int way) {
-  tu_rng rng = tu_rng_make(tu_mix_seed(compact_seed, 7, group_size, backend));
+static void case_churn(gh_backend backend, unsigned group_size, unsigned key_bits, unsigned value_bits, int way) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(compact_seed, 7 + way, group_size * 1000u + key_bits + value_bits, backend));
   tu_tracker *tracker = tu_tracker_new();
   gh_config c = gh_config_default(GH_WARPDRIVE);
   tu_tracker_attach(tracker, &c);
   c.backend = backend;
-  c.capacity = 20000;
+  c.key_bits = key_bits;
+  c.value_bits = value_bits;
+  c.capacity = 8000;
   c.group_size = group_size;
   c.seed = compact_seed;
   gh_table *t = NULL;
-  tu_set_phase("churn g%u, compact %s: create", group_size, compact_ways[way]);
+  tu_set_phase("churn g%u k%u v%u, compact %s: create", group_size, key_bits, value_bits, compact_ways[way]);
   if (!CHECK_OK(NULL, gh_create(&c, &t))) {
     tu_tracker_delete(tracker);
     return;
   }
   uint64_t slots = 0;
   CHECK_OK(t, gh_capacity(t, &slots));
-  const uint64_t live_n = slots * 95 / 100, turnover = live_n / 4, rounds = 8, universe = live_n + rounds * turnover;
+  const uint64_t live_n = slots * 95 / 100, turnover = live_n / 4, rounds = 4, universe = live_n + rounds * turnover;
   uint64_t *keys = (uint64_t *)tu_xmalloc(universe * 8), *live = (uint64_t *)tu_xmalloc(live_n * 8);
   uint64_t *values = (uint64_t *)tu_xmalloc(live_n * 8);
-  uint32_t *packed = (uint32_t *)tu_xmalloc(live_n * 4), *packed_values = (uint32_t *)tu_xmalloc(live_n * 4);
+  void *packed = tu_xmalloc(live_n * 8), *packed_values = tu_xmalloc(live_n * 8);
   tu_ref ref;
-  tu_ref_init(&ref, 32, 32);
-  tu_gen_unique_keys(&rng, 32, universe, NULL, keys);
+  tu_ref_init(&ref, key_bits, value_bits);
+  tu_gen_unique_keys(&rng, key_bits, universe, NULL, keys);
   memcpy(live, keys, live_n * 8);
   uint64_t next = live_n;
-  tu_set_phase("churn g%u: fill to 0.95", group_size);
-  tu_gen_values(&rng, 32, live_n, values);
-  write_words(packed, keys, live_n, 32), write_words(packed_values, values, live_n, 32);
-  CHECK_OK(t, gh_insert(t, packed, packed_values, live_n, GH_OVERWRITE, NULL, NULL));
-  tu_ref_insert(&ref, keys, values, live_n, GH_OVERWRITE, NULL);
+  tu_set_phase("churn: fill to 0.95");
+  tu_gen_values(&rng, value_bits, live_n, values);
+  write_words(packed, keys, live_n, key_bits), write_words(packed_values, values, live_n, value_bits);
+  CHECK_OK(t, gh_insert(t, packed, value_bits ? packed_values : NULL, live_n, GH_OVERWRITE, NULL, NULL));
+  tu_ref_insert(&ref, keys, value_bits ? values : NULL, live_n, GH_OVERWRITE, NULL);
   for (uint64_t r = 0; r < rounds && tu_failure_count() == 0; ++r) {
-    tu_set_phase("churn g%u round %llu: erase a quarter", group_size, (unsigned long long)r);
+    tu_set_phase("churn round %llu: erase a quarter", (unsigned long long)r);
     tu_shuffle(&rng, live, live_n);
-    write_words(packed, live, turnover, 32);
+    write_words(packed, live, turnover, key_bits);
     CHECK_OK(t, gh_erase(t, packed, turnover, NULL, NULL, NULL));
     tu_ref_erase(&ref, live, turnover);
-    tu_set_phase("churn g%u round %llu: insert as many new keys", group_size, (unsigned long long)r);
+    tu_set_phase("churn round %llu: insert as many new keys", (unsigned long long)r);
     memcpy(live, keys + next, turnover * 8);
     next += turnover;
-    tu_gen_values(&rng, 32, turnover, values);
-    write_words(packed, live, turnover, 32), write_words(packed_values, values, turnover, 32);
-    CHECK_OK(t, gh_insert(t, packed, packed_values, turnover, GH_OVERWRITE, NULL, NULL));
-    tu_ref_insert(&ref, live, values, turnover, GH_OVERWRITE, NULL);
+    tu_gen_values(&rng, value_bits, turnover, values);
+    write_words(packed, live, turnover, key_bits), write_words(packed_values, values, turnover, value_bits);
+    CHECK_OK(t, gh_insert(t, packed, value_bits ? packed_values : NULL, turnover, GH_OVERWRITE, NULL, NULL));
+    tu_ref_insert(&ref, live, value_bits ? values : NULL, turnover, GH_OVERWRITE, NULL);
   }
   uint64_t before_n = 0, after_n = 0;
-  pair *before = sorted_pairs(t, 32, 32, &before_n);
-  tu_set_phase("churn g%u: gh_compact %s", group_size, compact_ways[way]);
+  pair *before = sorted_pairs(t, key_bits, value_bits, &before_n);
+  tu_set_phase("churn: gh_compact %s", compact_ways[way]);
   CHECK(tombstones(t) > 0, "no tombstones after the churn");
+  /* The rebuild asks for the keys', values' and slots' copies, each larger than both bitmaps (a bit
+   * a window each) together; the limits let through both bitmaps, one, or nothing. */
+  const uint64_t bitmap_bytes = (slots / group_size + 31u) / 32u * 4u, rebuild_asks = value_bits ? 3u : 2u;
+  const uint64_t room[COMPACT_WAYS] = {0, 2 * bitmap_bytes + bitmap_bytes / 2, bitmap_bytes + bitmap_bytes / 2, 0};
+  const uint64_t refused[COMPACT_WAYS] = {0, rebuild_asks, rebuild_asks + 1u, rebuild_asks + 2u};
   const size_t live_bytes = tu_tracker_live_bytes(tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(tracker, GH_MEMORY_DEVICE);
-  /* (room for 1/8 of the slots' 8 bytes each: the bitmaps take at most 1/32, the keys' copy alone
-   * about half) */
-  if (way != COMPACT_WITH_MEMORY)
-    tu_tracker_set_limit(tracker, live_bytes + (way == COMPACT_BITMAPS_ONLY ? slots : 0));
+  if (way != COMPACT_WITH_MEMORY) tu_tracker_set_limit(tracker, live_bytes + room[way]);
   CHECK_OK(t, gh_compact(t, NULL));
   tu_tracker_set_limit(tracker, 0);
-  CHECK((tu_tracker_limit_refusals(tracker) > 0) == (way != COMPACT_WITH_MEMORY),
-        "%llu allocations refused by the limit", (unsigned long long)tu_tracker_limit_refusals(tracker));
-  pair *after = sorted_pairs(t, 32, 32, &after_n);
+  CHECK(tu_tracker_limit_refusals(tracker) == refused[way], "%llu allocations refused by the limit, expected %llu",
+        (unsigned long long)tu_tracker_limit_refusals(tracker), (unsigned long long)refused[way]);
+  pair *after = sorted_pairs(t, key_bits, value_bits, &after_n);
   same_pairs(before, before_n, after, after_n, "gh_compact after the churn");
   CHECK(tombstones(t) == 0, "%llu tombstones after gh_compact", (unsigned long long)tombstones(t));
   CHECK_OK(t, gh_validate(t));
-  check_contents(t, &ref, keys, next, 32, 32);
+  check_contents(t, &ref, keys, next, key_bits, value_bits);
   free(before), free(after);
   gh_destroy(t);
   tu_tracker_check_clean(tracker, "after gh_destroy");
@@ -330,9 +336,12 @@ int main(int argc, char **argv) {
   for (size_t k = 0; k < 2; ++k)
     for (size_t v = 0; v < 3; ++v) case_widths(design, backend, key_widths[k], value_widths[v]);
   if (design->design == GH_WARPDRIVE) {
-    static const unsigned group_sizes[] = {1, 4, 32};
-    for (size_t g = 0; g < 3; ++g)
-      for (int way = COMPACT_WITH_MEMORY; way <= COMPACT_NO_MEMORY; ++way) case_churn(backend, group_sizes[g], way);
+    /* Every window width with 8-byte slots; every slot width (4, 8 and 16 bytes) at g = 4. */
+    static const unsigned group_sizes[] = {1, 2, 4, 8, 16, 32}, widths[][2] = {{32, 0}, {64, 0}, {32, 64}, {64, 32}, {64, 64}};
+    for (int way = COMPACT_WITH_MEMORY; way < COMPACT_WAYS; ++way) {
+      for (size_t g = 0; g < 6; ++g) case_churn(backend, group_sizes[g], 32, 32, way);
+      for (size_t w = 0; w < 5; ++w) case_churn(backend, 4, widths[w][0], widths[w][1], way);
+    }
   }
   case_alloc(design, backend);
   return tu_finish("compact");

@@ -587,15 +587,17 @@ __global__ void wd_rehash_kernel(gh_wd_geometry geometry, void *slots, const uin
   const uint32_t window_lanes = g.window_width == 32u ? ~0u : (1u << g.window_width) - 1u;
   unsigned changed = 0;
   for (uint64_t i = gh_thread_index(); i < gh_warp_rounded(main_slots); i += gh_grid_threads()) {
-    const uint64_t key = i < main_slots ? gh_wd_load_key(&g, gh_wd_slot_at(&g, slots, i)) : 0u;
-    const uint32_t own_empty = (__ballot_sync(0xFFFFFFFFu, i < main_slots && key == empty) >> window_shift) &
-                               window_lanes & ((1u << window_lane) - 1u);
-    if (i >= main_slots || key == empty) continue;
+    gh_wd_bits pair = gh_wd_free_bits(&g, empty);
+    if (i < main_slots) pair = gh_wd_load_bits(&g, gh_wd_slot_at(&g, slots, i));
+    const uint64_t key = gh_wd_bits_key(&g, pair);
+    const uint32_t own_empty = (__ballot_sync(0xFFFFFFFFu, key == empty) >> window_shift) & window_lanes &
+                               ((1u << window_lane) - 1u);
+    if (key == empty) continue;
     if (key == gh_wd_tombstone_key(KB)) {
       gh_wd_rehash_tombstone(&g, slots, i, marked);
       changed += 1;
     } else {
-      changed += (unsigned)gh_wd_rehash_key(&g, slots, i, key, own_empty, marked_before, marked);
+      changed += (unsigned)gh_wd_rehash_key(&g, slots, i, pair, own_empty, marked_before, marked);
     }
   }
   gh_warp_add(&counters->call.cursor, changed);

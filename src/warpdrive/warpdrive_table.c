@@ -256,12 +256,15 @@ gh_status gh__wd_validate(gh_table *t) {
  * old ones (whose address device views hold): a second slot array and the pairs' size of scratch.
  * The in-place rehash (gpuhash/detail/warpdrive.h) needs two bits a window at most. On an H100 in
  * the aging workload (2^23 and 2^25 resident keys at load 0.85) the rebuild compacted in 1.4 and
- * 4.7 ms, the rehash in 4.2 and 16.3 (20 passes; bench/results/2026-11-28-h100-warpdrive-aging-
- * inplace.txt), so the rebuild runs whenever its memory can be had and the rehash when it cannot. */
+ * 4.7 ms, the rehash (as of 48c06ae) in 4.2 and 16.3 (20 passes; bench/results/2026-11-28-h100-
+ * warpdrive-aging-inplace.txt), so the rebuild runs whenever its memory can be had and the rehash when it cannot
+ * (or when the rebuild runs out of memory or room part-way, which puts the table back first). */
 
 /* Anything that fails before the copy puts the old slots and the size counter back: the table is
- * as it was. The caller syncs and frees the scratch. */
-static gh_status rebuild(gh_table *t, void *keys, void *values, void *fresh, uint64_t size, void *stream) {
+ * as it was, and *retry (memory ran out, or keys did not fit again) says the rehash may still do
+ * it. The caller syncs and frees the scratch. */
+static gh_status rebuild(gh_table *t, void *keys, void *values, void *fresh, uint64_t size, int *retry,
+                         void *stream) {
   gh_wd_table *w = state(t);
   const int had_tombstones = w->tombstones_possible;
   void *old = w->slots;
@@ -271,6 +274,7 @@ static gh_status rebuild(gh_table *t, void *keys, void *values, void *fresh, uin
   w->slots = fresh;
   status = gh__wd_clear(t, stream);
   if (status == GH_OK) status = t->ops->insert(t, keys, values, count, GH_OVERWRITE, NULL, &failed, stream);
+  *retry = status == GH_ERR_OUT_OF_MEMORY || (status == GH_OK && failed);
   if (status == GH_OK && failed)
     status = gh__fail(t, GH_ERR_INTERNAL, "gh_compact: %llu keys did not fit again; the table is unchanged",
                       (unsigned long long)failed);
@@ -286,12 +290,11 @@ static gh_status rebuild(gh_table *t, void *keys, void *values, void *fresh, uin
   return status;
 }
 
-/* Passes until one changes nothing; each waits for its count. Two bitmaps of a bit a window say
- * which windows the pass before marked and take this pass's marks, then swap; without memory for
- * them every pass reads every window it needs (slower, the same result). The first pass that fails
- * to launch has changed nothing; a device that fails while a pass runs leaves every key in the table
- * (a move writes its new slot before it empties the old one), and a later gh_compact on a working
- * device takes the rehash on from there. */
+/* Passes until one changes nothing; each waits for its count. Two bitmaps of a bit a window hold
+ * the marks of the pass before and take this pass's, then swap; without memory for them every pass
+ * reads every window it needs (slower, the same result). A pass that fails part-way leaves keys
+ * behind empty slots; a later gh_compact, which starts from any such table, completes the rehash
+ * (a failure that ends the CUDA context ends the table with it). */
 static gh_status rehash_in_place(gh_table *t, gh_wd_rehash_pass pass, void *stream) {
   gh_wd_table *w = state(t);
   const size_t words = (size_t)((w->geometry.window_count + 31u) / 32u), marks_bytes = words * sizeof(uint32_t);
@@ -306,13 +309,13 @@ static gh_status rehash_in_place(gh_table *t, gh_wd_rehash_pass pass, void *stre
     if (status == GH_OK) status = pass(t, marked_before, marked, &changed, stream);
     passes += 1;
   } while (status == GH_OK && changed != 0);
-  if (status == GH_OK) w->tombstones_possible = 0;
-  else if (passes > 1) {
+  if (status == GH_OK) {
+    w->tombstones_possible = 0;
+  } else {
     char cause[256];
     snprintf(cause, sizeof cause, "%s", gh_last_error(t));
-    gh__fail(t, status, "gh_compact: pass %llu of the in-place rehash failed (%s); every key is still in the "
-             "table, some may be out of a lookup's reach until a gh_compact completes",
-             (unsigned long long)passes, cause);
+    gh__fail(t, status, "gh_compact: pass %llu of the in-place rehash failed (%s); keys may lie behind empty "
+             "slots, out of a lookup's reach, until a gh_compact completes", (unsigned long long)passes, cause);
   }
   /* (the passes waited for their counts: nothing queued still uses the bitmaps) */
   for (int k = 0; k < 2; ++k) gh__free(t, marks[k], marks_bytes, w->kind);
@@ -328,9 +331,9 @@ gh_status gh__wd_compact(gh_table *t, gh_wd_rehash_pass pass, void *stream) {
   const size_t key_bytes = size * (g->key_bits / 8u), value_bytes = size * (g->value_bits / 8u);
   void *keys = gh__alloc(t, key_bytes, w->kind), *values = g->value_bits ? gh__alloc(t, value_bytes, w->kind) : NULL;
   void *fresh = gh__alloc(t, w->slots_bytes, w->kind);
-  const int room = keys != NULL && (values != NULL || !g->value_bits) && fresh != NULL;
-  if (room) {
-    status = rebuild(t, keys, values, fresh, size, stream);
+  int retry = keys == NULL || (g->value_bits && values == NULL) || fresh == NULL;
+  if (!retry) {
+    status = rebuild(t, keys, values, fresh, size, &retry, stream);
     /* (Nothing queued may still use the scratch when it goes.) */
     const gh_status synced = gh__sync(t, stream);
     if (status == GH_OK) status = synced;
@@ -338,7 +341,7 @@ gh_status gh__wd_compact(gh_table *t, gh_wd_rehash_pass pass, void *stream) {
   gh__free(t, fresh, w->slots_bytes, w->kind);
   gh__free(t, keys, key_bytes, w->kind);
   gh__free(t, values, value_bytes, w->kind);
-  return room ? status : rehash_in_place(t, pass, stream);
+  return retry ? rehash_in_place(t, pass, stream) : status;
 }
 
 /* ---- The cache-partitioned bulk insert (warpdrive_table.h) ---------------------------------------- */

@@ -387,16 +387,21 @@ GH_HD int gh_wd_erase_serial(const gh_wd_geometry *g, void *slots, uint64_t key)
  * that changes something lowers the number of tombstones or some key's place and raises none. Only
  * the key's owner writes an occupied slot, so a move writes the whole pair it read.
  *
- * A move empties a slot, and keys whose sequences pass that window may move up in the next pass:
- * chains of moves take a pass a link (17 to 29 passes on an H100 after the aging workload's 5 %
- * tombstones). So that a pass need not reread every earlier window of every key that sits past its
- * first, each pass marks in a bitmap (a bit a window) the windows where it emptied a slot, and the
- * next pass reads only the windows marked by the pass before it: a window it skips had no empty
- * slot when this key last read it, or lost it to a claim, and any slot emptied there since is
- * marked. A key's own window is read every pass. marked_before NULL: every window counts as marked (the first pass,
- * or no memory for the bitmaps); marked NULL: nothing is recorded. */
-GH_HD int gh_wd_window_marked(const uint32_t *marks, uint64_t window) {
-  return marks == NULL || (gh_load_u32(marks + window / 32u) >> (window % 32u) & 1u);
+ * A move empties a slot, and keys whose sequences pass that window may move up: chains of moves,
+ * a link a pass where the pass reaches the key before the slot is emptied (8 to 10 passes on the
+ * host backend after the aging workload's 5 % tombstones). So that a pass need not reread every earlier
+ * window of every key that sits past its first, each pass marks in a bitmap (a bit a window) the
+ * windows where it emptied a slot, and a key reads only windows marked by the pass before or, so
+ * far, by this one: a window it skips had no empty slot when this key last read it, or lost it to a
+ * claim, and any slot emptied there since is marked. A key's own window is read every pass.
+ * marked_before NULL: every window counts as marked (the first pass, or no memory for the
+ * bitmaps); marked NULL: nothing is recorded. */
+GH_HD int gh_wd_window_bit(const uint32_t *marks, uint64_t window) {
+  return (int)(gh_load_u32(marks + window / 32u) >> (window % 32u) & 1u);
+}
+GH_HD int gh_wd_window_unchanged(const uint32_t *marked_before, const uint32_t *marked, uint64_t window) {
+  return marked_before != NULL && !gh_wd_window_bit(marked_before, window) &&
+         (marked == NULL || !gh_wd_window_bit(marked, window));
 }
 GH_HD void gh_wd_mark_window(uint32_t *marks, uint64_t window) {
   if (marks != NULL) gh_or_u32(marks + window / 32u, 1u << (window % 32u));
@@ -408,27 +413,25 @@ GH_HD void gh_wd_rehash_tombstone(const gh_wd_geometry *g, void *slots, uint64_t
   gh_wd_mark_window(marked, index / g->window_width);
 }
 
-/* The key at index moves up if it can: own_empty = the empty slots of its own window below it (one
- * bit a lane), as the caller read them. Returns 1 when it moved. */
-GH_HD int gh_wd_rehash_key(const gh_wd_geometry *g, void *slots, uint64_t index, uint64_t key, uint32_t own_empty,
+/* The pair at index (its bits as the caller loaded them, in one load: no other thread writes an
+ * occupied slot during a pass) moves up if it can: own_empty = the empty slots of its own window
+ * below it (one bit a lane), as the caller read them. Returns 1 when it moved. */
+GH_HD int gh_wd_rehash_key(const gh_wd_geometry *g, void *slots, uint64_t index, gh_wd_bits pair, uint32_t own_empty,
                            const uint32_t *marked_before, uint32_t *marked) {
   const gh_slot_format f = gh_wd_format(g);
-  const gh_wd_bits emptied = gh_wd_free_bits(g, gh_wd_empty_key(g->key_bits));
-  void *slot = gh_wd_slot_at(g, slots, index);
+  const uint64_t key = gh_slot_bits_key(f, pair), empty = gh_wd_empty_key(g->key_bits);
+  const gh_wd_bits emptied = gh_wd_free_bits(g, empty);
   const uint64_t own = index / g->window_width;
-  gh_wd_bits pair = emptied;
-  int loaded = 0;
   for (gh_probe p = gh_wd_probe_begin(g, key); !gh_probe_done(&p, g->max_probe_windows); gh_wd_probe_next(g, &p)) {
     uint32_t open = own_empty;
     if (p.window != own) {
-      if (!gh_wd_window_marked(marked_before, p.window)) continue;
+      if (gh_wd_window_unchanged(marked_before, marked, p.window)) continue;
       open = gh_wd_read_window(g, slots, p.window, key).empty;
     }
     for (; open != 0u; open &= open - 1u) {
-      if (!loaded) pair = gh_slot_load(f, slot), loaded = 1;
       void *target = gh_wd_slot_at(g, slots, gh_wd_window_slot(g, p.window, gh_lowest_bit(open)));
-      if (gh_wd_cas_slot(g, target, emptied, pair) == gh_wd_empty_key(g->key_bits)) {
-        gh_slot_exchange(f, slot, emptied);
+      if (gh_wd_cas_slot(g, target, emptied, pair) == empty) {
+        gh_slot_exchange(f, gh_wd_slot_at(g, slots, index), emptied);
         gh_wd_mark_window(marked, own);
         return 1;
       }
@@ -443,7 +446,8 @@ GH_HD int gh_wd_rehash_key(const gh_wd_geometry *g, void *slots, uint64_t index,
  * Returns 1 when it changed a slot. */
 GH_HD int gh_wd_rehash_slot(const gh_wd_geometry *g, void *slots, uint64_t index, const uint32_t *marked_before,
                             uint32_t *marked) {
-  const uint64_t key = gh_wd_load_key(g, gh_wd_slot_at(g, slots, index));
+  const gh_wd_bits pair = gh_slot_load(gh_wd_format(g), gh_wd_slot_at(g, slots, index));
+  const uint64_t key = gh_slot_bits_key(gh_wd_format(g), pair);
   if (key == gh_wd_empty_key(g->key_bits)) return 0;
   if (key == gh_wd_tombstone_key(g->key_bits)) {
     gh_wd_rehash_tombstone(g, slots, index, marked);
@@ -451,7 +455,7 @@ GH_HD int gh_wd_rehash_slot(const gh_wd_geometry *g, void *slots, uint64_t index
   }
   const unsigned lane = (unsigned)(index % g->window_width);
   const uint32_t below = gh_wd_read_window(g, slots, index / g->window_width, key).empty & ((1u << lane) - 1u);
-  return gh_wd_rehash_key(g, slots, index, key, below, marked_before, marked);
+  return gh_wd_rehash_key(g, slots, index, pair, below, marked_before, marked);
 }
 
 #endif /* GH_DETAIL_WARPDRIVE_H */
