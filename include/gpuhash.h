@@ -285,6 +285,14 @@ typedef struct gh_config {
    * with 8 or 16, whatever d. The slots are capacity * table_factor rounded up to whole buckets.
    * Other designs ignore it. */
   unsigned bucket_slots;
+  /* ---- appended after 0.8 ---- */
+  /* warpdrive: the most scratch memory gh_compact may take, in bytes; 0 = the default, no limit.
+   * gh_compact rebuilds the table when the rebuild's scratch (a second slot array and a copy of
+   * the pairs) fits under it and can be had, and rehashes in place otherwise, with two bitmaps of a
+   * bit a window when they fit, else with none (slower, the same table). The rebuild is the
+   * faster; the rehash leaves the table that finds faster (docs/benchmarks.md, Aging). 1 = always
+   * in place, with no scratch at all. Other designs ignore it. */
+  uint64_t compact_scratch_bytes;
 } gh_config;
 
 /** Fills the first struct_size bytes of *config with the defaults for the design (struct_size
@@ -535,8 +543,9 @@ gh_status gh_mixed(gh_table *table, const uint8_t *ops, const void *keys, const 
  * (designs with GH_CAP_COMPACT). slab: the FLUSH of Ashkiani et al., which packs every bucket's
  * entries to the front of its list and frees the slabs left empty; gh_get_stats' slots drop
  * accordingly. warpdrive: the table is rebuilt without its tombstones when the memory for that can
- * be had (the pairs exported to scratch, inserted into fresh slots, which are copied over the old
- * ones: a second slot array and the pairs' size of scratch while it runs); otherwise it is rehashed
+ * be had within gh_config.compact_scratch_bytes (the pairs exported to scratch, inserted into fresh
+ * slots, which are copied over the old ones: a second slot array and the pairs' size of scratch
+ * while it runs); otherwise it is rehashed
  * in place, in about 3x the rebuild's time, with two bits a window of scratch or none: tombstones
  * become empty slots, and every key that then has an empty slot before it on its probe sequence
  * moves up into one, pass after pass over the slots until a pass changes nothing. Either way device

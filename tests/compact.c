@@ -14,7 +14,8 @@
  * place) or fails with GH_ERR_OUT_OF_MEMORY and the table is unchanged (the same export, size,
  * validate, the same tombstones); either way the pairs are the same and nothing leaks.
  * warpdrive also at load 0.95 after rounds of churn, every window and slot width, compacted with
- * memory (the rebuild), with room for both, one or none of the rehash's bitmaps (case_churn).
+ * memory (the rebuild), with room for both, one or none of the rehash's bitmaps, and within
+ * gh_config.compact_scratch_bytes budgets that fit the bitmaps or nothing (case_churn).
  * A design without GH_CAP_COMPACT must answer GH_ERR_UNSUPPORTED naming gh_compact.
  * Every failure prints the case, the phase and the seed.
  */
@@ -177,9 +178,14 @@ done:
  * in-place rehash, whose moves come in long chains), with no memory at all (the rehash without
  * bitmaps). The same pairs after it, every key found, every erased one absent, validate (no key
  * with an empty slot before it), no tombstones, nothing leaked. */
-enum { COMPACT_WITH_MEMORY, COMPACT_BITMAPS_ONLY, COMPACT_ONE_BITMAP, COMPACT_NO_MEMORY, COMPACT_WAYS };
+enum {
+  COMPACT_WITH_MEMORY, COMPACT_BITMAPS_ONLY, COMPACT_ONE_BITMAP, COMPACT_NO_MEMORY, COMPACT_BUDGET_BITMAPS,
+  COMPACT_BUDGET_NOTHING, COMPACT_WAYS
+};
 static const char *const compact_ways[] = {"with memory", "with room for the bitmaps only",
-                                           "with room for one bitmap only", "with no memory"};
+                                           "with room for one bitmap only", "with no memory",
+                                           "within a scratch budget that fits the bitmaps only",
+                                           "within a scratch budget of 1 byte"};
 
 static void case_churn(gh_backend backend, unsigned group_size, unsigned key_bits, unsigned value_bits, int way) {
   tu_rng rng = tu_rng_make(tu_mix_seed(compact_seed, 7 + way, group_size * 1000u + key_bits + value_bits, backend));
@@ -192,6 +198,8 @@ static void case_churn(gh_backend backend, unsigned group_size, unsigned key_bit
   c.capacity = 8000;
   c.group_size = group_size;
   c.seed = compact_seed;
+  /* (the bitmaps take at most a quarter byte a slot, the rebuild more than 3 bytes) */
+  c.compact_scratch_bytes = way == COMPACT_BUDGET_BITMAPS ? c.capacity : way == COMPACT_BUDGET_NOTHING ? 1u : 0u;
   gh_table *t = NULL;
   tu_set_phase("churn g%u k%u v%u, compact %s: create", group_size, key_bits, value_bits, compact_ways[way]);
   if (!CHECK_OK(NULL, gh_create(&c, &t))) {
@@ -233,16 +241,21 @@ static void case_churn(gh_backend backend, unsigned group_size, unsigned key_bit
   tu_set_phase("churn: gh_compact %s", compact_ways[way]);
   CHECK(tombstones(t) > 0, "no tombstones after the churn");
   /* The rebuild asks for the keys', values' and slots' copies, each larger than both bitmaps (a bit
-   * a window each) together; the limits let through both bitmaps, one, or nothing. */
+   * a window each) together; the allocator's limits let through both bitmaps, one, or nothing; the
+   * budgets keep gh_compact from asking for more. */
   const uint64_t bitmap_bytes = (slots / group_size + 31u) / 32u * 4u, rebuild_asks = value_bits ? 3u : 2u;
-  const uint64_t room[COMPACT_WAYS] = {0, 2 * bitmap_bytes + bitmap_bytes / 2, bitmap_bytes + bitmap_bytes / 2, 0};
-  const uint64_t refused[COMPACT_WAYS] = {0, rebuild_asks, rebuild_asks + 1u, rebuild_asks + 2u};
+  const uint64_t room[COMPACT_WAYS] = {0, 2 * bitmap_bytes + bitmap_bytes / 2, bitmap_bytes + bitmap_bytes / 2, 0, 0, 0};
+  const uint64_t refused[COMPACT_WAYS] = {0, rebuild_asks, rebuild_asks + 1u, rebuild_asks + 2u, 0, 0};
   const size_t live_bytes = tu_tracker_live_bytes(tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(tracker, GH_MEMORY_DEVICE);
-  if (way != COMPACT_WITH_MEMORY) tu_tracker_set_limit(tracker, live_bytes + room[way]);
+  if (room[way] || way == COMPACT_NO_MEMORY) tu_tracker_set_limit(tracker, live_bytes + room[way]);
+  tu_tracker_fail_nth(tracker, 0);
   CHECK_OK(t, gh_compact(t, NULL));
   tu_tracker_set_limit(tracker, 0);
   CHECK(tu_tracker_limit_refusals(tracker) == refused[way], "%llu allocations refused by the limit, expected %llu",
         (unsigned long long)tu_tracker_limit_refusals(tracker), (unsigned long long)refused[way]);
+  if (way == COMPACT_BUDGET_BITMAPS || way == COMPACT_BUDGET_NOTHING)
+    CHECK(tu_tracker_calls(tracker) == (way == COMPACT_BUDGET_BITMAPS ? 2u : 0u),
+          "gh_compact asked for %llu allocations within its budget", (unsigned long long)tu_tracker_calls(tracker));
   pair *after = sorted_pairs(t, key_bits, value_bits, &after_n);
   same_pairs(before, before_n, after, after_n, "gh_compact after the churn");
   CHECK(tombstones(t) == 0, "%llu tombstones after gh_compact", (unsigned long long)tombstones(t));

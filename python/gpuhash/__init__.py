@@ -102,7 +102,7 @@ class _Config(ctypes.Structure):
                 ("host_threads", ctypes.c_uint), ("allocator", _Allocator), ("slab_load", ctypes.c_double),
                 ("slab_light", ctypes.c_int), ("fill_min", ctypes.c_double), ("fill_max", ctypes.c_double),
                 ("load_factor", ctypes.c_double), ("bin_vertices", ctypes.c_uint), ("bulk_min_keys", _U64),
-                ("bucket_slots", ctypes.c_uint)]
+                ("bucket_slots", ctypes.c_uint), ("compact_scratch_bytes", _U64)]
 
 
 class _Stats(ctypes.Structure):

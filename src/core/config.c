@@ -45,6 +45,8 @@
 #define GH_CONFIG_0_7_SIZE (offsetof(gh_config, bulk_min_keys) + sizeof(uint64_t))
 /* After 0.7: bucket_slots (the bucketed cuckoo table), and the struct's padding after it. */
 #define GH_CONFIG_0_8_PADDED_SIZE ((offsetof(gh_config, bucket_slots) + sizeof(unsigned) + 7u) / 8u * 8u)
+/* After 0.8: compact_scratch_bytes (warpdrive's gh_compact). */
+#define GH_CONFIG_0_9_SIZE (offsetof(gh_config, compact_scratch_bytes) + sizeof(uint64_t))
 /* When a field is appended, record the new release's size next to the others and assert on that
  * one instead. */
 _Static_assert(offsetof(gh_config, slab_load) >= GH_CONFIG_FIRST_SIZE, "slab_load must follow 0.2's fields");
@@ -53,7 +55,9 @@ _Static_assert(offsetof(gh_config, load_factor) >= GH_CONFIG_0_4_SIZE, "load_fac
 _Static_assert(offsetof(gh_config, bin_vertices) >= GH_CONFIG_0_5_SIZE, "bin_vertices must follow 0.5's fields");
 _Static_assert(offsetof(gh_config, bulk_min_keys) >= GH_CONFIG_0_6_PADDED_SIZE, "bulk_min_keys must follow 0.6's fields");
 _Static_assert(offsetof(gh_config, bucket_slots) >= GH_CONFIG_0_7_SIZE, "bucket_slots must follow 0.7's fields");
-_Static_assert(sizeof(gh_config) == GH_CONFIG_0_8_PADDED_SIZE,
+_Static_assert(offsetof(gh_config, compact_scratch_bytes) >= GH_CONFIG_0_8_PADDED_SIZE,
+               "compact_scratch_bytes must follow 0.8's fields");
+_Static_assert(sizeof(gh_config) == GH_CONFIG_0_9_SIZE,
                "gh_config changed size: append fields after the last release's size and record it");
 
 static void set_defaults(gh_config *c, gh_design design) {
@@ -89,7 +93,7 @@ static void set_defaults(gh_config *c, gh_design design) {
  * (or larger than this library's: a newer header). */
 static const size_t released_sizes[] = {GH_CONFIG_FIRST_SIZE, GH_CONFIG_0_3_SIZE, GH_CONFIG_0_4_SIZE,
                                         GH_CONFIG_0_5_SIZE, GH_CONFIG_0_6_PADDED_SIZE, GH_CONFIG_0_7_SIZE,
-                                        sizeof(gh_config)};
+                                        GH_CONFIG_0_8_PADDED_SIZE, sizeof(gh_config)};
 
 int gh__config_size_known(size_t struct_size) {
   for (size_t i = 0; i < sizeof released_sizes / sizeof released_sizes[0]; ++i)

@@ -269,9 +269,11 @@ static gh_status image_config(const uint64_t h[IMAGE_FIELDS], const gh_config *r
     c->device = runtime->device;
     c->host_threads = runtime->host_threads;
     c->allocator = runtime->allocator;
-    /* (a knob of the inserts, not of the layout: not in the image) */
+    /* (knobs of the inserts and of gh_compact, not of the layout: not in the image) */
     if (runtime->struct_size >= offsetof(gh_config, bulk_min_keys) + sizeof runtime->bulk_min_keys)
       c->bulk_min_keys = runtime->bulk_min_keys;
+    if (runtime->struct_size >= offsetof(gh_config, compact_scratch_bytes) + sizeof runtime->compact_scratch_bytes)
+      c->compact_scratch_bytes = runtime->compact_scratch_bytes;
   }
   /* Every field is range-checked here before its narrowing (gh_create checks the values). */
   const uint64_t small[] = {h[F_VARIANT], h[F_GROUP_SIZE], h[F_HASH_FUNCTIONS], h[F_HASH_FAMILY], h[F_SLAB_LIGHT],

@@ -257,8 +257,14 @@ gh_status gh__wd_validate(gh_table *t) {
  * The in-place rehash (gpuhash/detail/warpdrive.h) needs two bits a window at most. On an H100 in
  * the aging workload (2^23 and 2^25 resident keys at load 0.85) the rebuild compacted in 1.4 and
  * 4.7 ms, the rehash (as of 48c06ae) in 4.2 and 16.3 (20 passes; bench/results/2026-11-28-h100-
- * warpdrive-aging-inplace.txt), so the rebuild runs whenever its memory can be had and the rehash when it cannot
- * (or when the rebuild runs out of memory or room part-way, which puts the table back first). */
+ * warpdrive-aging-inplace.txt), so the rebuild runs whenever its memory can be had within
+ * gh_config.compact_scratch_bytes, and the rehash when it cannot (or when the rebuild runs out of
+ * memory or room part-way, which puts the table back first). */
+
+/* Whether gh_compact may take this much scratch (gh_config.compact_scratch_bytes). */
+static int within_scratch(const gh_table *t, uint64_t bytes) {
+  return t->config.compact_scratch_bytes == 0 || bytes <= t->config.compact_scratch_bytes;
+}
 
 /* Anything that fails before the copy puts the old slots and the size counter back: the table is
  * as it was, and *retry (memory ran out, or keys did not fit again) says the rehash may still do
@@ -298,7 +304,9 @@ static gh_status rebuild(gh_table *t, void *keys, void *values, void *fresh, uin
 static gh_status rehash_in_place(gh_table *t, gh_wd_rehash_pass pass, void *stream) {
   gh_wd_table *w = state(t);
   const size_t words = (size_t)((w->geometry.window_count + 31u) / 32u), marks_bytes = words * sizeof(uint32_t);
-  uint32_t *marks[2] = {gh__alloc(t, marks_bytes, w->kind), gh__alloc(t, marks_bytes, w->kind)};
+  uint32_t *marks[2] = {NULL, NULL};
+  if (within_scratch(t, 2u * (uint64_t)marks_bytes))
+    marks[0] = gh__alloc(t, marks_bytes, w->kind), marks[1] = gh__alloc(t, marks_bytes, w->kind);
   const int marking = marks[0] != NULL && marks[1] != NULL;
   uint64_t changed = 0, passes = 0;
   gh_status status = GH_OK;
@@ -329,8 +337,11 @@ gh_status gh__wd_compact(gh_table *t, gh_wd_rehash_pass pass, void *stream) {
   gh_status status = gh__wd_size(t, &size);
   if (status != GH_OK) return status;
   const size_t key_bytes = size * (g->key_bits / 8u), value_bytes = size * (g->value_bits / 8u);
-  void *keys = gh__alloc(t, key_bytes, w->kind), *values = g->value_bits ? gh__alloc(t, value_bytes, w->kind) : NULL;
-  void *fresh = gh__alloc(t, w->slots_bytes, w->kind);
+  void *keys = NULL, *values = NULL, *fresh = NULL;
+  if (within_scratch(t, (uint64_t)key_bytes + value_bytes + w->slots_bytes)) {
+    keys = gh__alloc(t, key_bytes, w->kind), values = g->value_bits ? gh__alloc(t, value_bytes, w->kind) : NULL;
+    fresh = gh__alloc(t, w->slots_bytes, w->kind);
+  }
   int retry = keys == NULL || (g->value_bits && values == NULL) || fresh == NULL;
   if (!retry) {
     status = rebuild(t, keys, values, fresh, size, &retry, stream);

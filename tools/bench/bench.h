@@ -209,10 +209,13 @@ typedef enum {
 enum { DIST_UNIQUE, DIST_ZIPF, DIST_CYCLIC };
 /* warpdrive's insert: as gh_config.bulk_min_keys = 0 picks it, or the ordinary one always. */
 enum { PATH_AUTO, PATH_ORDINARY };
+/* warpdrive's gh_compact: as gh_config.compact_scratch_bytes = 0 picks it, or in place always. */
+enum { COMPACT_AUTO, COMPACT_IN_PLACE };
 /* Every parameter of a state is an axis; consecutive states alike up to AX_ABSENT share a table. */
 typedef enum {
   AX_DESIGN, AX_VARIANT, AX_N, AX_DIST, AX_MULT, AX_G, AX_LOAD, AX_D, AX_FACTOR, AX_BUCKET, AX_SLABS,
-  AX_START, AX_BATCH, AX_UPDATES, AX_DELETES, AX_FILL_MIN, AX_BINS, AX_PATH, AX_ABSENT, AX_OP, AX_COUNT
+  AX_START, AX_BATCH, AX_UPDATES, AX_DELETES, AX_FILL_MIN, AX_BINS, AX_PATH, AX_COMPACT, AX_ABSENT, AX_OP,
+  AX_COUNT
 } bench_axis_id;
 typedef struct bench_axis_def {
   const char *name, *const *names; /* names: a string axis's values index this list */

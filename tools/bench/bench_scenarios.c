@@ -6,6 +6,7 @@ static const char *const DESIGNS[] = {"limits", "warpdrive", "cuckoo", "sorted",
 static const char *const VARIANTS[] = {"map", "compacting", "multivalue", NULL};
 static const char *const DISTS[] = {"unique", "zipf", "cyclic", NULL};
 static const char *const PATHS[] = {"auto", "ordinary", NULL};
+static const char *const COMPACTS[] = {"auto", "in_place", NULL};
 static const char *const OPS[] = {"insert", "build", "find", "find_absent", "erase", "find_all",
                                   "batches", "mixed", "slab_alloc", "dynamic", "upsize", "downsize",
                                   "rehash_by_insert", "join", "join_intersect", "find_first", "aging", "limit_copy",
@@ -26,6 +27,7 @@ const bench_axis_def bench_axes[AX_COUNT] = {
     [AX_FILL_MIN] = {"fill_min", NULL, 'f', 0.01, 0.9, "fill_min %.2f; "},
     [AX_BINS] = {"bin_vertices", NULL, 'i', 1024, 32768, "bins of %.0f; "},
     [AX_PATH] = {"insert_path", PATHS, 's', 0, 0},
+    [AX_COMPACT] = {"compact", COMPACTS, 's', 0, 0},
     [AX_ABSENT] = {"absent_percent", NULL, 'i', 0, 100, "absent %.0f%%; "},
     [AX_OP] = {"op", OPS, 's', 0, 0}};
 /* Where a design uses an axis its scenario lacks: unique keys, a map, the chapter's d = 4 and
@@ -34,7 +36,7 @@ const double bench_defaults[AX_COUNT] = {
     [AX_DESIGN] = NAN, [AX_VARIANT] = 0, [AX_N] = NAN, [AX_DIST] = 0, [AX_MULT] = NAN, [AX_G] = 4,
     [AX_LOAD] = NAN, [AX_D] = 4, [AX_FACTOR] = 1.25, [AX_BUCKET] = 1, [AX_SLABS] = 0.7, [AX_START] = NAN,
     [AX_BATCH] = NAN, [AX_UPDATES] = NAN, [AX_DELETES] = NAN, [AX_FILL_MIN] = NAN, [AX_BINS] = NAN,
-    [AX_PATH] = PATH_AUTO, [AX_ABSENT] = NAN, [AX_OP] = NAN};
+    [AX_PATH] = PATH_AUTO, [AX_COMPACT] = COMPACT_AUTO, [AX_ABSENT] = NAN, [AX_OP] = NAN};
 #define BIT(axis) (1u << (axis))
 #define COMMON (BIT(AX_DESIGN) | BIT(AX_N) | BIT(AX_DIST) | BIT(AX_OP))
 #define DYNAMIC (BIT(AX_BATCH) | BIT(AX_DELETES)) /* the dynamic workload's */
@@ -42,7 +44,8 @@ const double bench_defaults[AX_COUNT] = {
 const bench_design_def bench_designs[D_COUNT] = {
     [D_LIMITS] = {0, 0, 0, 1, BIT(AX_DESIGN) | BIT(AX_OP)},
     [D_WARPDRIVE] = {GH_WARPDRIVE, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_G) | BIT(AX_LOAD) |
-                                                          DYNAMIC | BIT(AX_FILL_MIN) | BIT(AX_PATH)},
+                                                          DYNAMIC | BIT(AX_FILL_MIN) | BIT(AX_PATH) |
+                                                          BIT(AX_COMPACT)},
     [D_CUCKOO] = {GH_CUCKOO, GH_KEEP_FIRST, 1, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) |
                                                       BIT(AX_D) | BIT(AX_FACTOR) | BIT(AX_BUCKET) | BIT(AX_ABSENT)},
     [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_ABSENT)},
@@ -205,6 +208,7 @@ const bench_row bench_rows[] = {
     {"aging", AX_G, ALL, 1, {4}},
     {"aging", AX_LOAD, ALL, 1, {0.85}},
     {"aging", AX_BATCH, ALL, PER_MODE, {P2(17), P2(14), P2(11), P2(9)}},
+    {"aging", AX_COMPACT, ALL, 2, {COMPACT_AUTO, COMPACT_IN_PLACE}},
     {"aging", AX_OP, ALL, 1, {OP_AGING}},
     {"dycuckoo-a", AX_DESIGN, ALL, 1, {D_DYCUCKOO}},
     {"dycuckoo-a", AX_N, ALL, PER_MODE, {P2(27), P2(22), P2(20), P2(16)}},
@@ -338,6 +342,10 @@ gh_config bench_table_config(const bench_ctx *c) {
     if (config.design == GH_DYCUCKOO) config.fill_min = c->ax[AX_FILL_MIN];
   }
   config.capacity += config.capacity == 0;
+  /* in place: a budget that holds the rehash's bitmaps (a bit a window each: at most a quarter byte
+   * a slot) and not the rebuild's copies (more than a slot's bytes a slot) */
+  if (config.design == GH_WARPDRIVE && c->ax[AX_COMPACT] == COMPACT_IN_PLACE)
+    config.compact_scratch_bytes = config.capacity / 4 + 64;
   return config;
 }
 /* Untimed, before an insert: a clear, or a new table: cuckoo's seeded by the run, so that each build
