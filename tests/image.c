@@ -7,7 +7,8 @@
  * width it accepts (values of any size for GH_CAP_VALUE_RECORDS), random pairs with the sentinel
  * keys among them (duplicated keys for multi-value tables) are saved to memory (the size asked
  * first; a buffer one byte short refused, untouched) and to a file, and loaded on this backend and
- * on the host: the same pairs, size, configuration and validate. An empty table round-trips too.
+ * on the host: the same pairs, size, configuration and validate, with the call knobs
+ * (bulk_min_keys, compact_scratch_bytes) of the runtime config. An empty table round-trips too.
  * A compacting table cannot be saved (GH_ERR_UNSUPPORTED).
  * Bad images, from one valid image: NULL arguments, a missing file, an unwritable path, every
  * truncation, trailing bytes, every byte flipped, and crafted images sealed with correct
@@ -206,10 +207,18 @@ static void round_trip(const tu_design *design, gh_backend backend, gh_variant v
     const gh_config *runtimes[2] = {&c, &host};
     for (int r = 0; r < (backend == GH_BACKEND_HOST ? 1 : 2); ++r) {
       gh_table *back = NULL;
+      /* The knobs of the calls are the runtime config's, not the image's. */
+      gh_config runtime = *runtimes[r];
+      runtime.bulk_min_keys = UINT64_MAX, runtime.compact_scratch_bytes = 12345;
       tu_set_phase("load from memory on the %s backend", r ? "host" : tu_backend_name(backend));
-      if (CHECK(gh_load_from_memory(image, bytes, runtimes[r], &back) == GH_OK, "gh_load_from_memory: %s",
+      if (CHECK(gh_load_from_memory(image, bytes, &runtime, &back) == GH_OK, "gh_load_from_memory: %s",
                 gh_last_create_error())) {
         check_same(back, t, &want, r ? "loaded on the host" : "loaded");
+        gh_config got;
+        if (CHECK_OK(back, gh_get_config(back, &got)))
+          CHECK(got.bulk_min_keys == UINT64_MAX && got.compact_scratch_bytes == 12345,
+                "loaded with bulk_min_keys %llu, compact_scratch_bytes %llu: not the runtime config's",
+                (unsigned long long)got.bulk_min_keys, (unsigned long long)got.compact_scratch_bytes);
         gh_destroy(back);
       }
     }
