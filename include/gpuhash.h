@@ -545,15 +545,15 @@ gh_status gh_mixed(gh_table *table, const uint8_t *ops, const void *keys, const 
  * accordingly. warpdrive: the table is rebuilt without its tombstones when the memory for that can
  * be had within gh_config.compact_scratch_bytes (the pairs exported to scratch, inserted into fresh
  * slots, which are copied over the old ones: a second slot array and the pairs' size of scratch
- * while it runs); otherwise it is rehashed
- * in place, in about 3x the rebuild's time, with two bits a window of scratch or none: tombstones
- * become empty slots, and every key that then has an empty slot before it on its probe sequence
- * moves up into one, pass after pass over the slots until a pass changes nothing. Either way device
- * views stay valid, and afterwards finds and inserts stop at empty slots as in a table that never
- * erased (gh_get_stats' tombstones: 0). Keys, values and gh_size are unchanged. Other designs
- * answer GH_ERR_UNSUPPORTED. Waits for the stream. On failure: the table is unchanged, except where
- * a warpdrive rehash pass failed part-way on the device: every key is still stored but some may lie
- * out of a lookup's reach until a gh_compact completes (gh_last_error says so). */
+ * while it runs); otherwise it is rehashed in place, in about 3x the rebuild's time, with two bits
+ * a window of scratch or none: tombstones become empty slots, and every key that then has an empty
+ * slot before it on its probe sequence moves up into one, pass after pass over the slots until a
+ * pass changes nothing. Either way device views stay valid, and afterwards finds and inserts stop
+ * at empty slots as in a table that never erased (gh_get_stats' tombstones: 0). Keys, values and
+ * gh_size are unchanged. Other designs answer GH_ERR_UNSUPPORTED. Waits for the stream. On failure:
+ * the table is unchanged, except where a warpdrive rehash pass failed part-way on the device: every
+ * key is still stored but some may lie out of a lookup's reach until a gh_compact completes
+ * (gh_last_error says so). */
 gh_status gh_compact(gh_table *table, gh_stream stream);
 
 /** Removes every key; keeps the memory (a cuckoo table's stash is released). On failure: the
