@@ -171,13 +171,16 @@ done:
   free(keys), free(values), free(packed), free(packed_values);
 }
 
-/* warpdrive at load 0.95, windows of 1, 4 and 32 slots (locality regions with 1 and 4, plain
- * double hashing with 32): rounds that erase a quarter of the keys and insert as many new ones,
- * which take the tombstones, so empty slots grow scarce and keys sit far along their sequences.
- * Then gh_compact three ways: with memory (the rebuild), with room for its bitmaps only (the
- * in-place rehash, whose moves come in long chains), with no memory at all (the rehash without
- * bitmaps). The same pairs after it, every key found, every erased one absent, validate (no key
- * with an empty slot before it), no tombstones, nothing leaked. */
+/* warpdrive at load 0.95 (windows of 1 to 32 slots with 8-byte slots, 4-, 8- and 16-byte slots at
+ * g = 4; 8000 slots, so locality regions at g = 1 and 2, which make 2048 windows or more, and
+ * plain double hashing from g = 4 on): rounds that erase a quarter of the keys and insert as many
+ * new ones, which take the tombstones, so empty slots grow scarce and keys sit far along their
+ * sequences. Then gh_compact six ways: with memory (the rebuild); with the allocator refusing the
+ * rebuild but leaving room for both, one or none of the in-place rehash's bitmaps (the rehash with
+ * its bitmaps, then twice without); within a compact_scratch_bytes budget that fits the bitmaps,
+ * or of 1 byte (gh_compact asks for 2 allocations, or none). The refusals and asks as expected,
+ * the same pairs after it, every key found, every erased one absent, validate (no key with an
+ * empty slot before it), no tombstones, nothing leaked. */
 enum {
   COMPACT_WITH_MEMORY, COMPACT_BITMAPS_ONLY, COMPACT_ONE_BITMAP, COMPACT_NO_MEMORY, COMPACT_BUDGET_BITMAPS,
   COMPACT_BUDGET_NOTHING, COMPACT_WAYS
