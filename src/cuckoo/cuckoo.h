@@ -206,7 +206,7 @@ GH_HD void gh_ck_scan_bucket(const gh_ck_geometry *g, void *slots, uint64_t buck
 /* Marks slot s in `moved` (bit s; NULL: no bitmap) and counts the mark. */
 GH_HD void gh_ck_mark_moved(uint32_t *moved, uint64_t s, unsigned *marks) {
   if (moved == NULL) return;
-  gh_or_u32(&moved[s >> 5], 1u << (s & 31u));
+  gh_bitmap_set(moved, s);
   *marks += 1;
 }
 

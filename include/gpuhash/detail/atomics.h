@@ -100,4 +100,10 @@ GH_HD void gh_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 #endif
 
+/* Bit i of a bitmap of 32-bit words that threads set concurrently (slots or windows to revisit). */
+GH_HD void gh_bitmap_set(uint32_t *bits, uint64_t i) { gh_or_u32(bits + i / 32u, 1u << (i % 32u)); }
+GH_HD int gh_bitmap_test(const uint32_t *bits, uint64_t i) {
+  return (int)(gh_load_u32(bits + i / 32u) >> (i % 32u) & 1u);
+}
+
 #endif /* GH_DETAIL_ATOMICS_H */

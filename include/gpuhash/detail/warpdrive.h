@@ -396,15 +396,12 @@ GH_HD int gh_wd_erase_serial(const gh_wd_geometry *g, void *slots, uint64_t key)
  * claim, and any slot emptied there since is marked. A key's own window is read every pass.
  * marked_before NULL: every window counts as marked (the first pass, or no memory for the
  * bitmaps); marked NULL: nothing is recorded. */
-GH_HD int gh_wd_window_bit(const uint32_t *marks, uint64_t window) {
-  return (int)(gh_load_u32(marks + window / 32u) >> (window % 32u) & 1u);
-}
 GH_HD int gh_wd_window_unchanged(const uint32_t *marked_before, const uint32_t *marked, uint64_t window) {
-  return marked_before != NULL && !gh_wd_window_bit(marked_before, window) &&
-         (marked == NULL || !gh_wd_window_bit(marked, window));
+  return marked_before != NULL && !gh_bitmap_test(marked_before, window) &&
+         (marked == NULL || !gh_bitmap_test(marked, window));
 }
 GH_HD void gh_wd_mark_window(uint32_t *marks, uint64_t window) {
-  if (marks != NULL) gh_or_u32(marks + window / 32u, 1u << (window % 32u));
+  if (marks != NULL) gh_bitmap_set(marks, window);
 }
 
 /* The tombstone at index becomes empty. */
