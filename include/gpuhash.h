@@ -256,9 +256,8 @@ typedef struct gh_config {
    * value (up to the order of a vertex's edges). The host backend builds with V1 and ignores it. */
   unsigned bin_vertices;
   /* ---- appended after 0.6 ---- */
-  /* warpdrive, and cuckoo tables with buckets (bucket_slots > 1): batches of at least this many
-   * keys take the cache-partitioned bulk insert (warpdrive: and erase).
-   * Warpdrive: the batch is sorted by the region of the table (a run of windows: 64 KB on the CUDA
+  /* warpdrive: batches of at least this many keys take the cache-partitioned bulk insert and
+   * erase. The batch is sorted by the region of the table (a run of windows: 64 KB on the CUDA
    * backend, built in a block's shared memory where slots take 4 or 8 bytes, a quarter of the L2
    * where they take 16; 256 KB on the host) that holds the first window of each key's probe
    * sequence; each key then walks the windows of its sequence that lie in that region (the first
@@ -273,14 +272,9 @@ typedef struct gh_config {
    * without locality regions or of 16-byte slots on the CUDA backend, or for a table whose device
    * view was taken (gh_get_device_view: kernels of the caller's may change it alongside, and a
    * region written back whole would lose their changes).
-   * Cuckoo: the batch's new keys are sorted by the region of the table (at most 64 KB of slots)
-   * that holds all d of their buckets, and each region is built apart (CUDA: in a block's shared
-   * memory, where slots take 4 or 8 bytes; host: by one thread) and written back once. The table
-   * holds the same pairs the ordinary insert would give, under the same policies. It needs scratch
-   * for a copy of the batch (without it the ordinary insert runs).
    * 0 = the default: on the CUDA backend, tables of 4- or 8-byte slots and at least four regions,
-   * batches of at least 2^20 keys (warpdrive: and one key per window); never on the host backend.
-   * 1 = every batch it can take; UINT64_MAX = never. */
+   * batches of at least 2^20 keys and one key per window; never on the host backend. 1 = every
+   * batch it can take; UINT64_MAX = never. */
   uint64_t bulk_min_keys;
   /* ---- appended after 0.7 ---- */
   /* cuckoo: slots per bucket: 1 (default: the chapter's layout, a key in one of its d slots), 4, 8

@@ -1,9 +1,7 @@
 /* atomics.h - the few atomic operations the tables need, with one name on both backends: CUDA
  * atomics in device code, GCC/Clang __atomic builtins (the C11 memory model) on the host.
  * Loads that may race with CAS from other threads read through L2 on the device (__ldcg), so a
- * reloaded window never shows a stale L1 copy; in shared memory (a region of a table built there)
- * they are volatile loads instead, which __ldcg cannot do. The compiler knows the space of the
- * pointer in every kernel, so the test costs nothing. */
+ * reloaded window never shows a stale L1 copy. */
 #ifndef GH_DETAIL_ATOMICS_H
 #define GH_DETAIL_ATOMICS_H
 
@@ -11,14 +9,8 @@
 
 #if defined(__CUDA_ARCH__)
 
-GH_HD uint32_t gh_load_u32(const void *p) {
-  if (__isShared(p)) return *(const volatile unsigned int *)p;
-  return __ldcg((const unsigned int *)p);
-}
-GH_HD uint64_t gh_load_u64(const void *p) {
-  if (__isShared(p)) return *(const volatile unsigned long long *)p;
-  return __ldcg((const unsigned long long *)p);
-}
+GH_HD uint32_t gh_load_u32(const void *p) { return __ldcg((const unsigned int *)p); }
+GH_HD uint64_t gh_load_u64(const void *p) { return __ldcg((const unsigned long long *)p); }
 GH_HD uint32_t gh_cas_u32(void *p, uint32_t expected, uint32_t desired) {
   return atomicCAS((unsigned int *)p, expected, desired);
 }

@@ -90,10 +90,10 @@ GH_HD gh_slot_bits gh_slot_load(gh_slot_format f, const void *slot) {
   b.hi = ~0ull;
 #if defined(__CUDA_ARCH__)
   if (f.slot_bytes == 4) {
-    b.lo = gh_load_u32(slot);
+    b.lo = __ldcg((const unsigned int *)slot);
   } else if (f.slot_bytes == 8) {
-    b.lo = gh_load_u64(slot);
-  } else { /* (16-byte slots are never built in shared memory) */
+    b.lo = __ldcg((const unsigned long long *)slot);
+  } else {
     const ulonglong2 v = __ldcg((const ulonglong2 *)slot);
     b.lo = v.x;
     b.hi = v.y;
