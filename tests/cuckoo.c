@@ -71,9 +71,6 @@ static uint64_t ck_seed;
 
 /* Slots per bucket of every table the run makes (--bucket-slots). */
 static unsigned ck_bucket_slots = 1;
-/* gh_config.bulk_min_keys of every table the run makes (--bulk-min-keys; 1: every batch of a
- * bucketed table is placed by regions, the path large batches take on a GPU). */
-static uint64_t ck_bulk_min_keys = 0;
 /* The bucketed layout's smallest table factors, for every d (gpuhash.h): 4 slots, 8 or 16. */
 #define CK_MIN_FACTOR_4_SLOTS 1.05
 #define CK_MIN_BUCKETED_FACTOR 1.02
@@ -106,7 +103,6 @@ static gh_config ck_config(tu_rng *rng, gh_variant variant, unsigned key_bits,
   c.hash_family = family;
   c.table_factor = factor;
   c.bucket_slots = ck_bucket_slots;
-  c.bulk_min_keys = ck_bulk_min_keys;
   c.seed = tu_next(rng);
   c.host_threads = (unsigned)tu_below(rng, 4);
   return c;
@@ -114,15 +110,13 @@ static gh_config ck_config(tu_rng *rng, gh_variant variant, unsigned key_bits,
 
 static void ck_context(const char *what, const gh_config *c, uint64_t case_seed) {
   tu_set_context("cuckoo %s: %s backend=%s key_bits=%u value_bits=%u capacity=%llu "
-                 "hash_functions=%u hash_family=%s table_factor=%.3f bucket_slots=%u bulk_min_keys=%llu "
-                 "host_threads=%u case_seed=0x%016llx\n  rerun: %s %s --part %s --seed 0x%016llx --bucket-slots %u "
-                 "--bulk-min-keys %llu",
+                 "hash_functions=%u hash_family=%s table_factor=%.3f bucket_slots=%u host_threads=%u "
+                 "case_seed=0x%016llx\n  rerun: %s %s --part %s --seed 0x%016llx --bucket-slots %u",
                  what, ck_variant_name(c), tu_backend_name(ck_backend), c->key_bits,
                  c->value_bits, (unsigned long long)c->capacity, c->hash_functions,
                  c->hash_family == GH_HASH_XOR ? "xor" : "multiply", c->table_factor, c->bucket_slots,
-                 (unsigned long long)c->bulk_min_keys, c->host_threads, (unsigned long long)case_seed, ck_program,
-                 tu_backend_name(ck_backend), ck_part, (unsigned long long)ck_seed, ck_bucket_slots,
-                 (unsigned long long)ck_bulk_min_keys);
+                 c->host_threads, (unsigned long long)case_seed, ck_program,
+                 tu_backend_name(ck_backend), ck_part, (unsigned long long)ck_seed, ck_bucket_slots);
 }
 
 static gh_stats ck_stats(gh_table *table) {
@@ -1481,102 +1475,6 @@ static void buckets_all(void) {
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Part: regions                                                                             */
-/* ---------------------------------------------------------------------------------------- */
-
-/* Placement by regions (cuckoo.h, Regions) on tables of many regions: the same keys built by
- * regions (bulk_min_keys = 1) and the ordinary way (UINT64_MAX), both checked against the
- * reference and against each other (the same pairs); batches that repeat keys (two copies of a
- * key race inside one region), insert keys already present under every policy, refill erased
- * keys, and fill the table to its fullest layout. */
-static void regions_case(unsigned index, unsigned slots, unsigned d, unsigned key_bits, unsigned value_bits,
-                         double factor) {
-  const uint64_t case_seed = tu_mix_seed(ck_seed, 30, index, slots);
-  tu_rng rng = tu_rng_make(case_seed);
-  /* 2^16 to 2^17 slots: 4 to 32 regions of 64 KB (by the slots' width) */
-  const uint64_t n = (uint64_t)((double)((1u << 16) + tu_below(&rng, 1u << 16)) / factor);
-  uint64_t *keys = ck_keys_with_specials(&rng, key_bits, n);
-  uint64_t *values = (uint64_t *)tu_xmalloc((size_t)n * 2 * sizeof *values);
-  uint64_t *batch = (uint64_t *)tu_xmalloc((size_t)n * 2 * sizeof *batch);
-  tu_gen_values(&rng, value_bits, 2 * n, values);
-  const uint64_t table_seed = tu_next(&rng);
-  uint64_t *exported_keys[2] = {NULL, NULL}, *exported_values[2] = {NULL, NULL}, exported[2] = {0, 0};
-  for (unsigned way = 0; way < 2; ++way) {
-    tu_rng ops = tu_rng_make(case_seed ^ 0x5EED);
-    gh_config cfg = ck_config(&ops, GH_VARIANT_MAP, key_bits, value_bits, n, d, (gh_hash_family)(index % 2), factor);
-    cfg.bucket_slots = slots;
-    cfg.seed = table_seed;
-    cfg.bulk_min_keys = way == 0 ? 1u : UINT64_MAX;
-    tu_table h;
-    ck_context(way == 0 ? "regions: placed by regions" : "regions: placed the ordinary way", &cfg, case_seed);
-    tu_set_phase("create");
-    if (!tu_table_create(&h, &cfg)) break;
-    /* half the keys, a quarter of them twice (GH_ADD) */
-    uint64_t m = 0;
-    for (uint64_t i = 0; i < n / 2; ++i) batch[m++] = keys[i];
-    for (uint64_t i = 0; i < n / 4; ++i) batch[m++] = keys[2 * i];
-    tu_shuffle(&ops, batch, m);
-    tu_set_phase("half the keys, a quarter of them twice in the batch (GH_ADD)");
-    tu_insert(&h, batch, values, m, GH_ADD, 0, NULL);
-    tu_check_all(&h);
-    /* the other half with a third of the first half again, under each policy in turn */
-    for (unsigned p = 0; p < 5; ++p) {
-      const uint64_t lo = n / 2 + (n - n / 2) * p / 5, hi = n / 2 + (n - n / 2) * (p + 1) / 5;
-      m = 0;
-      for (uint64_t i = lo; i < hi; ++i) batch[m++] = keys[i];
-      for (uint64_t i = p; i < n / 2; i += 15) batch[m++] = keys[i];
-      tu_shuffle(&ops, batch, m);
-      tu_set_phase("new keys with present ones (%s)", ck_policy_names[p]);
-      tu_insert(&h, batch, values + n, m, ck_policies[p], 0, NULL);
-      tu_check_all(&h);
-    }
-    /* a third erased, then back with repeats */
-    m = 0;
-    for (uint64_t i = 0; i < n; i += 3) batch[m++] = keys[i];
-    tu_set_phase("erase a third");
-    tu_erase(&h, batch, m);
-    tu_check_all(&h);
-    tu_set_phase("the third back, each once or twice (GH_MAX)");
-    ck_map_insert_repeats(&ops, &h, batch, m, 2, GH_MAX);
-    tu_check_all(&h);
-    tu_check_find(&h, keys, n, TU_FIND_VALUES | TU_FIND_FOUND);
-    const gh_stats s = ck_stats(h.table);
-    printf("  regions (%s): %u slots a bucket, d=%u, k%u v%u, load %.3f: %llu keys in %llu slots, restarts %llu, "
-           "grows %llu\n",
-           way == 0 ? "by regions" : "ordinary", slots, d, key_bits, value_bits, 1.0 / factor, (unsigned long long)n,
-           (unsigned long long)s.slots, (unsigned long long)s.restarts, (unsigned long long)s.grows);
-    exported[way] = tu_export_sorted(h.table, key_bits, value_bits, &exported_keys[way],
-                                     value_bits ? &exported_values[way] : NULL);
-    tu_table_destroy(&h);
-  }
-  tu_set_phase("the tables built by regions and the ordinary way hold the same pairs");
-  if (exported[0] != UINT64_MAX && exported[1] != UINT64_MAX && exported_keys[0] && exported_keys[1]) {
-    int same = exported[0] == exported[1];
-    for (uint64_t i = 0; same && i < exported[0]; ++i)
-      same = exported_keys[0][i] == exported_keys[1][i] &&
-             (value_bits == 0 || exported_values[0][i] == exported_values[1][i]);
-    CHECK(same, "the pairs differ (%llu by regions, %llu the ordinary way)", (unsigned long long)exported[0],
-          (unsigned long long)exported[1]);
-  }
-  for (unsigned way = 0; way < 2; ++way) {
-    free(exported_keys[way]);
-    free(exported_values[way]);
-  }
-  free(batch);
-  free(values);
-  free(keys);
-}
-
-static void regions_all(void) {
-  static const unsigned widths[][2] = {{32, 32}, {32, 0}, {64, 0}, {64, 64}};
-  unsigned index = 0;
-  for (unsigned slots = 4; slots <= 16; slots *= 2)
-    for (unsigned w = 0; w < 4; ++w, ++index)
-      regions_case(index, slots, 2 + index % 2, widths[w][0], widths[w][1],
-                   index % 3 == 0 ? ck_min_bucketed_factor(slots) : 1.0 / 0.9);
-}
-
-/* ---------------------------------------------------------------------------------------- */
 
 typedef struct ck_part_entry {
   const char *name;
@@ -1596,7 +1494,6 @@ static const ck_part_entry ck_parts[] = {
     {"bad", bad_all},
     {"alloc", alloc_all},
     {"buckets", buckets_all},
-    {"regions", regions_all},
 };
 
 int main(int argc, char **argv) {
@@ -1615,8 +1512,6 @@ int main(int argc, char **argv) {
       if (part == NULL) goto usage;
     } else if (strcmp(argv[a], "--seed") == 0) {
       if (!tu_parse_u64(argv[a + 1], &ck_seed)) goto usage;
-    } else if (strcmp(argv[a], "--bulk-min-keys") == 0) {
-      if (!tu_parse_u64(argv[a + 1], &ck_bulk_min_keys)) goto usage;
     } else if (strcmp(argv[a], "--bucket-slots") == 0) {
       ck_bucket_slots = (unsigned)strtoul(argv[a + 1], NULL, 10);
       if (ck_bucket_slots != 1 && ck_bucket_slots != 4 && ck_bucket_slots != 8 && ck_bucket_slots != 16) goto usage;
@@ -1636,8 +1531,8 @@ int main(int argc, char **argv) {
   return tu_finish("cuckoo");
 usage:
   fprintf(stderr,
-          "usage: %s host|cuda [--part restarts|functions|incremental|multiplicity|bad|alloc|buckets|regions] "
-          "[--seed S] [--bucket-slots 1|4|8|16] [--bulk-min-keys N]\n",
+          "usage: %s host|cuda [--part restarts|functions|incremental|multiplicity|bad|alloc|buckets] "
+          "[--seed S] [--bucket-slots 1|4|8|16]\n",
           argv[0]);
   return 2;
 }

@@ -150,20 +150,6 @@ static __device__ __forceinline__ uint64_t gh_warp_reserve_n(unsigned long long 
   return base + before - count;
 }
 
-/* The block copies `words` words (W: 4 or 8 bytes) between memory and shared memory, 16 bytes a
- * load where both sides are aligned to 16 bytes, several loads in flight per thread. */
-template <typename W>
-static __device__ __forceinline__ void gh_block_copy(W *to, const W *from, uint64_t words) {
-  uint64_t done = 0;
-  if ((((uintptr_t)to | (uintptr_t)from) & 15u) == 0) {
-    const uint64_t vectors = words * sizeof(W) / 16u;
-#pragma unroll 8
-    for (uint64_t j = threadIdx.x; j < vectors; j += blockDim.x) ((uint4 *)to)[j] = ((const uint4 *)from)[j];
-    done = vectors * 16u / sizeof(W);
-  }
-  for (uint64_t j = done + threadIdx.x; j < words; j += blockDim.x) to[j] = from[j];
-}
-
 /* ---- Launching (core/toolkit_cuda.cu) ------------------------------------------------------------ */
 
 /* Queues kernel(args) on stream over a resident grid of blocks of block_threads, enough for
@@ -171,12 +157,6 @@ static __device__ __forceinline__ void gh_block_copy(W *to, const W *from, uint6
  * is GH_ERR_INTERNAL. */
 gh_status gh__cuda_launch(gh_table *t, const void *kernel, uint64_t threads, int block_threads, void **args,
                           void *stream);
-
-/* Queues kernel(args) on stream as `blocks` blocks of block_threads with `shared` bytes of dynamic
- * shared memory each (a block per item of work: a region of a table built in shared memory); the
- * kernel may take the whole shared memory carveout. */
-gh_status gh__cuda_launch_blocks(gh_table *t, const void *kernel, uint64_t blocks, int block_threads, size_t shared,
-                                 void **args, void *stream);
 
 /* A kernel that accumulates into counters: zeroes counter_bytes at `counters` (device), launches,
  * copies them into counters_host and waits. The one synchronisation of an operation that needs a

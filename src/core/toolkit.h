@@ -129,15 +129,6 @@ gh_status gh__run_length_encode(gh_table *t, const void *keys_in, uint64_t n, un
 gh_status gh__select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
                              unsigned index_bits, uint64_t *count_out, void *stream);
 
-/* Bytes of a digit below `digits` for gh__cuda_sort_by_digit: 2 up to 65536 (a 16-bit sort), else 4. */
-static inline unsigned gh__digit_bytes(uint64_t digits) { return digits > 65536u ? 4u : 2u; }
-/* Bits of a digit below `digits` (at least 1): the sort's passes. */
-static inline unsigned gh__digit_bits(uint64_t digits) {
-  unsigned bits = 1;
-  while (bits < 32u && (1ull << bits) < digits) ++bits;
-  return bits;
-}
-
 /* Digits gh__host_partition takes at most (gh__cuda_sort_by_digit sorts 16- or 32-bit digits). */
 #define GH_PARTITION_MAX_DIGITS 65536u
 
@@ -171,10 +162,6 @@ size_t gh__cuda_sort_by_digit_temp_bytes(uint64_t n, unsigned record_bytes, unsi
 gh_status gh__cuda_sort_by_digit(gh_table *t, const void *digits_in, void *digits_out, unsigned digit_bytes,
                                  const void *records_in, void *records_out, uint64_t n, unsigned record_bytes,
                                  unsigned digit_bits, void *temp, size_t temp_bytes, void *stream);
-/* starts[d] = the first of n digits sorted ascending (digit_bytes wide) that is >= d, for d = 0 ..
- * digits (starts[digits] = n): where each digit's run of the sorted order begins. */
-gh_status gh__cuda_run_starts(gh_table *t, const void *sorted_digits, unsigned digit_bytes, uint64_t n,
-                              uint64_t digits, uint64_t *starts, void *stream);
 gh_status gh__cuda_sort_pairs(gh_table *t, const void *keys_in, void *keys_out, const void *values_in,
                               void *values_out, uint64_t n, unsigned key_bits, unsigned value_bits, void *stream);
 gh_status gh__cuda_run_length_encode(gh_table *t, const void *keys_in, uint64_t n, unsigned key_bits,

@@ -35,22 +35,6 @@ gh_status gh__cuda_launch_counted(gh_table *t, const void *kernel, uint64_t thre
   return status == GH_OK ? gh__to_host(t, counters_host, counters, counter_bytes, stream) : status;
 }
 
-gh_status gh__cuda_launch_blocks(gh_table *t, const void *kernel, uint64_t blocks, int block_threads, size_t shared,
-                                 void **args, void *stream) {
-  if (kernel == NULL)
-    return gh__fail(t, GH_ERR_INTERNAL, "%s: no kernel for key_bits %u, value_bits %u", t->ops->name,
-                    t->config.key_bits, t->config.value_bits);
-  if (blocks > INT_MAX) return gh__fail(t, GH_ERR_INTERNAL, "%s: %llu blocks exceed a grid", t->ops->name, (unsigned long long)blocks);
-  if (blocks == 0) return GH_OK;
-  GH_CUDA_TRY(t, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared),
-              "cudaFuncSetAttribute (a kernel's shared memory)");
-  GH_CUDA_TRY(t, cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
-              "cudaFuncSetAttribute (a kernel's shared memory carveout)");
-  GH_CUDA_TRY(t, cudaLaunchKernel(kernel, dim3((unsigned)blocks), dim3(block_threads), args, shared, (cudaStream_t)stream),
-              "kernel launch");
-  return GH_OK;
-}
-
 /* ---- CUB ----------------------------------------------------------------------------------------- */
 
 /* CUB's two-phase call: ask for the temporary storage, take it as scratch, run. The scratch is
@@ -141,40 +125,6 @@ extern "C" gh_status gh__cuda_sort_by_digit(gh_table *t, const void *digits_in, 
                                record_bytes, digit_bits, (cudaStream_t)stream),
               "CUB radix sort by digit");
   return GH_OK;
-}
-
-/* The first position of sorted[0, n) holding a digit >= target (n if none), found by a warp (every
- * lane calls it): each step splits the range in 32 and keeps the part where the digits cross, so
- * 2^27 digits take 6 dependent loads, where a binary search takes 27. */
-static __device__ __forceinline__ uint64_t digit_at(const void *sorted, unsigned digit_bytes, uint64_t i) {
-  return digit_bytes == 2 ? ((const uint16_t *)sorted)[i] : ((const uint32_t *)sorted)[i];
-}
-static __device__ uint64_t first_at_least(const void *sorted, unsigned digit_bytes, uint64_t n, uint64_t target) {
-  const unsigned lane = threadIdx.x % 32u;
-  uint64_t low = 0, high = n; /* the answer lies in [low, high] */
-  while (high - low > 32u) {
-    const uint64_t probe = low + (high - low) * lane / 32u;
-    const unsigned below = __popc(__ballot_sync(0xFFFFFFFFu, digit_at(sorted, digit_bytes, probe) < target));
-    const uint64_t next_low = below == 0 ? low : __shfl_sync(0xFFFFFFFFu, probe, below - 1u) + 1u;
-    if (below < 32u) high = __shfl_sync(0xFFFFFFFFu, probe, below);
-    low = next_low;
-  }
-  return low + __popc(__ballot_sync(0xFFFFFFFFu, low + lane < high && digit_at(sorted, digit_bytes, low + lane) < target));
-}
-
-/* A warp a digit (and one for the end). */
-__global__ void gh_run_starts_kernel(const void *sorted, unsigned digit_bytes, uint64_t n, uint64_t digits,
-                                     uint64_t *starts) {
-  for (uint64_t d = gh_thread_index() / 32u; d <= digits; d += gh_grid_threads() / 32u) {
-    const uint64_t at = first_at_least(sorted, digit_bytes, n, d);
-    if (threadIdx.x % 32u == 0) starts[d] = at;
-  }
-}
-
-extern "C" gh_status gh__cuda_run_starts(gh_table *t, const void *sorted_digits, unsigned digit_bytes, uint64_t n,
-                                         uint64_t digits, uint64_t *starts, void *stream) {
-  void *args[] = {(void *)&sorted_digits, &digit_bytes, &n, &digits, &starts};
-  return gh__cuda_launch(t, (const void *)gh_run_starts_kernel, (digits + 1u) * 32u, 256, args, stream);
 }
 
 /* Each warp's share summed in registers, then one atomic add per warp: no temporary storage. */

@@ -7,15 +7,6 @@
  * 4, 8 or 16 in the bucketed one (4 slots of 8 bytes are one 32-byte sector, read at once), where
  * a key may sit in any slot of its d buckets. The hash functions pick buckets.
  *
- * Regions (bucketed layout only). The buckets form region_count equal regions of region_buckets
- * buckets each (at most GH_CK_REGION_BYTES of slots: 64 KB, what a block's shared memory holds
- * three times over on Hopper), and all d buckets of a key lie in one region: function 0's hash
- * picks the region, each function's hash the bucket inside it. Eviction chains therefore never
- * leave a region, so a large batch can be partitioned by region and each region built in fast
- * memory (the CUDA backend's shared memory), written back once (cuckoo_table.c, place_all). A
- * lookup still reads at most d buckets, now within 64 KB of each other. The slots are rounded up to
- * whole regions, which adds fewer buckets than there are regions.
- *
  * Hashing. Key k may live in the d buckets h_i(k) = (a_i k + b_i) mod p mod bucket_count (or
  * ((a_i xor k) + b_i) mod p mod bucket_count), p = 2^32 - 5 for 32-bit keys, so that distinct keys
  * below p never share all their slots (the chapter's p = 334214459 would make every 13th key of a
@@ -27,9 +18,7 @@
  * all constants (reducing x mod p first, or shifting bits out, would make keys x and x + p, or
  * x and x xor 1, share all d slots forever, and a handful of them would never place).
  * "mod slot_count" is exact, through a precomputed multiplier (Lemire's fastmod), so dense key
- * ranges still spread over consecutive slots. With regions, the region is h_0 mod region_count
- * (exact, the same way) and the bucket inside it the top bits of h_i times an odd constant (a
- * bijection of the 32-bit h_i, so that h_0's residue and its high bits do not go together).
+ * ranges still spread over consecutive slots.
  *
  * Insert. An entry is exchanged into its first slot; whatever it displaces moves to the next of
  * ITS d slots, round robin, skipping functions that point at the slot it was evicted from. The
@@ -74,16 +63,11 @@
 #define GH_CK_PRIME61 0x1FFFFFFFFFFFFFFFull /* 2^61 - 1 */
 /* The compacting table's value for "no id yet" while a batch is being placed. */
 #define GH_CK_NO_ID (~0ull)
-/* A region's slots at most (see Regions above). */
-#define GH_CK_REGION_BYTES 65536u
 
 typedef struct gh_ck_geometry {
   uint64_t slot_count;     /* main slots (< 2^32), bucket_count << bucket_shift; the side slot follows */
   uint64_t bucket_count;
   uint64_t bucket_magic;   /* ceil(2^64 / bucket_count): exact mod by multiplication */
-  uint64_t region_count;   /* bucketed: regions (>= 1); 0 in the chapter's layout */
-  uint64_t region_magic;   /* ceil(2^64 / region_count) */
-  uint64_t region_buckets; /* buckets a region: bucket_count = region_count * region_buckets */
   unsigned bucket_shift;   /* log2 of the slots in a bucket: 0, 2, 3 or 4 */
   uint64_t a[GH_CK_MAX_FUNCTIONS];
   uint64_t b[GH_CK_MAX_FUNCTIONS];
@@ -133,65 +117,23 @@ GH_HD uint64_t gh_ck_fastmod(uint64_t x, uint64_t magic, uint64_t divisor) {
 
 GH_HD uint64_t gh_ck_magic(uint64_t divisor) { return ~0ull / divisor + 1u; }
 
-/* Hash function i of key, below 2^32. */
-GH_HD uint64_t gh_ck_hash(const gh_ck_geometry *g, uint64_t key, unsigned i) {
-  if (g->format.key_bits == 32)
-    return g->family == GH_HASH_XOR ? gh_ck_mod_prime32((g->a[i] ^ key) + g->b[i])
-                                    : gh_ck_mod_prime32(g->a[i] * key + g->b[i]);
-  const uint64_t mixed = gh_fmix64(key);
+/* The bucket of key under hash function i (its slot, with one slot a bucket). */
+GH_HD uint64_t gh_ck_bucket(const gh_ck_geometry *g, uint64_t key, unsigned i) {
   uint64_t h;
+  if (g->format.key_bits == 32) {
+    h = g->family == GH_HASH_XOR ? gh_ck_mod_prime32((g->a[i] ^ key) + g->b[i])
+                                 : gh_ck_mod_prime32(g->a[i] * key + g->b[i]);
+    return gh_ck_fastmod(h, g->bucket_magic, g->bucket_count);
+  }
+  const uint64_t mixed = gh_fmix64(key);
   if (g->family == GH_HASH_XOR) {
     h = gh_ck_fold61(gh_ck_fold61(g->a[i] ^ mixed) + g->b[i]);
   } else {
     const uint64_t inner = gh_ck_fold61(gh_ck_mulmod61(g->a[i], mixed >> 32) + (mixed & 0xFFFFFFFFull));
     h = gh_ck_fold61(gh_ck_mulmod61(g->a[i], inner) + g->b[i]);
   }
-  /* h < 2^61: fold to 32 bits without losing uniformity. */
-  return gh_ck_mod_prime32(h);
-}
-
-/* The region of key (bucketed layout; see Regions above). */
-GH_HD uint64_t gh_ck_region_of(const gh_ck_geometry *g, uint64_t key) {
-  return gh_ck_fastmod(gh_ck_hash(g, key, 0), g->region_magic, g->region_count);
-}
-
-/* The bucket of key under hash function i (its slot, with one slot a bucket). */
-GH_HD uint64_t gh_ck_bucket(const gh_ck_geometry *g, uint64_t key, unsigned i) {
-  const uint64_t h = gh_ck_hash(g, key, i);
-  if (g->region_count == 0) return gh_ck_fastmod(h, g->bucket_magic, g->bucket_count);
-  const uint64_t inside = ((uint64_t)(uint32_t)(h * 0x9E3779B1u) * g->region_buckets) >> 32;
-  return gh_ck_region_of(g, key) * g->region_buckets + inside;
-}
-
-/* The buckets of a bucketed table of at least `buckets` buckets cut into regions of at most
- * max_region_buckets: *regions equal regions of *region_buckets; their product, the buckets to
- * allocate, exceeds `buckets` by less than *regions. */
-GH_HD uint64_t gh_ck_region_layout(uint64_t buckets, uint64_t max_region_buckets, uint64_t *regions,
-                                   uint64_t *region_buckets) {
-  *regions = (buckets + max_region_buckets - 1u) / max_region_buckets;
-  if (*regions == 0) *regions = 1;
-  *region_buckets = (buckets + *regions - 1u) / *regions;
-  return *regions * *region_buckets;
-}
-
-/* The most buckets a region of this layout holds (GH_CK_REGION_BYTES of slots). */
-GH_HD uint64_t gh_ck_max_region_buckets(unsigned slot_bytes, unsigned bucket_shift) {
-  return ((uint64_t)GH_CK_REGION_BYTES / slot_bytes) >> bucket_shift;
-}
-
-/* One region of a bucketed table seen as a table of its own (one region, its slots from 0): what
- * a region built apart from the table (in shared memory) runs the chains and the clean-up on.
- * gh_ck_bucket of a key of that region there is its bucket in the region. */
-GH_HD gh_ck_geometry gh_ck_region_geometry(const gh_ck_geometry *g) {
-  gh_ck_geometry r = *g;
-  r.region_count = 1;
-  r.region_magic = gh_ck_magic(1); /* 0: every key's region is 0 */
-  r.bucket_count = g->region_buckets;
-  r.bucket_magic = gh_ck_magic(r.bucket_count);
-  r.slot_count = g->region_buckets << g->bucket_shift;
-  r.stash = NULL;
-  r.stash_slots = 0;
-  return r;
+  /* h < 2^61: fold to 32 bits without losing uniformity, then the exact mod. */
+  return gh_ck_fastmod(gh_ck_mod_prime32(h), g->bucket_magic, g->bucket_count);
 }
 
 /* Where an entry evicted from bucket `from` goes next: the bucket of the function after the first

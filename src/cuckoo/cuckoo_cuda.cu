@@ -8,7 +8,6 @@
  * keeps the build small. */
 #include <cuda_runtime.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "core/kernels.cuh"
 
@@ -22,16 +21,6 @@ static const int kBlockThreads = 256;
 
 static gh_ck_table *state(gh_table *t) { return (gh_ck_table *)t->impl; }
 
-
-/* The word of a 4- or 8-byte slot. */
-template <bool EIGHT>
-struct gh_ck_word {
-  typedef uint32_t type;
-};
-template <>
-struct gh_ck_word<true> {
-  typedef uint64_t type;
-};
 
 /* The geometry with the widths as compile-time constants. */
 template <unsigned KB, unsigned VB>
@@ -293,82 +282,6 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
   gh_warp_add(&counters->gave_up, gave_up);
   gh_warp_add(&counters->count, marks);
 }
-
-/* ---- Placement by regions (cuckoo_table.h, place_regions) ------------------------------------------
- * A block a region, the region's slots in shared memory: 64 KB of slots and a bitmap of marks,
- * three blocks an SM. Chains in shared memory are short and cheap, so a thread runs each
- * entry's chain on its own (the host's chain, gh_ck_insert_bucketed), not a group per bucket. */
-static const int kRegionThreads = 512;
-static const int kRegionBlocksPerSM = 3;
-
-/* ids[i] = the region of entries[i] (id_bytes wide), the digit the entries are sorted by. */
-template <unsigned KB, unsigned VB>
-__global__ void ck_region_ids_kernel(gh_ck_geometry geometry, const void *entries, uint64_t m, void *ids,
-                                     unsigned id_bytes) {
-  const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
-  for (uint64_t i = gh_thread_index(); i < m; i += gh_grid_threads()) {
-    const uint64_t region = gh_ck_region_of(&g, gh_slot_bits_key(g.format, gh_slot_read(g.format, gh_slot_at(g.format, (void *)entries, i))));
-    if (id_bytes == 2) ((uint16_t *)ids)[i] = (uint16_t)region;
-    else ((uint32_t *)ids)[i] = (uint32_t)region;
-  }
-}
-
-/* Region blockIdx.x: its slots into shared memory (emptied there instead when the table holds no
- * keys), the chains of its entries sorted[starts[r], starts[r + 1]) a thread each, the copies they
- * made resolved by their marks (cuckoo.h, Invariant), the region written back. A chain that gives
- * up writes what it holds to entries[i] and flags failed[i]. Counters: placed (net of the copies
- * removed), gave_up. */
-template <unsigned KB, unsigned VB>
-__global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
-    ck_region_kernel(gh_ck_geometry geometry, void *slots, const void *sorted, void *entries, const uint64_t *starts,
-                     int table_empty, int policy, uint8_t *failed, gh_ck_counters *counters) {
-  typedef typename gh_ck_word<(KB + VB > 32u)>::type W;
-  extern __shared__ uint4 shared_slots[];
-  const uint64_t begin = starts[blockIdx.x], end = starts[blockIdx.x + 1u];
-  if (begin == end) return;
-  const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
-  const gh_ck_geometry region = gh_ck_region_geometry(&g);
-  const gh_slot_format f = g.format;
-  W *own = (W *)shared_slots;
-  uint32_t *moved = (uint32_t *)(own + region.slot_count);
-  W *table = (W *)slots + blockIdx.x * region.slot_count;
-  if (table_empty) {
-    for (uint64_t j = threadIdx.x; j < region.slot_count; j += blockDim.x) own[j] = ~(W)0;
-  } else {
-    gh_block_copy(own, (const W *)table, region.slot_count);
-  }
-  for (uint64_t j = threadIdx.x; j < (region.slot_count + 31u) / 32u; j += blockDim.x) moved[j] = 0;
-  __syncthreads();
-  unsigned long long placed = 0, gave_up = 0;
-  unsigned marks = 0;
-  for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    gh_slot_bits held = gh_slot_read(f, gh_slot_at(f, (void *)sorted, i));
-    const gh_ck_outcome outcome = gh_ck_insert_bucketed(&region, own, &held, policy, moved, &marks);
-    placed += outcome == GH_CK_PLACED;
-    gave_up += outcome == GH_CK_GAVE_UP;
-    gh_ck_chain_end(f, outcome, gh_slot_at(f, entries, i), held, &failed[i]);
-  }
-  __syncthreads();
-  unsigned long long removed = 0;
-  for (uint64_t s = threadIdx.x; s < region.slot_count; s += blockDim.x)
-    if (gh_bitmap_test(moved, s)) removed += gh_ck_resolve_copies(&region, own, s, policy);
-  __syncthreads();
-  gh_block_copy(table, (const W *)own, region.slot_count);
-  gh_warp_add(&counters->placed, placed - removed);
-  gh_warp_add(&counters->gave_up, gave_up);
-}
-
-/* The region kernels of a width pair, or NULL where slots take 16 bytes (not built in regions). */
-template <unsigned KB, unsigned VB, bool ONE_WORD = (KB + VB <= 64u)>
-struct ck_region_kernels_of {
-  static const void *ids(void) { return (const void *)ck_region_ids_kernel<KB, VB>; }
-  static const void *place(void) { return (const void *)ck_region_kernel<KB, VB>; }
-};
-template <unsigned KB, unsigned VB>
-struct ck_region_kernels_of<KB, VB, false> {
-  static const void *ids(void) { return NULL; }
-  static const void *place(void) { return NULL; }
-};
 
 /* Keys a group looks up together in the bucketed table: their bucket reads are in flight at once. */
 #define GH_CK_BUCKET_FIND_KEYS 2
@@ -682,12 +595,11 @@ static uint64_t piece_lanes(const gh_ck_geometry *g) {
 
 typedef struct hot_kernels {
   const void *prepare, *place, *place_bucketed, *find, *find_with_stash, *find_bucketed, *find_bucketed_with_stash;
-  const void *region_ids, *region_place;
 } hot_kernels;
 
 
 static hot_kernels kernels_for(gh_slot_format f) {
-  hot_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  hot_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 #define GH_CK_KERNELS_CASE(kb, vb)                                                   \
   if (f.key_bits == kb && f.value_bits == vb) {                                      \
     k.prepare = (const void *)ck_prepare_kernel<kb, vb>;                             \
@@ -697,8 +609,6 @@ static hot_kernels kernels_for(gh_slot_format f) {
     k.find_with_stash = (const void *)ck_find_kernel<kb, vb, true>;                  \
     k.find_bucketed = (const void *)ck_find_bucketed_kernel<kb, vb, false>;          \
     k.find_bucketed_with_stash = (const void *)ck_find_bucketed_kernel<kb, vb, true>; \
-    k.region_ids = ck_region_kernels_of<kb, vb>::ids();                              \
-    k.region_place = ck_region_kernels_of<kb, vb>::place();                          \
   }
   GH_WIDTHS(GH_CK_KERNELS_CASE)
 #undef GH_CK_KERNELS_CASE
@@ -739,64 +649,6 @@ static gh_status cuda_place(gh_table *t, const gh_ck_geometry *g, void *entries,
   *placed = after.placed;
   *gave_up = after.gave_up;
   *marks = after.count;
-  return GH_OK;
-}
-
-/* By default: tables of 4- and 8-byte slots (a region's words in shared memory) of at least four
- * regions, batches of at least 2^20 entries. */
-static int cuda_regions_by_default(gh_table *t, uint64_t m) {
-  const gh_ck_geometry *g = &state(t)->geometry;
-  return g->format.slot_bytes <= 8u && g->region_count >= 4u && m >= (1ull << 20);
-}
-
-static size_t rounded(size_t bytes) { return (bytes + 255u) / 256u * 256u; }
-
-/* The entries sorted by region (CUB), where each region's run starts, then a block a region. All
- * the scratch (two copies of the region numbers, the starts, the sorted entries, the sort's) is
- * taken first; refused, the batch goes the ordinary way. */
-static gh_status cuda_place_regions(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
-                                    uint8_t *failed, uint64_t *placed, uint64_t *gave_up, int *taken, void *stream) {
-  gh_ck_table *w = state(t);
-  const hot_kernels kernels = kernels_for(g->format);
-  *taken = 0;
-  if (kernels.region_place == NULL || g->region_count > UINT32_MAX) return GH_OK;
-  unsigned id_bytes = gh__digit_bytes(g->region_count);
-  const unsigned slot_bytes = g->format.slot_bytes;
-  const size_t ids_bytes = rounded((size_t)m * id_bytes), starts_bytes = rounded(((size_t)g->region_count + 1u) * 8u),
-               sorted_bytes = rounded((size_t)m * slot_bytes),
-               sort_bytes = gh__cuda_sort_by_digit_temp_bytes(m, slot_bytes, id_bytes);
-  gh_scratch scratch;
-  memset(&scratch, 0, sizeof scratch);
-  scratch.kind = gh__backend_memory(t);
-  if (gh__scratch_alloc_on(t, &scratch, 2u * ids_bytes + starts_bytes + sorted_bytes + sort_bytes, stream) != GH_OK) {
-    gh__clear_error(t);
-    return GH_OK;
-  }
-  *taken = 1;
-  char *at = (char *)scratch.ptr;
-  void *ids = at, *sorted_ids = at + ids_bytes;
-  uint64_t *starts = (uint64_t *)(at + 2u * ids_bytes);
-  void *sorted = at + 2u * ids_bytes + starts_bytes, *sort_temp = (char *)sorted + sorted_bytes;
-  gh_ck_geometry geometry = *g;
-  void *ids_args[] = {&geometry, &entries, &m, &ids, &id_bytes};
-  gh_status status = gh__cuda_launch(t, kernels.region_ids, m, kBlockThreads, ids_args, stream);
-  if (status == GH_OK)
-    status = gh__cuda_sort_by_digit(t, ids, sorted_ids, id_bytes, entries, sorted, m, slot_bytes,
-                                    gh__digit_bits(g->region_count), sort_temp, sort_bytes, stream);
-  if (status == GH_OK) status = gh__cuda_run_starts(t, sorted_ids, id_bytes, m, g->region_count, starts, stream);
-  if (status == GH_OK) status = gh__fill(t, w->counters, 0, sizeof *w->counters, stream);
-  int table_empty = w->main_keys == 0;
-  const size_t region_slots = (size_t)g->region_buckets << g->bucket_shift;
-  const size_t shared = region_slots * slot_bytes + (region_slots + 31u) / 32u * 4u;
-  void *args[] = {&geometry, &w->slots, &sorted, &entries, &starts, &table_empty, &policy, &failed, &w->counters};
-  if (status == GH_OK)
-    status = gh__cuda_launch_blocks(t, kernels.region_place, g->region_count, kRegionThreads, shared, args, stream);
-  gh_ck_counters after;
-  if (status == GH_OK) status = gh__to_host(t, &after, w->counters, sizeof after, stream);
-  gh__scratch_free(t, &scratch, stream);
-  if (status != GH_OK) return status;
-  *placed = after.placed;
-  *gave_up = after.gave_up;
   return GH_OK;
 }
 
@@ -965,8 +817,6 @@ static gh_status cuda_gather_values(gh_table *t, const gh_ck_key_info *info, con
 extern "C" const gh_ck_backend gh__cuckoo_cuda_backend = {
     .prepare = cuda_prepare,
     .place = cuda_place,
-    .place_regions = cuda_place_regions,
-    .regions_by_default = cuda_regions_by_default,
     .absorb = cuda_absorb,
     .dedupe = cuda_dedupe,
     .dedupe_moved = cuda_dedupe_moved,

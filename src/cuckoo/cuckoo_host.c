@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "core/parallel.h"
-#include "core/toolkit.h"
 #include "core/words.h"
 #include "cuckoo/cuckoo_table.h"
 
@@ -100,88 +99,6 @@ static gh_status host_place(gh_table *t, const gh_ck_geometry *g, void *entries,
   *placed = counted.value[0];
   *gave_up = counted.value[1];
   *marks = counted.value[2];
-  return GH_OK;
-}
-
-/* ---- Placement by regions (cuckoo_table.h, place_regions) --------------------------------------
- * Not the default here (gh_config.bulk_min_keys = 0 leaves it off): a CPU thread's chains gain
- * nothing from a region's locality that its caches do not already give. It runs where
- * bulk_min_keys asks for it, so that the host backend tests the same path as the GPU's: a thread a
- * region at a time, the region's chains and their clean-up on the table's own slots. */
-
-typedef struct region_pass {
-  const gh_ck_geometry *g;
-  gh_ck_geometry region;  /* a region as a table of its own (gh_ck_region_geometry) */
-  void *slots;
-  void *entries;          /* the batch in, then what chains that gave up hold */
-  void *sorted;           /* the batch by region */
-  const uint64_t *ends;   /* ends[r]: the end of region r's run of `sorted` */
-  uint8_t *failed;
-  int policy;
-} region_pass;
-
-static unsigned entry_region(const void *context, uint64_t i) {
-  const region_pass *p = (const region_pass *)context;
-  const gh_slot_format f = p->g->format;
-  return (unsigned)gh_ck_region_of(p->g, gh_slot_bits_key(f, gh_slot_read(f, gh_slot_at(f, p->entries, i))));
-}
-
-static void move_entry(const void *context, uint64_t i, uint64_t to) {
-  const region_pass *p = (const region_pass *)context;
-  const gh_slot_format f = p->g->format;
-  gh_slot_write(f, gh_slot_at(f, p->sorted, to), gh_slot_read(f, gh_slot_at(f, p->entries, i)));
-}
-
-/* Counters: [0] placed (net of the copies removed), [1] gave up. */
-static gh_counters region_chunk(void *context, uint64_t begin, uint64_t end) {
-  const region_pass *p = (const region_pass *)context;
-  const gh_slot_format f = p->g->format;
-  const uint64_t region_slots = p->region.slot_count;
-  uint32_t moved[GH_CK_REGION_BYTES / 4u / 32u];
-  gh_counters counted = {{0}};
-  for (uint64_t r = begin; r < end; ++r) {
-    void *own = gh_slot_at(f, p->slots, r * region_slots);
-    memset(moved, 0, (size_t)(region_slots + 31u) / 32u * sizeof *moved);
-    unsigned marks = 0;
-    for (uint64_t i = r == 0 ? 0 : p->ends[r - 1]; i < p->ends[r]; ++i) {
-      gh_slot_bits held = gh_slot_read(f, gh_slot_at(f, p->sorted, i));
-      const gh_ck_outcome outcome = gh_ck_insert_bucketed(&p->region, own, &held, p->policy, moved, &marks);
-      counted.value[0] += outcome == GH_CK_PLACED;
-      counted.value[1] += outcome == GH_CK_GAVE_UP;
-      gh_ck_chain_end(f, outcome, gh_slot_at(f, p->entries, i), held, &p->failed[i]);
-    }
-    for (uint64_t s = 0; marks > 0 && s < region_slots; ++s)
-      if (gh_bitmap_test(moved, s)) counted.value[0] -= gh_ck_resolve_copies(&p->region, own, s, p->policy);
-  }
-  return counted;
-}
-
-static int host_regions_by_default(gh_table *t, uint64_t m) {
-  (void)t, (void)m;
-  return 0;
-}
-
-static gh_status host_place_regions(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
-                                    uint8_t *failed, uint64_t *placed, uint64_t *gave_up, int *taken, void *stream) {
-  gh_ck_table *w = (gh_ck_table *)t->impl;
-  *taken = 0;
-  if (g->region_count > GH_PARTITION_MAX_DIGITS) return GH_OK;
-  gh_scratch scratch;
-  memset(&scratch, 0, sizeof scratch);
-  scratch.kind = gh__backend_memory(t);
-  const size_t sorted_bytes = (size_t)m * g->format.slot_bytes, ends_bytes = (size_t)g->region_count * sizeof(uint64_t);
-  if (gh__scratch_alloc_on(t, &scratch, sorted_bytes + ends_bytes, stream) != GH_OK) {
-    gh__clear_error(t);
-    return GH_OK;
-  }
-  *taken = 1;
-  uint64_t *ends = (uint64_t *)scratch.ptr;
-  region_pass p = {g, gh_ck_region_geometry(g), w->slots, entries, (char *)scratch.ptr + ends_bytes, ends, failed, policy};
-  gh__host_partition(m, (unsigned)g->region_count, entry_region, move_entry, &p, ends);
-  const gh_counters counted = gh__parallel_for(g->region_count, t->config.host_threads, region_chunk, &p);
-  gh__scratch_free(t, &scratch, stream);
-  *placed = counted.value[0];
-  *gave_up = counted.value[1];
   return GH_OK;
 }
 
@@ -438,8 +355,6 @@ static gh_status host_gather_values(gh_table *t, const gh_ck_key_info *info, con
 const gh_ck_backend gh__cuckoo_host_backend = {
     .prepare = host_prepare,
     .place = host_place,
-    .place_regions = host_place_regions,
-    .regions_by_default = host_regions_by_default,
     .absorb = host_absorb,
     .dedupe = host_dedupe,
     .dedupe_moved = host_dedupe_moved,

@@ -74,27 +74,18 @@ static uint64_t ceil_u64(double x) {
   return whole + ((double)whole < x);
 }
 
+/* capacity * factor slots (at least 2), rounded up to whole buckets of `bucket_slots`. */
+static uint64_t slots_for(uint64_t capacity, double factor, unsigned bucket_slots) {
+  const double wanted = (double)ceil_u64((double)capacity * factor);
+  uint64_t slots = wanted < 2.0 ? 2u : (uint64_t)wanted;
+  slots = (slots + bucket_slots - 1u) / bucket_slots * bucket_slots;
+  return slots > GH_CK_MAX_SLOTS ? GH_CK_MAX_SLOTS / bucket_slots * bucket_slots : slots;
+}
+
 static unsigned log2_of(unsigned power_of_two) {
   unsigned shift = 0;
   while ((1u << shift) < power_of_two) ++shift;
   return shift;
-}
-
-/* capacity * factor slots (at least 2), rounded up to whole buckets of `bucket_slots`, and
- * bucketed, to whole regions (cuckoo.h, Regions). */
-static uint64_t slots_for(uint64_t capacity, double factor, unsigned bucket_slots, unsigned slot_bytes) {
-  const double wanted = (double)ceil_u64((double)capacity * factor);
-  uint64_t slots = wanted < 2.0 ? 2u : (uint64_t)wanted;
-  if (slots > GH_CK_MAX_SLOTS) slots = GH_CK_MAX_SLOTS;
-  uint64_t buckets = (slots + bucket_slots - 1u) / bucket_slots;
-  if (bucket_slots > 1) {
-    const uint64_t most = gh_ck_max_region_buckets(slot_bytes, log2_of(bucket_slots));
-    uint64_t regions, region_buckets;
-    buckets = gh_ck_region_layout(buckets, most, &regions, &region_buckets);
-    /* (past the largest table, one region fewer) */
-    if (buckets * bucket_slots > GH_CK_MAX_SLOTS) buckets = gh_ck_region_layout(buckets - most, most, &regions, &region_buckets);
-  }
-  return buckets * bucket_slots;
 }
 
 /* The map's slot format: multivalue tables map keys to 32-bit ids. */
@@ -104,7 +95,7 @@ static gh_slot_format map_format(const gh_config *c) {
 
 gh_status gh__cuckoo_estimate(const gh_config *c, size_t *host_bytes, size_t *device_bytes) {
   const gh_slot_format f = map_format(c);
-  size_t table = (size_t)(slots_for(c->capacity, c->table_factor, c->bucket_slots, f.slot_bytes) + 1) * f.slot_bytes +
+  size_t table = (size_t)(slots_for(c->capacity, c->table_factor, c->bucket_slots) + 1) * f.slot_bytes +
                  sizeof(gh_ck_counters);
   if (c->variant == GH_VARIANT_COMPACTING) table += (size_t)c->capacity * (c->key_bits / 8u);
   return gh__estimate_split(c, sizeof(gh_ck_table), table, host_bytes, device_bytes);
@@ -172,7 +163,7 @@ static void discard(gh_table *t, void *ptr, size_t bytes, void *stream) {
 /* A slot array for `capacity` keys, every slot empty; NULL (and nothing held) on failure. */
 static void *new_slots(gh_table *t, uint64_t capacity, uint64_t *slot_count, size_t *bytes, void *stream) {
   gh_ck_table *w = state(t);
-  *slot_count = slots_for(capacity, t->config.table_factor, t->config.bucket_slots, w->geometry.format.slot_bytes);
+  *slot_count = slots_for(capacity, t->config.table_factor, t->config.bucket_slots);
   *bytes = (size_t)(*slot_count + 1) * entry_bytes(w);
   void *slots = gh__alloc(t, *bytes, gh__backend_memory(t));
   if (slots != NULL && gh__fill(t, slots, 0xFF, *bytes, stream) != GH_OK) {
@@ -182,15 +173,10 @@ static void *new_slots(gh_table *t, uint64_t capacity, uint64_t *slot_count, siz
   return slots;
 }
 
-/* slot_count comes from slots_for: bucketed, whole regions. */
 static void set_slot_count(gh_ck_geometry *g, uint64_t slot_count) {
   g->slot_count = slot_count;
   g->bucket_count = slot_count >> g->bucket_shift;
   g->bucket_magic = gh_ck_magic(g->bucket_count);
-  if (g->bucket_shift == 0) return;
-  gh_ck_region_layout(g->bucket_count, gh_ck_max_region_buckets(g->format.slot_bytes, g->bucket_shift), &g->region_count,
-                      &g->region_buckets);
-  g->region_magic = gh_ck_magic(g->region_count);
 }
 
 /* Makes `slots` (from new_slots) the table's, sized for `capacity` keys, and frees the old ones. */
@@ -364,14 +350,6 @@ static uint32_t *moved_marks(gh_table *t, uint64_t m, size_t *bytes, void *strea
   return moved;
 }
 
-/* Whether a batch of m entries is placed by regions (gh_ck_backend.place_regions): bucketed tables
- * only; gh_config.bulk_min_keys when set (UINT64_MAX: never), else the backend's default. */
-static int by_regions(gh_table *t, uint64_t m) {
-  if (state(t)->geometry.region_count == 0) return 0;
-  if (t->config.bulk_min_keys != 0) return m >= t->config.bulk_min_keys;
-  return state(t)->backend->regions_by_default(t, m);
-}
-
 /* Places the batch; restarts with fresh constants until every entry is in. The table grows when
  * the keys it holds plus the entries left over exceed its capacity, and by 1/8 after a few
  * restarts at one size while it holds fewer slots than twice its keys need. Entries still left
@@ -387,11 +365,7 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
   size_t moved_bytes = 0;
   /* (a batch that phase 1 emptied places nothing, so it leaves no copies to clean up) */
   if (batch->count == 0) may_repeat = 0;
-  /* The clean-up runs after an ordinary pass that may have left copies in the slots (a pass by
-   * regions leaves none; a rebuild takes every copy back into the batch); the marks are taken for
-   * the first pass only (cuckoo.h, Invariant). */
-  int copies_possible = 0;
-  uint32_t *moved = NULL;
+  uint32_t *moved = may_repeat ? moved_marks(t, batch->count, &moved_bytes, stream) : NULL;
   uint64_t marks = 0;
   while (batch->count > 0) {
     uint64_t placed = 0, left = 0;
@@ -403,16 +377,8 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
     /* A forced attempt fails for sure: degenerate constants alone leave each key one bucket,
      * which a bucketed table may still hold. */
     if (w->forced_attempt) w->geometry.max_evictions = 0;
-    int taken = 0;
-    if (by_regions(t, batch->count))
-      status = b->place_regions(t, &w->geometry, batch->entries, batch->count, policy, batch->flags, &placed, &left,
-                                &taken, stream);
-    if (status == GH_OK && !taken) {
-      if (may_repeat && restarts_now == 0) moved = moved_marks(t, batch->count, &moved_bytes, stream);
-      copies_possible = may_repeat;
-      status = b->place(t, &w->geometry, batch->entries, batch->count, policy, batch->flags, moved, &placed, &left,
-                        &marks, stream);
-    }
+    status = b->place(t, &w->geometry, batch->entries, batch->count, policy, batch->flags, moved, &placed, &left,
+                      &marks, stream);
     if (status != GH_OK) break;
     w->main_keys += placed;
     if (left == 0) break;
@@ -447,7 +413,6 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
       status = rebuild(t, batch, 1, left, capacity, stream);
       if (status == GH_OK) {
         may_repeat = 1;
-        copies_possible = 0;
         continue;
       }
       if (status != GH_ERR_OUT_OF_MEMORY) break;
@@ -456,7 +421,7 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
     break;
   }
   batch_free(t, batch, stream);
-  if (status == GH_OK && copies_possible) {
+  if (status == GH_OK && may_repeat) {
     uint64_t removed = 0;
     /* Each mark reads the d buckets of its key, the whole clean-up each bucket once: the marks go
      * while they read fewer. */

@@ -53,17 +53,6 @@ typedef struct gh_ck_backend {
   gh_status (*place)(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
                      uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, uint64_t *marks,
                      void *stream);
-  /* Phase 2 by regions (cuckoo.h, Regions) for a batch place_all gives it (by_regions): the
-   * entries partitioned by region, each region's chains run apart from the others (the CUDA backend:
-   * a block a region, in shared memory) and the copies they made resolved there, each region
-   * written back once. The contract of place, except that the entries come back in another order
-   * (failed[i] and a flagged entries[i] refer to it) and no copies are left behind (nothing is
-   * marked). *taken = 0 when the backend cannot take the batch (no scratch, slots it does not
-   * build this way): nothing has changed then. */
-  gh_status (*place_regions)(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
-                             uint8_t *failed, uint64_t *placed, uint64_t *gave_up, int *taken, void *stream);
-  /* Whether a batch of m entries goes to place_regions when gh_config.bulk_min_keys is 0. */
-  int (*regions_by_default)(gh_table *t, uint64_t m);
   /* After a pass that gave up: a flagged entry whose key the table holds merges into it by the
    * policy and loses its flag (nothing moves meanwhile). *remaining = entries still flagged. */
   gh_status (*absorb)(gh_table *t, const gh_ck_geometry *g, const void *entries, uint8_t *failed, uint64_t m,
