@@ -23,7 +23,8 @@
  *   buckets       the bucketed layout's own promises (bucket_slots 4, 8 and 16, d = 2 and 3, every
  *                 slot width): distinct keys filled to load 0.95 and 0.98 in one batch and in
  *                 many do not make the table grow; new keys twice in one batch land once; the
- *                 table takes repeats, erases, re-inserts and every policy. First, the clean-up
+ *                 table takes repeats, erases, re-inserts and every policy; batches placed by
+ *                 claims and chains, by chains alone, and by claims at every size. First, the clean-up
  *                 of the slots eviction chains marked, on hand-made tables of 4-, 8- and 16-byte
  *                 slots (copies of keys in their buckets, some copies marked, resolved by 8
  *                 threads: each key once, at its earliest position, with its copies' values
@@ -110,12 +111,12 @@ static gh_config ck_config(tu_rng *rng, gh_variant variant, unsigned key_bits,
 
 static void ck_context(const char *what, const gh_config *c, uint64_t case_seed) {
   tu_set_context("cuckoo %s: %s backend=%s key_bits=%u value_bits=%u capacity=%llu "
-                 "hash_functions=%u hash_family=%s table_factor=%.3f bucket_slots=%u host_threads=%u "
-                 "case_seed=0x%016llx\n  rerun: %s %s --part %s --seed 0x%016llx --bucket-slots %u",
+                 "hash_functions=%u hash_family=%s table_factor=%.3f bucket_slots=%u bulk_min_keys=%llu "
+                 "host_threads=%u case_seed=0x%016llx\n  rerun: %s %s --part %s --seed 0x%016llx --bucket-slots %u",
                  what, ck_variant_name(c), tu_backend_name(ck_backend), c->key_bits,
                  c->value_bits, (unsigned long long)c->capacity, c->hash_functions,
                  c->hash_family == GH_HASH_XOR ? "xor" : "multiply", c->table_factor, c->bucket_slots,
-                 c->host_threads, (unsigned long long)case_seed, ck_program,
+                 (unsigned long long)c->bulk_min_keys, c->host_threads, (unsigned long long)case_seed, ck_program,
                  tu_backend_name(ck_backend), ck_part, (unsigned long long)ck_seed, ck_bucket_slots);
 }
 
@@ -1303,15 +1304,19 @@ static void alloc_all(void) {
  * buckets of 8 or 16 slots hold without growing; then a batch that repeats a third of them twice
  * (their values merge by the policy), and the workout (erase, re-insert with repeats, policies).
  * Then a table with room (load 0.8) takes new keys of which a third come twice in one batch: two
- * inserts of one key race, and the key must land once. */
+ * inserts of one key race, and the key must land once. Cases take turns at bulk_min_keys: the
+ * default (large batches claim slots before the chains: src/cuckoo/cuckoo.h, Claims), 1 (every
+ * batch claims, also into a table that holds keys and has holes) and never (chains alone). */
 static void buckets_case(unsigned index, unsigned slots, unsigned d, unsigned key_bits, unsigned value_bits,
                          double factor, unsigned batches) {
   const uint64_t case_seed = tu_mix_seed(ck_seed, 20, index, slots);
   tu_rng rng = tu_rng_make(case_seed);
   const uint64_t n = 6000 + tu_below(&rng, 4000);
   gh_config cfg = ck_config(&rng, GH_VARIANT_MAP, key_bits, value_bits, n, d, (gh_hash_family)(index % 2), factor);
+  static const uint64_t claims_from[] = {0, 1, UINT64_MAX};
   tu_table h;
   cfg.bucket_slots = slots;
+  cfg.bulk_min_keys = claims_from[index % 3];
   ck_context("buckets", &cfg, case_seed);
   tu_set_phase("create");
   if (!tu_table_create(&h, &cfg)) return;
