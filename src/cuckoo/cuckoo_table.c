@@ -328,13 +328,14 @@ static gh_status stash_leftovers(gh_table *t, gh_ck_batch *batch, uint64_t lefto
  * buckets than the table has) and fills the table past 85 %: there the chains' marks outnumber
  * the buckets, and marking cost the placement more than the clean-up saved (H100s, 2^27 keys, d = 2:
  * builds to load 0.95 with 16 slots a bucket at 3.62 G/s with marks, 3.93 without in an earlier
- * run; to 0.8 with 8 slots at 6.03 against 5.48; bench/results/2026-11-28-h100-cuckoo-marks.txt). */
+ * run; to 0.8 with 8 slots at 6.03 against 5.48; bench/results/2026-11-28-h100-cuckoo-marks.txt),
+ * unless the batch is claiming: claims mark only the entries they place outside their first bucket
+ * and leave few to the chains. */
 static uint32_t *moved_marks(gh_table *t, uint64_t m, int claiming, size_t *bytes, void *stream) {
   const gh_ck_table *w = state(t);
   const gh_ck_geometry *g = &w->geometry;
   *bytes = 0;
   if (g->bucket_shift == 0) return NULL;
-  /* (Claims leave only the entries they cannot place to the chains: marks stay few.) */
   const int large = m * g->functions * 4u >= g->bucket_count;
   if (!claiming && large && (w->main_keys + m) * 100u > g->slot_count * 85u) return NULL;
   const size_t size = (size_t)((g->slot_count + 31u) / 32u) * sizeof(uint32_t);
