@@ -468,8 +468,11 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
   if (status == GH_OK && may_repeat) {
     uint64_t removed = 0;
     /* Each mark reads the d buckets of its key, the whole clean-up each bucket once: the marks go
-     * while they read fewer. */
-    const int by_marks = moved && marks * w->geometry.functions < w->geometry.bucket_count;
+     * while they read fewer. After claims they go always: the whole clean-up would hash every key
+     * to find those outside their first bucket, and read their earlier buckets, while the marks
+     * name exactly those (plus the chains' few) and the pass over each bucket hashes nothing. */
+    const int by_marks =
+        moved && (claims_made || marks * w->geometry.functions < w->geometry.bucket_count);
     status = by_marks ? b->dedupe_moved(t, &w->geometry, moved, policy, &removed, stream)
                       : b->dedupe(t, &w->geometry, policy, 0, &removed, stream);
     w->main_keys -= removed;
