@@ -24,7 +24,10 @@
  *                 slot width): distinct keys filled to load 0.95 and 0.98 in one batch and in
  *                 many do not make the table grow; new keys twice in one batch land once; the
  *                 table takes repeats, erases, re-inserts and every policy; batches placed by
- *                 claims and chains, by chains alone, and by claims at every size. First, the clean-up
+ *                 claims and chains, by chains alone, and by claims at every size. First, claims
+ *                 by 8 threads at once on hand-made tables (one bucket for every key, or 49 or 97
+ *                 buckets, partly full): counters stop at the bucket's width, each claimed entry
+ *                 sits once in a slot that was empty, the keys held stay; then the clean-up
  *                 of the slots eviction chains marked, on hand-made tables of 4-, 8- and 16-byte
  *                 slots (copies of keys in their buckets, some copies marked, resolved by 8
  *                 threads: each key once, at its earliest position, with its copies' values
@@ -1381,6 +1384,26 @@ static gh_counters resolve_marked(void *context, uint64_t begin, uint64_t end) {
   return counted;
 }
 
+/* A bucketed geometry of `buckets` buckets for the hand-made tables below (random constants of the
+ * multiply family, no stash). */
+static gh_ck_geometry hand_made_geometry(tu_rng *rng, unsigned slots_per_bucket, uint64_t buckets, unsigned functions,
+                                         unsigned key_bits, unsigned value_bits) {
+  gh_ck_geometry g;
+  memset(&g, 0, sizeof g);
+  while ((1u << g.bucket_shift) < slots_per_bucket) g.bucket_shift += 1;
+  g.bucket_count = buckets;
+  g.bucket_magic = gh_ck_magic(g.bucket_count);
+  g.slot_count = g.bucket_count << g.bucket_shift;
+  g.functions = functions;
+  g.family = GH_HASH_MULTIPLY;
+  g.format = gh_slot_format_make(key_bits, value_bits);
+  for (unsigned i = 0; i < functions; ++i) {
+    g.a[i] = 1u + tu_below(rng, GH_CK_PRIME32 - 1u);
+    g.b[i] = tu_below(rng, GH_CK_PRIME32);
+  }
+  return g;
+}
+
 /* The clean-up of the slots the eviction chains marked (gh_ck_resolve_copies, src/cuckoo/cuckoo.h)
  * on a hand-made table of 97 buckets (4-, 8- and 16-byte slots): keys with 1 to 4 copies in their
  * buckets, some of each key's copies marked (the earliest among them or not, one or several, some
@@ -1391,19 +1414,7 @@ static void buckets_copies_case(unsigned slots_per_bucket, unsigned functions, u
   tu_rng rng = tu_rng_make(tu_mix_seed(ck_seed, 0xC0B1E5u + key_bits + value_bits, slots_per_bucket, functions));
   tu_set_context("buckets copies: %u slots a bucket, d = %u, k%u v%u, seed 0x%016llx", slots_per_bucket, functions,
                  key_bits, value_bits, (unsigned long long)ck_seed);
-  gh_ck_geometry g;
-  memset(&g, 0, sizeof g);
-  while ((1u << g.bucket_shift) < slots_per_bucket) g.bucket_shift += 1;
-  g.bucket_count = 97;
-  g.bucket_magic = gh_ck_magic(g.bucket_count);
-  g.slot_count = g.bucket_count << g.bucket_shift;
-  g.functions = functions;
-  g.family = GH_HASH_MULTIPLY;
-  g.format = gh_slot_format_make(key_bits, value_bits);
-  for (unsigned i = 0; i < functions; ++i) {
-    g.a[i] = 1u + tu_below(&rng, GH_CK_PRIME32 - 1u);
-    g.b[i] = tu_below(&rng, GH_CK_PRIME32);
-  }
+  const gh_ck_geometry g = hand_made_geometry(&rng, slots_per_bucket, 97, functions, key_bits, value_bits);
   const gh_slot_format f = g.format;
   enum { KEYS = 60, MAX_COPIES = 4, MAX_MARKS = KEYS * MAX_COPIES * 2 };
   void *slots = tu_xmalloc((size_t)(g.slot_count + 1) * f.slot_bytes);
@@ -1461,6 +1472,107 @@ static void buckets_copies_case(unsigned slots_per_bucket, unsigned functions, u
   free(slots);
 }
 
+/* The claims of many entries at once (gh_ck_claim, src/cuckoo/cuckoo.h: Claims), 8 threads, on a
+ * hand-made table of `buckets` buckets (one: every key in the same bucket under every function,
+ * as crafted keys could make it) holding some keys already: each bucket's counter starts past its
+ * last occupied slot and stops at its width, whatever the crowd (it never spills into the next
+ * bucket's byte, and the padding bytes of the last word stay 0); every claimed entry sits in a slot
+ * that was empty, once; the keys held before are untouched; the others are left to the chains. */
+typedef struct claims_job {
+  const gh_ck_geometry *g;
+  void *slots;
+  uint32_t *claims;
+  const gh_slot_bits *entries;
+  uint8_t *claimed;
+} claims_job;
+
+static gh_counters claim_entries(void *context, uint64_t begin, uint64_t end) {
+  const claims_job *job = (const claims_job *)context;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) {
+    unsigned marks = 0;
+    job->claimed[i] = (uint8_t)gh_ck_claim(job->g, job->slots, job->claims, job->entries[i], NULL, &marks);
+    counted.value[0] += job->claimed[i];
+  }
+  return counted;
+}
+
+static void buckets_claims_case(unsigned slots_per_bucket, unsigned buckets, unsigned key_bits, unsigned value_bits) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(ck_seed, 0xC1A1u + key_bits + value_bits, slots_per_bucket, buckets));
+  tu_set_context("buckets claims: %u slots a bucket, %u buckets, k%u v%u, seed 0x%016llx", slots_per_bucket, buckets,
+                 key_bits, value_bits, (unsigned long long)ck_seed);
+  const gh_ck_geometry g = hand_made_geometry(&rng, slots_per_bucket, buckets, 2, key_bits, value_bits);
+  const gh_slot_format f = g.format;
+  const uint64_t empty = gh_slot_empty_key(key_bits);
+  void *slots = tu_xmalloc((size_t)(g.slot_count + 1) * f.slot_bytes);
+  memset(slots, 0xFF, (size_t)(g.slot_count + 1) * f.slot_bytes);
+  /* Keys held before: the entries' key range starts above theirs, so the two never meet. */
+  uint64_t held_before = 0;
+  for (uint64_t s = 0; s < g.slot_count; ++s)
+    if (tu_below(&rng, 3) == 0) {
+      gh_slot_write(f, gh_slot_at(f, slots, s), gh_slot_pack(f, 1u + s, 7u));
+      held_before += 1;
+    }
+  const uint64_t words = (g.bucket_count + 3u) / 4u;
+  uint32_t *claims = (uint32_t *)tu_xmalloc((size_t)words * sizeof *claims);
+  unsigned *start = (unsigned *)tu_xmalloc((size_t)g.bucket_count * sizeof *start);
+  unsigned *arrived = (unsigned *)tu_xmalloc((size_t)g.bucket_count * sizeof *arrived);
+  for (uint64_t w = 0; w < words; ++w) claims[w] = gh_ck_claim_word(&g, slots, w);
+  for (uint64_t b = 0; b < g.bucket_count; ++b) start[b] = gh_ck_claim_start(&g, slots, b), arrived[b] = 0;
+  enum { ENTRIES = 400 };
+  gh_slot_bits entries[ENTRIES];
+  uint8_t claimed[ENTRIES];
+  for (unsigned i = 0; i < ENTRIES; ++i)
+    entries[i] = gh_slot_pack(f, 0x100000u + 13u * i, value_bits ? tu_below(&rng, 1000u) : 0u);
+  claims_job job = {&g, slots, claims, entries, claimed};
+  const uint64_t taken = gh__parallel_for(ENTRIES, 8, claim_entries, &job).value[0];
+  uint64_t kept = 0, entries_seen = 0;
+  for (uint64_t s = 0; s < g.slot_count; ++s) {
+    const gh_slot_bits bits = gh_slot_read(f, gh_slot_at(f, slots, s));
+    const uint64_t key = gh_slot_bits_key(f, bits);
+    if (key == empty) continue;
+    if (key < 0x100000u) {
+      kept += key == 1u + s && gh_slot_bits_value(f, bits) == (value_bits ? 7u : 0u);
+      continue;
+    }
+    const uint64_t i = (key - 0x100000u) / 13u, b = s >> g.bucket_shift;
+    entries_seen += 1;
+    arrived[b] += 1;
+    if (!CHECK(i < ENTRIES && claimed[i] && gh_slot_bits_equal(bits, entries[i]) &&
+                   s - (b << g.bucket_shift) >= start[b] && gh_ck_function_of(&g, key, s) < g.functions,
+               "slot %llu holds key 0x%llx: not an entry that claimed it, past its bucket's last key before, in "
+               "one of its buckets", (unsigned long long)s, (unsigned long long)key))
+      break;
+  }
+  CHECK(kept == held_before, "%llu of the %llu keys held before the claims are where they were",
+        (unsigned long long)kept, (unsigned long long)held_before);
+  CHECK(entries_seen == taken, "the slots hold %llu entries, %llu claimed one", (unsigned long long)entries_seen,
+        (unsigned long long)taken);
+  for (uint64_t b = 0; b < g.bucket_count; ++b) {
+    const unsigned counter = (claims[b / 4u] >> (8u * (b % 4u))) & 0xFFu;
+    if (!CHECK(counter == start[b] + arrived[b] && counter <= slots_per_bucket,
+               "bucket %llu's counter stands at %u: it started at %u, %u entries arrived, it has %u slots",
+               (unsigned long long)b, counter, start[b], arrived[b], slots_per_bucket))
+      break;
+  }
+  for (uint64_t b = g.bucket_count; b < words * 4u; ++b)
+    CHECK(((claims[b / 4u] >> (8u * (b % 4u))) & 0xFFu) == 0, "padding byte %llu of the counters is not 0",
+          (unsigned long long)b);
+  /* An entry left to the chains found every one of its buckets full. */
+  for (unsigned i = 0; i < ENTRIES; ++i) {
+    if (claimed[i]) continue;
+    for (unsigned fn = 0; fn < g.functions; ++fn) {
+      const uint64_t b = gh_ck_bucket(&g, gh_slot_bits_key(f, entries[i]), fn);
+      CHECK(start[b] + arrived[b] == slots_per_bucket, "entry %u claimed no slot, but its bucket %llu has room",
+            i, (unsigned long long)b);
+    }
+  }
+  free(arrived);
+  free(start);
+  free(claims);
+  free(slots);
+}
+
 static void buckets_all(void) {
   static const unsigned widths[][2] = {{32, 32}, {32, 0}, {64, 64}, {64, 32}};
   for (unsigned slots = 4; slots <= 16; slots *= 2)
@@ -1468,6 +1580,12 @@ static void buckets_all(void) {
       buckets_copies_case(slots, d, 32, 0);
       buckets_copies_case(slots, d, 32, 32);
       buckets_copies_case(slots, d, 64, 64);
+    }
+  for (unsigned slots = 4; slots <= 16; slots *= 2)
+    for (unsigned buckets = 1; buckets <= 97; buckets += 48) {
+      buckets_claims_case(slots, buckets, 32, 32);
+      buckets_claims_case(slots, buckets, 64, 0);
+      buckets_claims_case(slots, buckets, 64, 64);
     }
   unsigned index = 0;
   for (unsigned slots = 4; slots <= 16; slots *= 2)
