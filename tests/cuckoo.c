@@ -1363,6 +1363,12 @@ static void buckets_case(unsigned index, unsigned slots, unsigned d, unsigned ke
     tu_insert(&h, batch, values, m, GH_ADD, 0, NULL);
     tu_check_all(&h);
     tu_check_find(&h, keys, n, TU_FIND_VALUES | TU_FIND_FOUND);
+    /* The batch looks larger than the capacity, its distinct keys are not: no growth (claims would
+     * hold the copies apart until the clean-up and make a restart count them as keys). */
+    const gh_stats after = ck_stats(h.table);
+    CHECK(after.grows == 0, "%llu distinct keys in a batch of %llu with room for %llu: the table grew %llu times",
+          (unsigned long long)n, (unsigned long long)m, (unsigned long long)roomy.capacity,
+          (unsigned long long)after.grows);
     tu_table_destroy(&h);
   }
   free(batch);
@@ -1472,16 +1478,19 @@ static void buckets_copies_case(unsigned slots_per_bucket, unsigned functions, u
   free(slots);
 }
 
-/* The claims of many entries at once (gh_ck_claim, src/cuckoo/cuckoo.h: Claims), 8 threads, on a
- * hand-made table of `buckets` buckets (one: every key in the same bucket under every function,
- * as crafted keys could make it) holding some keys already: each bucket's counter starts past its
- * last occupied slot and stops at its width, whatever the crowd (it never spills into the next
- * bucket's byte, and the padding bytes of the last word stay 0); every claimed entry sits in a slot
- * that was empty, once; the keys held before are untouched; the others are left to the chains. */
+/* The claims of many entries at once (gh_ck_claim, src/cuckoo/cuckoo.h: Claims), 8 threads (8 x
+ * 4096 entries: gh__parallel_for gives a thread 4096 at least), on a hand-made table of `buckets`
+ * buckets (one: every key in the same bucket under every function, as crafted keys could make it)
+ * holding some keys already: each bucket's counter starts past its last occupied slot and stops at
+ * its width, whatever the crowd (it never spills into the next bucket's byte, and the padding
+ * bytes of the last word stay 0); every claimed entry sits once in a slot that was empty, marked
+ * in `moved` exactly when that is not its first bucket; the keys held before are untouched; the
+ * others found all their buckets full. */
 typedef struct claims_job {
   const gh_ck_geometry *g;
   void *slots;
   uint32_t *claims;
+  uint32_t *moved;
   const gh_slot_bits *entries;
   uint8_t *claimed;
 } claims_job;
@@ -1491,8 +1500,9 @@ static gh_counters claim_entries(void *context, uint64_t begin, uint64_t end) {
   gh_counters counted = {{0}};
   for (uint64_t i = begin; i < end; ++i) {
     unsigned marks = 0;
-    job->claimed[i] = (uint8_t)gh_ck_claim(job->g, job->slots, job->claims, job->entries[i], NULL, &marks);
+    job->claimed[i] = (uint8_t)gh_ck_claim(job->g, job->slots, job->claims, job->entries[i], job->moved, &marks);
     counted.value[0] += job->claimed[i];
+    counted.value[1] += marks;
   }
   return counted;
 }
@@ -1519,35 +1529,45 @@ static void buckets_claims_case(unsigned slots_per_bucket, unsigned buckets, uns
   unsigned *arrived = (unsigned *)tu_xmalloc((size_t)g.bucket_count * sizeof *arrived);
   for (uint64_t w = 0; w < words; ++w) claims[w] = gh_ck_claim_word(&g, slots, w);
   for (uint64_t b = 0; b < g.bucket_count; ++b) start[b] = gh_ck_claim_start(&g, slots, b), arrived[b] = 0;
-  enum { ENTRIES = 400 };
-  gh_slot_bits entries[ENTRIES];
-  uint8_t claimed[ENTRIES];
+  enum { ENTRIES = 8 * 4096 };
+  gh_slot_bits *entries = (gh_slot_bits *)tu_xmalloc(ENTRIES * sizeof *entries);
+  uint8_t *claimed = (uint8_t *)tu_xmalloc(ENTRIES), *seen = (uint8_t *)calloc(ENTRIES, 1);
+  uint32_t *moved = (uint32_t *)calloc((size_t)(g.slot_count + 31u) / 32u, sizeof *moved);
+  if (seen == NULL || moved == NULL) abort();
   for (unsigned i = 0; i < ENTRIES; ++i)
     entries[i] = gh_slot_pack(f, 0x100000u + 13u * i, value_bits ? tu_below(&rng, 1000u) : 0u);
-  claims_job job = {&g, slots, claims, entries, claimed};
-  const uint64_t taken = gh__parallel_for(ENTRIES, 8, claim_entries, &job).value[0];
-  uint64_t kept = 0, entries_seen = 0;
+  claims_job job = {&g, slots, claims, moved, entries, claimed};
+  const gh_counters counted = gh__parallel_for(ENTRIES, 8, claim_entries, &job);
+  const uint64_t taken = counted.value[0];
+  uint64_t kept = 0, entries_seen = 0, marked = 0;
   for (uint64_t s = 0; s < g.slot_count; ++s) {
     const gh_slot_bits bits = gh_slot_read(f, gh_slot_at(f, slots, s));
     const uint64_t key = gh_slot_bits_key(f, bits);
     if (key == empty) continue;
+    const int mark = gh_bitmap_test(moved, s);
     if (key < 0x100000u) {
-      kept += key == 1u + s && gh_slot_bits_value(f, bits) == (value_bits ? 7u : 0u);
+      kept += key == 1u + s && gh_slot_bits_value(f, bits) == (value_bits ? 7u : 0u) && !mark;
       continue;
     }
     const uint64_t i = (key - 0x100000u) / 13u, b = s >> g.bucket_shift;
+    const unsigned function = gh_ck_function_of(&g, key, s);
     entries_seen += 1;
+    marked += (uint64_t)mark;
     arrived[b] += 1;
-    if (!CHECK(i < ENTRIES && claimed[i] && gh_slot_bits_equal(bits, entries[i]) &&
-                   s - (b << g.bucket_shift) >= start[b] && gh_ck_function_of(&g, key, s) < g.functions,
-               "slot %llu holds key 0x%llx: not an entry that claimed it, past its bucket's last key before, in "
-               "one of its buckets", (unsigned long long)s, (unsigned long long)key))
+    if (!CHECK(i < ENTRIES && claimed[i] && !seen[i] && gh_slot_bits_equal(bits, entries[i]) &&
+                   s - (b << g.bucket_shift) >= start[b] && function < g.functions && mark == (function > 0),
+               "slot %llu holds key 0x%llx (marked %d): not an entry that claimed it, once, past its bucket's last "
+               "key before, in one of its buckets, marked when not in its first",
+               (unsigned long long)s, (unsigned long long)key, mark))
       break;
+    seen[i] = 1;
   }
   CHECK(kept == held_before, "%llu of the %llu keys held before the claims are where they were",
         (unsigned long long)kept, (unsigned long long)held_before);
   CHECK(entries_seen == taken, "the slots hold %llu entries, %llu claimed one", (unsigned long long)entries_seen,
         (unsigned long long)taken);
+  CHECK(marked == counted.value[1], "%llu slots are marked, the claims counted %llu marks",
+        (unsigned long long)marked, (unsigned long long)counted.value[1]);
   for (uint64_t b = 0; b < g.bucket_count; ++b) {
     const unsigned counter = (claims[b / 4u] >> (8u * (b % 4u))) & 0xFFu;
     if (!CHECK(counter == start[b] + arrived[b] && counter <= slots_per_bucket,
@@ -1567,6 +1587,10 @@ static void buckets_claims_case(unsigned slots_per_bucket, unsigned buckets, uns
             i, (unsigned long long)b);
     }
   }
+  free(moved);
+  free(seen);
+  free(claimed);
+  free(entries);
   free(arrived);
   free(start);
   free(claims);

@@ -352,12 +352,21 @@ static uint32_t *moved_marks(gh_table *t, uint64_t m, int claiming, size_t *byte
   return moved;
 }
 
+/* Whether m entries that may repeat keys (overflow_limit, place_all) look like more than the table
+ * is sized for: its chains are then kept short, so that an overfull table fails fast. */
+static int may_overflow(const gh_ck_table *w, uint64_t m, unsigned overflow_limit) {
+  return overflow_limit && w->main_keys + w->side_keys + m > w->capacity;
+}
+
 /* Whether a batch of m entries takes claims before the chains (cuckoo.h, Claims): in the bucketed
  * layout, from gh_config.bulk_min_keys entries, by default an eighth of the slots (the counters
- * cost a pass over the table when it holds keys); never in an attempt a test forces to fail. */
-static int takes_claims(gh_table *t, uint64_t m) {
+ * cost a pass over the table when it holds keys); never in an attempt a test forces to fail, nor
+ * for a batch that may overflow the table: claimed copies of a key do not merge until the
+ * clean-up, so they would fill the slots that the chains of the new keys need, and the restart
+ * would count them as keys and grow the table. */
+static int takes_claims(gh_table *t, uint64_t m, unsigned overflow_limit) {
   const gh_ck_table *w = state(t);
-  if (w->geometry.bucket_shift == 0 || w->forced_attempt) return 0;
+  if (w->geometry.bucket_shift == 0 || w->forced_attempt || may_overflow(w, m, overflow_limit)) return 0;
   return m >= (t->config.bulk_min_keys ? t->config.bulk_min_keys : (w->geometry.slot_count + 7u) / 8u);
 }
 
@@ -399,7 +408,8 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
   /* (a batch that phase 1 emptied places nothing, so it leaves no copies to clean up) */
   if (batch->count == 0) may_repeat = 0;
   uint32_t *moved =
-      may_repeat ? moved_marks(t, batch->count, takes_claims(t, batch->count), &moved_bytes, stream) : NULL;
+      may_repeat ? moved_marks(t, batch->count, takes_claims(t, batch->count, overflow_limit), &moved_bytes, stream)
+                 : NULL;
   uint64_t marks = 0;
   int claims_made = 0; /* claims ran: copies of a key may share a bucket unmarked (in_bucket_only) */
   while (batch->count > 0) {
@@ -408,12 +418,11 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
     set_eviction_limit(&w->geometry, w->main_keys + batch->count);
     /* While the entries may overflow the table, chains are kept short: an overfull table then
      * fails fast and the restart grows it. */
-    if (overflow_limit && w->main_keys + w->side_keys + batch->count > w->capacity)
-      w->geometry.max_evictions = overflow_limit;
+    if (may_overflow(w, batch->count, overflow_limit)) w->geometry.max_evictions = overflow_limit;
     /* A forced attempt fails for sure: degenerate constants alone leave each key one bucket,
      * which a bucketed table may still hold. */
     if (w->forced_attempt) w->geometry.max_evictions = 0;
-    if (takes_claims(t, batch->count)) {
+    if (takes_claims(t, batch->count, overflow_limit)) {
       status = claim_batch(t, batch, moved, &claimed, &marks, &claims_ran, stream);
       if (status != GH_OK) break;
       claims_made |= claims_ran;
