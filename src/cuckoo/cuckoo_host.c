@@ -66,8 +66,8 @@ static gh_status host_prepare(gh_table *t, const gh_ck_geometry *g, const void *
                               gh_ck_value_source source, uint64_t n, int policy, int check_present, void *entries,
                               uint64_t *entry_count, uint64_t *side_new, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, keys, values, entries, NULL, NULL, 0, 0, policy, check_present, source, NULL, NULL,
-            0, 0};
+  pass p = {.g = g, .slots = w->slots, .keys = keys, .values = values, .entries = entries, .policy = policy,
+            .check_present = check_present, .source = source};
   (void)stream;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, prepare_chunk, &p);
   *entry_count = p.cursor;
@@ -102,8 +102,7 @@ static gh_status host_claim(gh_table *t, const gh_ck_geometry *g, const void *en
                             int from_slots, uint8_t *pending, uint32_t *moved, uint64_t *claimed, uint64_t *marks,
                             void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, NULL, NULL, (void *)entries, pending, NULL, 0, 0, 0, 0, GH_CK_VALUE_GIVEN, moved,
-            claims, 0, 0};
+  pass p = {.g = g, .slots = w->slots, .entries = (void *)entries, .flags = pending, .moved = moved, .claims = claims};
   (void)stream;
   const uint64_t words = (g->bucket_count + 3u) / 4u;
   if (from_slots) gh__parallel_for(words, t->config.host_threads, claim_start_chunk, &p);
@@ -137,8 +136,8 @@ static gh_status host_place(gh_table *t, const gh_ck_geometry *g, void *entries,
                             int only_pending, uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up,
                             uint64_t *marks, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, NULL, NULL, entries, failed, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, moved, NULL,
-            only_pending, 0};
+  pass p = {.g = g, .slots = w->slots, .entries = entries, .flags = failed, .policy = policy, .moved = moved,
+            .only_pending = only_pending};
   (void)stream;
   const gh_counters counted = gh__parallel_for(m, t->config.host_threads, place_chunk, &p);
   *placed = counted.value[0];
@@ -169,8 +168,7 @@ static gh_counters absorb_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_absorb(gh_table *t, const gh_ck_geometry *g, const void *entries, uint8_t *failed, uint64_t m,
                              int policy, uint64_t *remaining, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, NULL, NULL, (void *)entries, failed, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, NULL,
-            NULL, 0, 0};
+  pass p = {.g = g, .slots = w->slots, .entries = (void *)entries, .flags = failed, .policy = policy};
   (void)stream;
   *remaining = gh__parallel_for(m, t->config.host_threads, absorb_chunk, &p).value[0];
   return GH_OK;
@@ -187,8 +185,7 @@ static gh_counters dedupe_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_dedupe(gh_table *t, const gh_ck_geometry *g, int policy, int in_bucket_only, uint64_t *removed,
                              void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, NULL, NULL, NULL, NULL, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, NULL, NULL, 0,
-            in_bucket_only};
+  pass p = {.g = g, .slots = w->slots, .policy = policy, .in_bucket_only = in_bucket_only};
   (void)stream;
   *removed = gh__parallel_for(g->slot_count, t->config.host_threads, dedupe_chunk, &p).value[0];
   return GH_OK;
@@ -207,8 +204,7 @@ static gh_counters dedupe_moved_chunk(void *context, uint64_t begin, uint64_t en
 static gh_status host_dedupe_moved(gh_table *t, const gh_ck_geometry *g, const uint32_t *moved, int policy,
                                    uint64_t *removed, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, NULL, NULL, NULL, NULL, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, (uint32_t *)moved,
-            NULL, 0, 0};
+  pass p = {.g = g, .slots = w->slots, .policy = policy, .moved = (uint32_t *)moved};
   (void)stream;
   *removed = gh__parallel_for((g->slot_count + 31u) / 32u, t->config.host_threads, dedupe_moved_chunk, &p).value[0];
   return GH_OK;
@@ -269,8 +265,8 @@ static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_find(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, void *values_out,
                            uint8_t *found_out, uint64_t default_value, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, keys, NULL, NULL, found_out, values_out, default_value, 0, 0, 0, GH_CK_VALUE_GIVEN,
-            NULL, NULL, 0, 0};
+  pass p = {.g = g, .slots = w->slots, .keys = keys, .flags = found_out, .values_out = values_out,
+            .default_value = default_value};
   (void)stream;
   gh__parallel_for(n, t->config.host_threads, find_chunk, &p);
   return GH_OK;
@@ -291,7 +287,7 @@ static gh_counters erase_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_erase(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, uint8_t *erased_out,
                             gh_ck_erase_counts *erased, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, keys, NULL, NULL, erased_out, NULL, 0, 0, 0, 0, GH_CK_VALUE_GIVEN, NULL, NULL, 0, 0};
+  pass p = {.g = g, .slots = w->slots, .keys = keys, .flags = erased_out};
   (void)stream;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, erase_chunk, &p);
   erased->main = counted.value[GH_CK_ERASED_MAIN];
