@@ -182,14 +182,6 @@ gh_status gh__exclusive_sum_u64(gh_table *t, const uint64_t *in, uint64_t *out, 
   return gh__host_exclusive_sum_u64(t, in, out, count);
 }
 
-gh_status gh__sum_u64(gh_table *t, const uint64_t *in, uint64_t count, uint64_t *sum, void *stream) {
-#if defined(GH_HAVE_CUDA)
-  if (on_device(t)) return gh__cuda_sum_u64(t, in, count, sum, stream);
-#endif
-  (void)stream;
-  return gh__host_sum_u64(t, in, count, sum);
-}
-
 gh_status gh__sort_pairs(gh_table *t, const void *keys_in, void *keys_out, const void *values_in, void *values_out,
                          uint64_t n, unsigned key_bits, unsigned value_bits, void *stream) {
 #if defined(GH_HAVE_CUDA)

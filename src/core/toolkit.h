@@ -97,9 +97,6 @@ double gh__stopwatch_seconds(gh_table *t, gh_stopwatch *w, void *stream);
  * extra 0 element at the end to get the total in out[count - 1]. */
 gh_status gh__exclusive_sum_u64(gh_table *t, const uint64_t *in, uint64_t *out, uint64_t count, void *stream);
 
-/* *sum (one word of the backend's memory) = in[0] + ... + in[count - 1]. Allocates nothing, so
- * an operation may run it after writing an output that a failure must not leave half written. */
-gh_status gh__sum_u64(gh_table *t, const uint64_t *in, uint64_t count, uint64_t *sum, void *stream);
 
 /* gh_find_all's offsets: offsets[0 .. n - 1] hold each key's number of values; makes them the CSR
  * offsets (offsets[n] the total) and checks the total against values_capacity: GH_ERR_BUFFER_TOO_SMALL,
@@ -149,12 +146,10 @@ gh_status gh__host_run_length_encode(gh_table *t, const void *keys_in, uint64_t 
 gh_status gh__host_select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
                                   unsigned index_bits, uint64_t *count_out);
 gh_status gh__host_expand_offsets(gh_table *t, const uint64_t *offsets, uint64_t n, uint64_t *rows_out);
-gh_status gh__host_sum_u64(gh_table *t, const uint64_t *in, uint64_t count, uint64_t *sum);
 
 #if defined(GH_HAVE_CUDA)
 /* core/toolkit_cuda.cu: CUB, temporary storage from gh__scratch_alloc. */
 gh_status gh__cuda_exclusive_sum_u64(gh_table *t, const uint64_t *in, uint64_t *out, uint64_t count, void *stream);
-gh_status gh__cuda_sum_u64(gh_table *t, const uint64_t *in, uint64_t count, uint64_t *sum, void *stream);
 /* Records (4, 8 or 16 bytes) sorted by a digit of digit_bytes (2 or 4) bytes, its low digit_bits
  * bits (CUB's radix sort: one pass up to 8 bits), in temporary storage the caller took before (an
  * operation that must not fail for memory part-way): its size for up to n records, and the sort. */

@@ -127,21 +127,6 @@ extern "C" gh_status gh__cuda_sort_by_digit(gh_table *t, const void *digits_in, 
   return GH_OK;
 }
 
-/* Each warp's share summed in registers, then one atomic add per warp: no temporary storage. */
-__global__ void gh_sum_u64_kernel(const uint64_t *in, uint64_t count, unsigned long long *sum) {
-  unsigned long long local = 0;
-  for (uint64_t i = gh_thread_index(); i < count; i += gh_grid_threads()) local += in[i];
-  for (int lanes = 16; lanes > 0; lanes /= 2) local += __shfl_down_sync(0xFFFFFFFFu, local, lanes);
-  if ((threadIdx.x & 31u) == 0 && local) atomicAdd(sum, local);
-}
-
-extern "C" gh_status gh__cuda_sum_u64(gh_table *t, const uint64_t *in, uint64_t count, uint64_t *sum, void *stream) {
-  gh_status status = gh__fill(t, sum, 0, sizeof *sum, stream);
-  void *args[] = {&in, &count, &sum};
-  if (status == GH_OK && count) status = gh__cuda_launch(t, (const void *)gh_sum_u64_kernel, count, 256, args, stream);
-  return status;
-}
-
 template <unsigned KB, unsigned VB>
 static gh_status sort_typed(gh_table *t, const void *keys_in, void *keys_out, const void *values_in,
                             void *values_out, uint64_t n, cudaStream_t stream) {

@@ -80,13 +80,6 @@ gh_status gh__host_select_flagged(gh_table *t, const uint8_t *flags, uint64_t n,
   return GH_OK;
 }
 
-gh_status gh__host_sum_u64(gh_table *t, const uint64_t *in, uint64_t count, uint64_t *sum) {
-  (void)t;
-  *sum = 0;
-  for (uint64_t i = 0; i < count; ++i) *sum += in[i];
-  return GH_OK;
-}
-
 gh_status gh__host_expand_offsets(gh_table *t, const uint64_t *offsets, uint64_t n, uint64_t *rows_out) {
   (void)t;
   for (uint64_t i = 0; i < n; ++i)

@@ -56,7 +56,7 @@ typedef struct gh_hg_bulk {
   const void *keys, *values; /* new entries, queries, or a sorted batch (REDUCE_RUNS) */
   const uint8_t *new_skip;   /* NULL: every new entry goes in */
   void *out_keys;            /* UNPACK */
-  uint64_t *out_counts;      /* PROBE_COUNT */
+  uint64_t *out_counts;      /* PROBE_COUNT: per query (NULL: none wanted) */
   const uint64_t *out_offsets; /* PROBE_FILL; REDUCE_RUNS: where run r starts (r + 1: where it ends) */
   void *out_values;          /* PROBE_FIRST, PROBE_FILL, UNPACK (NULL: none wanted); REDUCE_RUNS: per run */
   void *stash;               /* PROBE_COUNT (NULL: none): query i's first value at i (value_bits wide)
@@ -64,7 +64,9 @@ typedef struct gh_hg_bulk {
   uint8_t *out_found;        /* PROBE_FIRST (NULL: none wanted); MERGE_STORED: 1 where merged; ERASE: won */
   uint64_t default_value;    /* PROBE_FIRST */
   uint32_t *dead;            /* ERASE: per edge, zeroed */
-  uint64_t *counters;        /* MERGE_STORED: [0] runs merged; ERASE: [0] keys erased, [1] edges marked */
+  uint64_t *counters;        /* MERGE_STORED: [0] runs merged; ERASE: [0] keys erased, [1] edges marked;
+                              * PROBE_COUNT (NULL: not wanted): [0] += the matches, added up by the
+                              * backend (gh_hg_bulk_one returns each query's) */
   /* MEET_*: the left table: its offsets (same vertices) and edges, each edge's value its left row
    * (row_bits wide; none for MEET_COUNT) */
   const uint64_t *left_offsets;
@@ -177,8 +179,9 @@ GH_HD int gh_hg_fill_from_stash(const gh_hg_bulk *a, uint64_t i) {
   return 1;
 }
 
-/* Query i (key, its vertex's edges begin .. end) of the probing steps: PROBE_*, MERGE_STORED, ERASE. */
-GH_HD void gh_hg_lookup(const gh_hg_bulk *a, uint64_t i, uint64_t key, uint64_t begin, uint64_t end) {
+/* Query i (key, its vertex's edges begin .. end) of the probing steps: PROBE_*, MERGE_STORED, ERASE.
+ * Returns the matches a PROBE_COUNT counted (0 for the others). */
+GH_HD uint64_t gh_hg_lookup(const gh_hg_bulk *a, uint64_t i, uint64_t key, uint64_t begin, uint64_t end) {
   const gh_slot_format f = gh_hg_format(a);
   gh_slot_bits edge = {0, 0};
   uint64_t e = gh_hg_next_edge(f, a->edges, begin, end, key, &edge);
@@ -216,11 +219,14 @@ GH_HD void gh_hg_lookup(const gh_hg_bulk *a, uint64_t i, uint64_t key, uint64_t 
         gh__write_word(a->stash, i, a->value_bits, gh_slot_bits_value(f, edge));
       matches += 1;
     }
-    if (a->kind == GH_HG_PROBE_COUNT) a->out_counts[i] = matches;
+    if (a->kind == GH_HG_PROBE_COUNT && a->out_counts) a->out_counts[i] = matches;
+    return a->kind == GH_HG_PROBE_COUNT ? matches : 0u;
   }
+  return 0;
 }
 
-GH_HD void gh_hg_bulk_one(const gh_hg_bulk *a, uint64_t i) {
+/* Element i of a step; returns what gh_hg_lookup returns for a probe (0 for the other steps). */
+GH_HD uint64_t gh_hg_bulk_one(const gh_hg_bulk *a, uint64_t i) {
   switch (a->kind) {
     case GH_HG_MEET_COUNT:
     case GH_HG_MEET_FILL:
@@ -266,10 +272,10 @@ GH_HD void gh_hg_bulk_one(const gh_hg_bulk *a, uint64_t i) {
       const uint64_t key = gh__read_word(a->keys, i, a->key_bits);
       uint64_t begin, end;
       gh_hg_edges_for(a, gh_hg_vertex(a->key_bits, a->seed, a->vertices, key), key, &begin, &end);
-      gh_hg_lookup(a, i, key, begin, end);
-      break;
+      return gh_hg_lookup(a, i, key, begin, end);
     }
   }
+  return 0;
 }
 
 #endif /* GH_HASHGRAPH_BULK_H */

@@ -15,7 +15,7 @@ extern "C" {
 static const int kBlockThreads = 256;
 
 __global__ void hg_bulk_kernel(gh_hg_bulk a, uint64_t n) {
-  for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) gh_hg_bulk_one(&a, i);
+  for (uint64_t i = gh_thread_index(); i < n; i += gh_grid_threads()) (void)gh_hg_bulk_one(&a, i);
 }
 
 /* Vertices of more edges than this are scanned by the whole warp (gh_count, gh_find_all): a thread
@@ -24,8 +24,8 @@ __global__ void hg_bulk_kernel(gh_hg_bulk a, uint64_t n) {
 static const uint64_t kWarpScanEdges = 8;
 
 /* PROBE_COUNT / PROBE_FILL of one query by the warp, 32 edges a read; a fill writes each read's
- * matches together, in edge order (as a thread alone would). */
-static __device__ void warp_scan(const gh_hg_bulk &a, uint64_t query, uint64_t key, uint64_t begin, uint64_t end) {
+ * matches together, in edge order (as a thread alone would). Returns the matches (every lane). */
+static __device__ uint64_t warp_scan(const gh_hg_bulk &a, uint64_t query, uint64_t key, uint64_t begin, uint64_t end) {
   const gh_slot_format f = gh_hg_format(&a);
   const unsigned lane = threadIdx.x % 32u, lanes_below = (1u << lane) - 1u;
   const uint64_t out = a.kind == GH_HG_PROBE_FILL ? a.out_offsets[query] : 0;
@@ -41,28 +41,36 @@ static __device__ void warp_scan(const gh_hg_bulk &a, uint64_t query, uint64_t k
       gh__write_word(a.stash, query, a.value_bits, gh_slot_bits_value(f, edge)); /* the first match */
     matches += __popc(hits);
   }
-  if (a.kind == GH_HG_PROBE_COUNT && lane == 0) a.out_counts[query] = matches;
+  if (a.kind == GH_HG_PROBE_COUNT && a.out_counts && lane == 0) a.out_counts[query] = matches;
+  return matches;
 }
 
 /* PROBE_COUNT / PROBE_FILL: a thread per query, but queries of long vertices handed to the warp. A
- * fill with the count pass's stash probes only the queries of more than one value. */
+ * fill with the count pass's stash probes only the queries of more than one value. A count's total
+ * (counters) is kept per thread and added once a warp at the end: an atomic a query on one word
+ * would serialise the pass. */
 __global__ void hg_probe_kernel(gh_hg_bulk a, uint64_t n) {
   const unsigned lane = threadIdx.x % 32u;
+  uint64_t counted = 0;
   for (uint64_t warp_first = gh_thread_index() - lane; warp_first < n; warp_first += gh_grid_threads()) {
     const uint64_t i = warp_first + lane;
     uint64_t key = 0, begin = 0, end = 0;
     if (i < n && !(a.kind == GH_HG_PROBE_FILL && a.stash && gh_hg_fill_from_stash(&a, i))) {
       key = gh__read_word(a.keys, i, a.key_bits);
       gh_hg_edges_for(&a, gh_hg_vertex(a.key_bits, a.seed, a.vertices, key), key, &begin, &end);
-      if (end - begin <= kWarpScanEdges) gh_hg_lookup(&a, i, key, begin, end);
+      if (end - begin <= kWarpScanEdges) counted += gh_hg_lookup(&a, i, key, begin, end);
     }
     for (unsigned long_ones = __ballot_sync(0xFFFFFFFFu, end - begin > kWarpScanEdges); long_ones;
          long_ones &= long_ones - 1u) {
       const int owner = __ffs(long_ones) - 1;
-      warp_scan(a, warp_first + owner, __shfl_sync(0xFFFFFFFFu, key, owner), __shfl_sync(0xFFFFFFFFu, begin, owner),
-                __shfl_sync(0xFFFFFFFFu, end, owner));
+      const uint64_t matches = warp_scan(a, warp_first + owner, __shfl_sync(0xFFFFFFFFu, key, owner),
+                                         __shfl_sync(0xFFFFFFFFu, begin, owner), __shfl_sync(0xFFFFFFFFu, end, owner));
+      if (lane == 0) counted += matches;
     }
   }
+  if (a.kind != GH_HG_PROBE_COUNT || a.counters == NULL) return;
+  for (unsigned lanes = 16; lanes > 0; lanes /= 2) counted += __shfl_xor_sync(0xFFFFFFFFu, counted, lanes);
+  if (lane == 0 && counted) atomicAdd((unsigned long long *)a.counters, (unsigned long long)counted);
 }
 
 static gh_status cuda_bulk(gh_table *t, const gh_hg_bulk *a, uint64_t n, void *stream) {

@@ -3,16 +3,18 @@
 #include "core/parallel.h"
 #include "hashgraph/hashgraph_table.h"
 
+/* value[0]: the matches a PROBE_COUNT counted in the chunk. */
 static gh_counters bulk_chunk(void *context, uint64_t begin, uint64_t end) {
   const gh_hg_bulk *a = (const gh_hg_bulk *)context;
-  for (uint64_t i = begin; i < end; ++i) gh_hg_bulk_one(a, i);
-  const gh_counters none = {{0}};
-  return none;
+  gh_counters counted = {{0}};
+  for (uint64_t i = begin; i < end; ++i) counted.value[0] += gh_hg_bulk_one(a, i);
+  return counted;
 }
 
 static gh_status host_bulk(gh_table *t, const gh_hg_bulk *a, uint64_t n, void *stream) {
   (void)stream;
-  gh__parallel_for(n, t->config.host_threads, bulk_chunk, (void *)a);
+  const gh_counters counted = gh__parallel_for(n, t->config.host_threads, bulk_chunk, (void *)a);
+  if (a->kind == GH_HG_PROBE_COUNT && a->counters) a->counters[0] += counted.value[0];
   return GH_OK;
 }
 

@@ -437,20 +437,19 @@ gh_status gh__hg_find(gh_table *t, const void *keys, uint64_t n, void *values_ou
 
 gh_status gh__hg_count(gh_table *t, const void *keys, uint64_t n, uint64_t *counts_out,
                        uint64_t *total, void *stream) {
-  /* Counted straight into counts_out when it is wanted (into scratch when only the total is), then
-   * summed into one scratch word: allocated first, so that counts_out is written only by a call
-   * that succeeds. */
-  gh_scratch scratch = {NULL, 0, state(t)->kind, 0, NULL};
-  const uint64_t own_counts = counts_out ? 0u : n;
-  gh_status status = gh__scratch_alloc_on(t, &scratch, (own_counts + 1u) * sizeof(uint64_t), stream);
-  uint64_t *sum = (uint64_t *)scratch.ptr;
+  /* Counted into counts_out when it is wanted; the total added up by the probe itself into one
+   * scratch word (a join's count wants only that: no array of n counts). The word is had first, so
+   * that counts_out is written only by a call that succeeds. */
+  gh_scratch sum = {NULL, 0, state(t)->kind, 0, NULL};
+  gh_status status = total ? gh__scratch_alloc_on(t, &sum, sizeof(uint64_t), stream) : GH_OK;
+  if (status == GH_OK && total) status = gh__fill(t, sum.ptr, 0, sizeof(uint64_t), stream);
   gh_hg_bulk a = bulk_args(t, GH_HG_PROBE_COUNT);
   a.keys = keys;
-  a.out_counts = counts_out ? counts_out : sum + 1;
+  a.out_counts = counts_out;
+  a.counters = (uint64_t *)sum.ptr;
   if (status == GH_OK) status = run(t, &a, n, stream);
-  if (status == GH_OK && total) status = gh__sum_u64(t, a.out_counts, n, sum, stream);
-  if (status == GH_OK && total) status = gh__to_host(t, total, sum, sizeof *total, stream);
-  gh__scratch_free(t, &scratch, stream);
+  if (status == GH_OK && total) status = gh__to_host(t, total, sum.ptr, sizeof *total, stream);
+  gh__scratch_free(t, &sum, stream);
   return status;
 }
 
