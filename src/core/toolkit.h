@@ -97,7 +97,6 @@ double gh__stopwatch_seconds(gh_table *t, gh_stopwatch *w, void *stream);
  * extra 0 element at the end to get the total in out[count - 1]. */
 gh_status gh__exclusive_sum_u64(gh_table *t, const uint64_t *in, uint64_t *out, uint64_t count, void *stream);
 
-
 /* gh_find_all's offsets: offsets[0 .. n - 1] hold each key's number of values; makes them the CSR
  * offsets (offsets[n] the total) and checks the total against values_capacity: GH_ERR_BUFFER_TOO_SMALL,
  * saying how many are needed, when the values would not fit. Waits for the stream (to read the total). */
