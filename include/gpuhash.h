@@ -274,13 +274,7 @@ typedef struct gh_config {
    * region written back whole would lose their changes).
    * 0 = the default: on the CUDA backend, tables of 4- or 8-byte slots and at least four regions,
    * batches of at least 2^20 keys and one key per window; never on the host backend. 1 = every
-   * batch it can take; UINT64_MAX = never.
-   * cuckoo with bucket_slots 4, 8 or 16: batches of at least this many new keys take slots by
-   * counters of the buckets (a byte a bucket, kept in the L2) before the eviction chains, which
-   * then place only the keys whose buckets were all full; the call's results are the same. It
-   * needs scratch of a byte a bucket (without it the chains place everything). 0 = the default:
-   * batches of at least an eighth of the slots, on both backends; 1 = every batch; UINT64_MAX =
-   * never. */
+   * batch it can take; UINT64_MAX = never. */
   uint64_t bulk_min_keys;
   /* ---- appended after 0.7 ---- */
   /* cuckoo: slots per bucket: 1 (default: the chapter's layout, a key in one of its d slots), 4, 8

@@ -23,11 +23,7 @@
  *   buckets       the bucketed layout's own promises (bucket_slots 4, 8 and 16, d = 2 and 3, every
  *                 slot width): distinct keys filled to load 0.95 and 0.98 in one batch and in
  *                 many do not make the table grow; new keys twice in one batch land once; the
- *                 table takes repeats, erases, re-inserts and every policy; batches placed by
- *                 claims and chains, by chains alone, and by claims at every size. First, claims
- *                 by 8 threads at once on hand-made tables (one bucket for every key, or 49 or 97
- *                 buckets, partly full): counters stop at the bucket's width, each claimed entry
- *                 sits once in a slot that was empty, the keys held stay; then the clean-up
+ *                 table takes repeats, erases, re-inserts and every policy. First, the clean-up
  *                 of the slots eviction chains marked, on hand-made tables of 4-, 8- and 16-byte
  *                 slots (copies of keys in their buckets, some copies marked, resolved by 8
  *                 threads: each key once, at its earliest position, with its copies' values
@@ -114,12 +110,12 @@ static gh_config ck_config(tu_rng *rng, gh_variant variant, unsigned key_bits,
 
 static void ck_context(const char *what, const gh_config *c, uint64_t case_seed) {
   tu_set_context("cuckoo %s: %s backend=%s key_bits=%u value_bits=%u capacity=%llu "
-                 "hash_functions=%u hash_family=%s table_factor=%.3f bucket_slots=%u bulk_min_keys=%llu "
-                 "host_threads=%u case_seed=0x%016llx\n  rerun: %s %s --part %s --seed 0x%016llx --bucket-slots %u",
+                 "hash_functions=%u hash_family=%s table_factor=%.3f bucket_slots=%u host_threads=%u "
+                 "case_seed=0x%016llx\n  rerun: %s %s --part %s --seed 0x%016llx --bucket-slots %u",
                  what, ck_variant_name(c), tu_backend_name(ck_backend), c->key_bits,
                  c->value_bits, (unsigned long long)c->capacity, c->hash_functions,
                  c->hash_family == GH_HASH_XOR ? "xor" : "multiply", c->table_factor, c->bucket_slots,
-                 (unsigned long long)c->bulk_min_keys, c->host_threads, (unsigned long long)case_seed, ck_program,
+                 c->host_threads, (unsigned long long)case_seed, ck_program,
                  tu_backend_name(ck_backend), ck_part, (unsigned long long)ck_seed, ck_bucket_slots);
 }
 
@@ -1307,19 +1303,15 @@ static void alloc_all(void) {
  * buckets of 8 or 16 slots hold without growing; then a batch that repeats a third of them twice
  * (their values merge by the policy), and the workout (erase, re-insert with repeats, policies).
  * Then a table with room (load 0.8) takes new keys of which a third come twice in one batch: two
- * inserts of one key race, and the key must land once. Cases take turns at bulk_min_keys: the
- * default (large batches claim slots before the chains: src/cuckoo/cuckoo.h, Claims), 1 (every
- * batch claims, also into a table that holds keys and has holes) and never (chains alone). */
+ * inserts of one key race, and the key must land once. */
 static void buckets_case(unsigned index, unsigned slots, unsigned d, unsigned key_bits, unsigned value_bits,
                          double factor, unsigned batches) {
   const uint64_t case_seed = tu_mix_seed(ck_seed, 20, index, slots);
   tu_rng rng = tu_rng_make(case_seed);
   const uint64_t n = 6000 + tu_below(&rng, 4000);
   gh_config cfg = ck_config(&rng, GH_VARIANT_MAP, key_bits, value_bits, n, d, (gh_hash_family)(index % 2), factor);
-  static const uint64_t claims_from[] = {0, 1, UINT64_MAX};
   tu_table h;
   cfg.bucket_slots = slots;
-  cfg.bulk_min_keys = claims_from[index % 3];
   ck_context("buckets", &cfg, case_seed);
   tu_set_phase("create");
   if (!tu_table_create(&h, &cfg)) return;
@@ -1363,12 +1355,6 @@ static void buckets_case(unsigned index, unsigned slots, unsigned d, unsigned ke
     tu_insert(&h, batch, values, m, GH_ADD, 0, NULL);
     tu_check_all(&h);
     tu_check_find(&h, keys, n, TU_FIND_VALUES | TU_FIND_FOUND);
-    /* The batch looks larger than the capacity, its distinct keys are not: no growth (claims would
-     * hold the copies apart until the clean-up and make a restart count them as keys). */
-    const gh_stats after = ck_stats(h.table);
-    CHECK(after.grows == 0, "%llu distinct keys in a batch of %llu with room for %llu: the table grew %llu times",
-          (unsigned long long)n, (unsigned long long)m, (unsigned long long)roomy.capacity,
-          (unsigned long long)after.grows);
     tu_table_destroy(&h);
   }
   free(batch);
@@ -1390,26 +1376,6 @@ static gh_counters resolve_marked(void *context, uint64_t begin, uint64_t end) {
   return counted;
 }
 
-/* A bucketed geometry of `buckets` buckets for the hand-made tables below (random constants of the
- * multiply family, no stash). */
-static gh_ck_geometry hand_made_geometry(tu_rng *rng, unsigned slots_per_bucket, uint64_t buckets, unsigned functions,
-                                         unsigned key_bits, unsigned value_bits) {
-  gh_ck_geometry g;
-  memset(&g, 0, sizeof g);
-  while ((1u << g.bucket_shift) < slots_per_bucket) g.bucket_shift += 1;
-  g.bucket_count = buckets;
-  g.bucket_magic = gh_ck_magic(g.bucket_count);
-  g.slot_count = g.bucket_count << g.bucket_shift;
-  g.functions = functions;
-  g.family = GH_HASH_MULTIPLY;
-  g.format = gh_slot_format_make(key_bits, value_bits);
-  for (unsigned i = 0; i < functions; ++i) {
-    g.a[i] = 1u + tu_below(rng, GH_CK_PRIME32 - 1u);
-    g.b[i] = tu_below(rng, GH_CK_PRIME32);
-  }
-  return g;
-}
-
 /* The clean-up of the slots the eviction chains marked (gh_ck_resolve_copies, src/cuckoo/cuckoo.h)
  * on a hand-made table of 97 buckets (4-, 8- and 16-byte slots): keys with 1 to 4 copies in their
  * buckets, some of each key's copies marked (the earliest among them or not, one or several, some
@@ -1420,7 +1386,19 @@ static void buckets_copies_case(unsigned slots_per_bucket, unsigned functions, u
   tu_rng rng = tu_rng_make(tu_mix_seed(ck_seed, 0xC0B1E5u + key_bits + value_bits, slots_per_bucket, functions));
   tu_set_context("buckets copies: %u slots a bucket, d = %u, k%u v%u, seed 0x%016llx", slots_per_bucket, functions,
                  key_bits, value_bits, (unsigned long long)ck_seed);
-  const gh_ck_geometry g = hand_made_geometry(&rng, slots_per_bucket, 97, functions, key_bits, value_bits);
+  gh_ck_geometry g;
+  memset(&g, 0, sizeof g);
+  while ((1u << g.bucket_shift) < slots_per_bucket) g.bucket_shift += 1;
+  g.bucket_count = 97;
+  g.bucket_magic = gh_ck_magic(g.bucket_count);
+  g.slot_count = g.bucket_count << g.bucket_shift;
+  g.functions = functions;
+  g.family = GH_HASH_MULTIPLY;
+  g.format = gh_slot_format_make(key_bits, value_bits);
+  for (unsigned i = 0; i < functions; ++i) {
+    g.a[i] = 1u + tu_below(&rng, GH_CK_PRIME32 - 1u);
+    g.b[i] = tu_below(&rng, GH_CK_PRIME32);
+  }
   const gh_slot_format f = g.format;
   enum { KEYS = 60, MAX_COPIES = 4, MAX_MARKS = KEYS * MAX_COPIES * 2 };
   void *slots = tu_xmalloc((size_t)(g.slot_count + 1) * f.slot_bytes);
@@ -1478,125 +1456,6 @@ static void buckets_copies_case(unsigned slots_per_bucket, unsigned functions, u
   free(slots);
 }
 
-/* The claims of many entries at once (gh_ck_claim, src/cuckoo/cuckoo.h: Claims), 8 threads (8 x
- * 4096 entries: gh__parallel_for gives a thread 4096 at least), on a hand-made table of `buckets`
- * buckets (one: every key in the same bucket under every function, as crafted keys could make it)
- * holding some keys already: each bucket's counter starts past its last occupied slot and stops at
- * its width, whatever the crowd (it never spills into the next bucket's byte, and the padding
- * bytes of the last word stay 0); every claimed entry sits once in a slot that was empty, marked
- * in `moved` exactly when that is not its first bucket; the keys held before are untouched; the
- * others found all their buckets full. */
-typedef struct claims_job {
-  const gh_ck_geometry *g;
-  void *slots;
-  uint32_t *claims;
-  uint32_t *moved;
-  const gh_slot_bits *entries;
-  uint8_t *claimed;
-} claims_job;
-
-static gh_counters claim_entries(void *context, uint64_t begin, uint64_t end) {
-  const claims_job *job = (const claims_job *)context;
-  gh_counters counted = {{0}};
-  for (uint64_t i = begin; i < end; ++i) {
-    unsigned marks = 0;
-    job->claimed[i] = (uint8_t)gh_ck_claim(job->g, job->slots, job->claims, job->entries[i], job->moved, &marks);
-    counted.value[0] += job->claimed[i];
-    counted.value[1] += marks;
-  }
-  return counted;
-}
-
-static void buckets_claims_case(unsigned slots_per_bucket, unsigned buckets, unsigned key_bits, unsigned value_bits) {
-  tu_rng rng = tu_rng_make(tu_mix_seed(ck_seed, 0xC1A1u + key_bits + value_bits, slots_per_bucket, buckets));
-  tu_set_context("buckets claims: %u slots a bucket, %u buckets, k%u v%u, seed 0x%016llx", slots_per_bucket, buckets,
-                 key_bits, value_bits, (unsigned long long)ck_seed);
-  const gh_ck_geometry g = hand_made_geometry(&rng, slots_per_bucket, buckets, 2, key_bits, value_bits);
-  const gh_slot_format f = g.format;
-  const uint64_t empty = gh_slot_empty_key(key_bits);
-  void *slots = tu_xmalloc((size_t)(g.slot_count + 1) * f.slot_bytes);
-  memset(slots, 0xFF, (size_t)(g.slot_count + 1) * f.slot_bytes);
-  /* Keys held before: the entries' key range starts above theirs, so the two never meet. */
-  uint64_t held_before = 0;
-  for (uint64_t s = 0; s < g.slot_count; ++s)
-    if (tu_below(&rng, 3) == 0) {
-      gh_slot_write(f, gh_slot_at(f, slots, s), gh_slot_pack(f, 1u + s, 7u));
-      held_before += 1;
-    }
-  const uint64_t words = (g.bucket_count + 3u) / 4u;
-  uint32_t *claims = (uint32_t *)tu_xmalloc((size_t)words * sizeof *claims);
-  unsigned *start = (unsigned *)tu_xmalloc((size_t)g.bucket_count * sizeof *start);
-  unsigned *arrived = (unsigned *)tu_xmalloc((size_t)g.bucket_count * sizeof *arrived);
-  for (uint64_t w = 0; w < words; ++w) claims[w] = gh_ck_claim_word(&g, slots, w);
-  for (uint64_t b = 0; b < g.bucket_count; ++b) start[b] = gh_ck_claim_start(&g, slots, b), arrived[b] = 0;
-  enum { ENTRIES = 8 * 4096 };
-  gh_slot_bits *entries = (gh_slot_bits *)tu_xmalloc(ENTRIES * sizeof *entries);
-  uint8_t *claimed = (uint8_t *)tu_xmalloc(ENTRIES), *seen = (uint8_t *)calloc(ENTRIES, 1);
-  uint32_t *moved = (uint32_t *)calloc((size_t)(g.slot_count + 31u) / 32u, sizeof *moved);
-  if (seen == NULL || moved == NULL) abort();
-  for (unsigned i = 0; i < ENTRIES; ++i)
-    entries[i] = gh_slot_pack(f, 0x100000u + 13u * i, value_bits ? tu_below(&rng, 1000u) : 0u);
-  claims_job job = {&g, slots, claims, moved, entries, claimed};
-  const gh_counters counted = gh__parallel_for(ENTRIES, 8, claim_entries, &job);
-  const uint64_t taken = counted.value[0];
-  uint64_t kept = 0, entries_seen = 0, marked = 0;
-  for (uint64_t s = 0; s < g.slot_count; ++s) {
-    const gh_slot_bits bits = gh_slot_read(f, gh_slot_at(f, slots, s));
-    const uint64_t key = gh_slot_bits_key(f, bits);
-    if (key == empty) continue;
-    const int mark = gh_bitmap_test(moved, s);
-    if (key < 0x100000u) {
-      kept += key == 1u + s && gh_slot_bits_value(f, bits) == (value_bits ? 7u : 0u) && !mark;
-      continue;
-    }
-    const uint64_t i = (key - 0x100000u) / 13u, b = s >> g.bucket_shift;
-    const unsigned function = gh_ck_function_of(&g, key, s);
-    entries_seen += 1;
-    marked += (uint64_t)mark;
-    arrived[b] += 1;
-    if (!CHECK(i < ENTRIES && claimed[i] && !seen[i] && gh_slot_bits_equal(bits, entries[i]) &&
-                   s - (b << g.bucket_shift) >= start[b] && function < g.functions && mark == (function > 0),
-               "slot %llu holds key 0x%llx (marked %d): not an entry that claimed it, once, past its bucket's last "
-               "key before, in one of its buckets, marked when not in its first",
-               (unsigned long long)s, (unsigned long long)key, mark))
-      break;
-    seen[i] = 1;
-  }
-  CHECK(kept == held_before, "%llu of the %llu keys held before the claims are where they were",
-        (unsigned long long)kept, (unsigned long long)held_before);
-  CHECK(entries_seen == taken, "the slots hold %llu entries, %llu claimed one", (unsigned long long)entries_seen,
-        (unsigned long long)taken);
-  CHECK(marked == counted.value[1], "%llu slots are marked, the claims counted %llu marks",
-        (unsigned long long)marked, (unsigned long long)counted.value[1]);
-  for (uint64_t b = 0; b < g.bucket_count; ++b) {
-    const unsigned counter = (claims[b / 4u] >> (8u * (b % 4u))) & 0xFFu;
-    if (!CHECK(counter == start[b] + arrived[b] && counter <= slots_per_bucket,
-               "bucket %llu's counter stands at %u: it started at %u, %u entries arrived, it has %u slots",
-               (unsigned long long)b, counter, start[b], arrived[b], slots_per_bucket))
-      break;
-  }
-  for (uint64_t b = g.bucket_count; b < words * 4u; ++b)
-    CHECK(((claims[b / 4u] >> (8u * (b % 4u))) & 0xFFu) == 0, "padding byte %llu of the counters is not 0",
-          (unsigned long long)b);
-  /* An entry left to the chains found every one of its buckets full. */
-  for (unsigned i = 0; i < ENTRIES; ++i) {
-    if (claimed[i]) continue;
-    for (unsigned fn = 0; fn < g.functions; ++fn) {
-      const uint64_t b = gh_ck_bucket(&g, gh_slot_bits_key(f, entries[i]), fn);
-      CHECK(start[b] + arrived[b] == slots_per_bucket, "entry %u claimed no slot, but its bucket %llu has room",
-            i, (unsigned long long)b);
-    }
-  }
-  free(moved);
-  free(seen);
-  free(claimed);
-  free(entries);
-  free(arrived);
-  free(start);
-  free(claims);
-  free(slots);
-}
-
 static void buckets_all(void) {
   static const unsigned widths[][2] = {{32, 32}, {32, 0}, {64, 64}, {64, 32}};
   for (unsigned slots = 4; slots <= 16; slots *= 2)
@@ -1604,12 +1463,6 @@ static void buckets_all(void) {
       buckets_copies_case(slots, d, 32, 0);
       buckets_copies_case(slots, d, 32, 32);
       buckets_copies_case(slots, d, 64, 64);
-    }
-  for (unsigned slots = 4; slots <= 16; slots *= 2)
-    for (unsigned buckets = 1; buckets <= 97; buckets += 48) {
-      buckets_claims_case(slots, buckets, 32, 32);
-      buckets_claims_case(slots, buckets, 64, 0);
-      buckets_claims_case(slots, buckets, 64, 64);
     }
   unsigned index = 0;
   for (unsigned slots = 4; slots <= 16; slots *= 2)

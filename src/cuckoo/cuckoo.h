@@ -46,17 +46,6 @@
  * already held out of the batch (an erase can empty an earlier bucket of a stored key), and no
  * restart (a rebuild re-places everything): otherwise the whole table is read.
  *
- * Claims (a large batch; cuckoo_table.c, place_all). Before the chains, each entry of the batch
- * takes a slot by raising a counter of one of its buckets instead of by CAS on the slots: a byte a
- * bucket (byte b & 3 of the 32-bit word b >> 2), kept in the L2, where the slots' CAS goes to
- * memory. A counter starts one past its bucket's last occupied slot, so every slot it hands out is
- * empty, and the entry is written with plain stores (nothing else writes the slots during the
- * pass). Buckets in function order, as the chains scan them; an entry whose d counters all stand at
- * the bucket's width is left to an eviction chain. Copies of one key claim slots without meeting:
- * those in one bucket are found by a pass over each bucket (gh_ck_dedupe_slot, in_bucket_only),
- * and of two copies in different buckets one is outside its first bucket, where the claim marks
- * it in `moved`.
- *
  * Stash (Kirsch, Mitzenmacher and Wieder, "More robust hashing: cuckoo hashing with a stash").
  * Entries that could not be placed, because the same few keys kept failing across restarts or
  * because a rebuild could not get memory, wait in a small array beside the slots that every
@@ -276,53 +265,6 @@ GH_HD void gh_ck_chain_end(gh_slot_format f, gh_ck_outcome outcome, void *entry,
   if (outcome == GH_CK_GAVE_UP) gh_slot_write(f, entry, held);
 }
 
-/* Where bucket's claims start: one past its last occupied slot (0 when it is empty). */
-GH_HD unsigned gh_ck_claim_start(const gh_ck_geometry *g, const void *slots, uint64_t bucket) {
-  const gh_slot_format f = g->format;
-  const uint64_t first = bucket << g->bucket_shift;
-  for (unsigned s = 1u << g->bucket_shift; s > 0; --s)
-    if (gh_slot_load_key(f, gh_slot_at(f, (void *)slots, first + s - 1u)) != gh_slot_empty_key(f.key_bits)) return s;
-  return 0;
-}
-
-/* Word `word` of the claim counters, for the buckets as the slots hold them (padding bytes 0). */
-GH_HD uint32_t gh_ck_claim_word(const gh_ck_geometry *g, const void *slots, uint64_t word) {
-  uint32_t packed = 0;
-  for (unsigned j = 0; j < 4u && word * 4u + j < g->bucket_count; ++j)
-    packed |= gh_ck_claim_start(g, slots, word * 4u + j) << (8u * j);
-  return packed;
-}
-
-/* The claim of one entry (see Claims above): a CAS on its bucket's counter word while the counter
- * is below the bucket's width (a lost CAS reads the word again; the counter never passes the
- * width, so it cannot spill into its neighbour's byte), then the entry written into the slot
- * handed out; outside its first bucket it is marked in `moved`. Returns 0 when all d buckets were
- * full: the entry is left to a chain. */
-GH_HD int gh_ck_claim(const gh_ck_geometry *g, void *slots, uint32_t *claims, gh_slot_bits entry, uint32_t *moved,
-                      unsigned *marks) {
-  const gh_slot_format f = g->format;
-  const uint64_t key = gh_slot_bits_key(f, entry);
-  const uint32_t width = 1u << g->bucket_shift;
-  for (unsigned i = 0; i < g->functions; ++i) {
-    const uint64_t bucket = gh_ck_bucket(g, key, i);
-    uint32_t *word = claims + bucket / 4u;
-    const unsigned shift = 8u * (unsigned)(bucket % 4u);
-    uint32_t seen = gh_load_u32(word);
-    while (((seen >> shift) & 0xFFu) < width) {
-      const uint32_t before = gh_cas_u32(word, seen, seen + (1u << shift));
-      if (before != seen) {
-        seen = before;
-        continue;
-      }
-      const uint64_t at = (bucket << g->bucket_shift) + ((seen >> shift) & 0xFFu);
-      gh_slot_write(f, gh_slot_at(f, slots, at), entry);
-      if (i > 0) gh_ck_mark_moved(moved, at, marks);
-      return 1;
-    }
-  }
-  return 0;
-}
-
 /* Runs one eviction chain for *held, starting at its first bucket (moved, marks: the bucketed
  * chain's). */
 GH_HD gh_ck_outcome gh_ck_insert_chain(const gh_ck_geometry *g, void *slots, gh_slot_bits *held, int policy,
@@ -408,37 +350,29 @@ GH_HD unsigned gh_ck_function_of(const gh_ck_geometry *g, uint64_t key, uint64_t
   return g->functions;
 }
 
-/* The first slot before `at` in at's bucket that holds key; ~0 if none. */
-GH_HD uint64_t gh_ck_earlier_in_bucket(const gh_ck_geometry *g, void *slots, uint64_t key, uint64_t at) {
-  for (uint64_t s = at >> g->bucket_shift << g->bucket_shift; s < at; ++s)
-    if (gh_slot_load_key(g->format, gh_slot_at(g->format, slots, s)) == key) return s;
-  return ~0ull;
-}
-
 /* The earliest position before slot `at` that holds key: in the buckets of the functions before
  * the first that points at at's bucket, then before `at` in its own bucket; ~0 if none. */
 GH_HD uint64_t gh_ck_earlier_copy(const gh_ck_geometry *g, void *slots, uint64_t key, uint64_t at) {
   const unsigned own = gh_ck_function_of(g, key, at);
   const uint64_t width = 1ull << g->bucket_shift;
-  for (unsigned i = 0; i < own && i < g->functions; ++i) {
+  for (unsigned i = 0; i <= own && i < g->functions; ++i) {
     const uint64_t first = gh_ck_bucket(g, key, i) << g->bucket_shift;
-    for (uint64_t s = first; s < first + width; ++s)
+    const uint64_t end = i == own ? at : first + width;
+    for (uint64_t s = first; s < end; ++s)
       if (gh_slot_load_key(g->format, gh_slot_at(g->format, slots, s)) == key) return s;
   }
-  return own < g->functions ? gh_ck_earlier_in_bucket(g, slots, key, at) : ~0ull;
+  return ~0ull;
 }
 
-/* Clean-up of slot `at` after a batch: if its key also sits at an earlier position (in_bucket_only:
- * an earlier slot of its bucket, after claims), the value merges into that copy and this slot
- * empties. Returns 1 when it removed a copy. */
-GH_HD int gh_ck_dedupe_slot(const gh_ck_geometry *g, void *slots, uint64_t at, int policy, int in_bucket_only) {
+/* Clean-up of slot `at` after a batch: if its key also sits at an earlier position, the value
+ * merges into that copy and this slot empties. Returns 1 when it removed a copy. */
+GH_HD int gh_ck_dedupe_slot(const gh_ck_geometry *g, void *slots, uint64_t at, int policy) {
   const gh_slot_format f = g->format;
   void *slot = gh_slot_at(f, slots, at);
   const gh_slot_bits bits = gh_slot_load(f, slot);
   const uint64_t key = gh_slot_bits_key(f, bits);
   if (key == gh_slot_empty_key(f.key_bits)) return 0;
-  const uint64_t earlier =
-      in_bucket_only ? gh_ck_earlier_in_bucket(g, slots, key, at) : gh_ck_earlier_copy(g, slots, key, at);
+  const uint64_t earlier = gh_ck_earlier_copy(g, slots, key, at);
   if (earlier == ~0ull) return 0;
   gh_slot_merge_if_key(f, gh_slot_at(f, slots, earlier), key, policy, gh_slot_bits_value(f, bits));
   gh_slot_exchange(f, slot, gh_slot_pack(f, gh_slot_empty_key(f.key_bits), ~0ull));

@@ -59,37 +59,13 @@ __global__ void ck_prepare_kernel(gh_ck_geometry geometry, void *slots, const vo
   gh_warp_add(&counters->side, side_new);
 }
 
-/* The claim counters' words from the slots (cuckoo.h, Claims): a thread a word (four buckets). */
-__global__ void ck_claim_start_kernel(gh_ck_geometry g, const void *slots, uint32_t *claims) {
-  const uint64_t words = (g.bucket_count + 3u) / 4u;
-  for (uint64_t word = gh_thread_index(); word < words; word += gh_grid_threads())
-    claims[word] = gh_ck_claim_word(&g, slots, word);
-}
-
-/* A thread an entry: its claim, and whether it is left to a chain. The counters' words stay in the
- * L2 (a byte a bucket); the slot is written with a plain store. */
-__global__ void ck_claim_kernel(gh_ck_geometry g, void *slots, uint32_t *claims, const void *entries, uint64_t m,
-                                uint8_t *pending, uint32_t *moved, gh_ck_counters *counters) {
-  const gh_slot_format f = g.format;
-  unsigned long long claimed = 0;
-  unsigned marks = 0;
-  for (uint64_t i = gh_thread_index(); i < m; i += gh_grid_threads()) {
-    const int taken = gh_ck_claim(&g, slots, claims, gh_slot_read(f, gh_slot_at(f, (void *)entries, i)), moved, &marks);
-    pending[i] = (uint8_t)!taken;
-    claimed += (unsigned long long)taken;
-  }
-  gh_warp_add(&counters->placed, claimed);
-  gh_warp_add(&counters->count, marks);
-}
-
 template <unsigned KB, unsigned VB>
 __global__ void ck_place_kernel(gh_ck_geometry geometry, void *slots, void *entries, uint64_t m, int policy,
-                                int only_pending, uint8_t *failed, uint32_t *moved, gh_ck_counters *counters) {
+                                uint8_t *failed, uint32_t *moved, gh_ck_counters *counters) {
   const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
   const gh_slot_format f = g.format;
   unsigned long long placed = 0, gave_up = 0;
   for (uint64_t i = gh_thread_index(); i < m; i += gh_grid_threads()) {
-    if (only_pending && !failed[i]) continue;
     void *entry = gh_slot_at(f, entries, i);
     gh_slot_bits held = gh_slot_read(f, entry);
     unsigned marks = 0; /* (the chapter's layout makes none) */
@@ -220,8 +196,7 @@ static __device__ __forceinline__ void ck_scan_piece(const gh_ck_geometry *g, ck
  * choices (gh_ck_next_bucket, gh_ck_victim) as the host's thread per entry. */
 template <unsigned KB, unsigned VB>
 __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, void *entries, uint64_t m, int policy,
-                                         int only_pending, uint8_t *failed, uint32_t *moved,
-                                         gh_ck_counters *counters) {
+                                         uint8_t *failed, uint32_t *moved, gh_ck_counters *counters) {
   const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
   const gh_slot_format f = g.format;
   const ck_pieces p = ck_pieces_of(&g);
@@ -231,7 +206,6 @@ __global__ void ck_place_bucketed_kernel(gh_ck_geometry geometry, void *slots, v
   unsigned long long placed = 0, gave_up = 0;
   unsigned marks = 0;
   for (uint64_t i = l.first; i < m; i += l.stride) {
-    if (only_pending && !failed[i]) continue; /* (the whole group reads the same flag) */
     void *entry = gh_slot_at(f, entries, i);
     gh_slot_bits held = gh_slot_read(f, entry);
     uint64_t key = gh_slot_bits_key(f, held), bucket = gh_ck_bucket(&g, key, 0);
@@ -376,21 +350,19 @@ __global__ void ck_absorb_kernel(gh_ck_geometry g, void *slots, const void *entr
   gh_warp_add(&counters->count, remaining);
 }
 
-__global__ void ck_dedupe_kernel(gh_ck_geometry g, void *slots, int policy, int in_bucket_only,
-                                 gh_ck_counters *counters) {
+__global__ void ck_dedupe_kernel(gh_ck_geometry g, void *slots, int policy, gh_ck_counters *counters) {
   unsigned long long removed = 0;
   for (uint64_t i = gh_thread_index(); i < g.slot_count; i += gh_grid_threads())
-    removed += (unsigned long long)gh_ck_dedupe_slot(&g, slots, i, policy, in_bucket_only);
+    removed += (unsigned long long)gh_ck_dedupe_slot(&g, slots, i, policy);
   gh_warp_add(&counters->count, removed);
 }
 
 /* gh_ck_dedupe_slot for the bucketed table, a group per bucket (a lane per slot): copies in the
  * same bucket find each other by __match_any_sync; a key whose bucket is not its first function's
- * has its earlier buckets read by the whole group, one coalesced load each (not in_bucket_only).
- * Each copy merges into the earliest (the same order as gh_ck_earlier_copy: earlier functions'
- * buckets, then earlier slots of its own). */
-__global__ void ck_dedupe_bucketed_kernel(gh_ck_geometry g, void *slots, int policy, int in_bucket_only,
-                                          gh_ck_counters *counters) {
+ * has its earlier buckets read by the whole group, one coalesced load each. Each copy merges into
+ * the earliest (the same order as gh_ck_earlier_copy: earlier functions' buckets, then earlier
+ * slots of its own). */
+__global__ void ck_dedupe_bucketed_kernel(gh_ck_geometry g, void *slots, int policy, gh_ck_counters *counters) {
   const gh_slot_format f = g.format;
   const gh_group_loop l = gh_group_loop_make(1u << g.bucket_shift);
   const uint64_t empty_key = gh_slot_empty_key(f.key_bits);
@@ -401,7 +373,7 @@ __global__ void ck_dedupe_bucketed_kernel(gh_ck_geometry g, void *slots, int pol
     const gh_slot_bits bits = gh_slot_load(f, slot);
     const uint64_t key = gh_slot_bits_key(f, bits);
     const int holds = key != empty_key;
-    const unsigned own = holds && !in_bucket_only ? gh_ck_function_of(&g, key, at) : 0u;
+    const unsigned own = holds ? gh_ck_function_of(&g, key, at) : 0u;
     uint64_t earlier = ~0ull;
     /* Keys held in a later function's bucket: the group reads their earlier buckets, key by key. */
     uint32_t searching = gh_device_group_ballot(l.group, holds && own > 0);
@@ -662,32 +634,13 @@ static gh_status cuda_prepare(gh_table *t, const gh_ck_geometry *g, const void *
   return GH_OK;
 }
 
-static gh_status cuda_claim(gh_table *t, const gh_ck_geometry *g, const void *entries, uint64_t m, uint32_t *claims,
-                            int from_slots, uint8_t *pending, uint32_t *moved, uint64_t *claimed, uint64_t *marks,
+static gh_status cuda_place(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
+                            uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, uint64_t *marks,
                             void *stream) {
   gh_ck_geometry geometry = *g;
   void *slots = state(t)->slots;
   gh_ck_counters *counters = state(t)->counters;
-  const uint64_t words = (g->bucket_count + 3u) / 4u;
-  void *start_args[] = {&geometry, &slots, &claims};
-  gh_status status = from_slots ? launch(t, (const void *)ck_claim_start_kernel, words, stream, start_args)
-                                : gh__fill(t, claims, 0, (size_t)words * sizeof *claims, stream);
-  void *args[] = {&geometry, &slots, &claims, (void *)&entries, &m, &pending, &moved, &counters};
-  gh_ck_counters after;
-  if (status == GH_OK) status = run_counted(t, (const void *)ck_claim_kernel, m, args, &after, stream);
-  if (status != GH_OK) return status;
-  *claimed = after.placed;
-  *marks = after.count;
-  return GH_OK;
-}
-
-static gh_status cuda_place(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
-                            int only_pending, uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up,
-                            uint64_t *marks, void *stream) {
-  gh_ck_geometry geometry = *g;
-  void *slots = state(t)->slots;
-  gh_ck_counters *counters = state(t)->counters;
-  void *args[] = {&geometry, &slots, &entries, &m, &policy, &only_pending, &failed, &moved, &counters};
+  void *args[] = {&geometry, &slots, &entries, &m, &policy, &failed, &moved, &counters};
   gh_ck_counters after;
   const hot_kernels kernels = kernels_for(g->format);
   gh_status status = g->bucket_shift > 0 ? run_counted(t, kernels.place_bucketed, m * piece_lanes(g), args, &after, stream)
@@ -711,12 +664,11 @@ static gh_status cuda_absorb(gh_table *t, const gh_ck_geometry *g, const void *e
   return status;
 }
 
-static gh_status cuda_dedupe(gh_table *t, const gh_ck_geometry *g, int policy, int in_bucket_only, uint64_t *removed,
-                             void *stream) {
+static gh_status cuda_dedupe(gh_table *t, const gh_ck_geometry *g, int policy, uint64_t *removed, void *stream) {
   gh_ck_geometry geometry = *g;
   void *slots = state(t)->slots;
   gh_ck_counters *counters = state(t)->counters;
-  void *args[] = {&geometry, &slots, &policy, &in_bucket_only, &counters};
+  void *args[] = {&geometry, &slots, &policy, &counters};
   gh_ck_counters after;
   gh_status status = g->bucket_shift > 0
                          ? run_counted(t, (const void *)ck_dedupe_bucketed_kernel, g->slot_count, args, &after, stream)
@@ -864,7 +816,6 @@ static gh_status cuda_gather_values(gh_table *t, const gh_ck_key_info *info, con
 
 extern "C" const gh_ck_backend gh__cuckoo_cuda_backend = {
     .prepare = cuda_prepare,
-    .claim = cuda_claim,
     .place = cuda_place,
     .absorb = cuda_absorb,
     .dedupe = cuda_dedupe,

@@ -23,9 +23,6 @@ typedef struct pass {
   int check_present;
   gh_ck_value_source source;
   uint32_t *moved; /* the bucketed chains' marks (place, dedupe_moved) */
-  uint32_t *claims; /* the claim counters (claim) */
-  int only_pending;   /* place: chains only for the entries flagged (those claims left) */
-  int in_bucket_only; /* dedupe: only copies that share a bucket */
 } pass;
 
 static uint64_t entry_value(const pass *p, uint64_t i) {
@@ -66,50 +63,11 @@ static gh_status host_prepare(gh_table *t, const gh_ck_geometry *g, const void *
                               gh_ck_value_source source, uint64_t n, int policy, int check_present, void *entries,
                               uint64_t *entry_count, uint64_t *side_new, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {.g = g, .slots = w->slots, .keys = keys, .values = values, .entries = entries, .policy = policy,
-            .check_present = check_present, .source = source};
+  pass p = {g, w->slots, keys, values, entries, NULL, NULL, 0, 0, policy, check_present, source, NULL};
   (void)stream;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, prepare_chunk, &p);
   *entry_count = p.cursor;
   *side_new = counted.value[0];
-  return GH_OK;
-}
-
-/* Counters: none (the claim counters' words from the slots). */
-static gh_counters claim_start_chunk(void *context, uint64_t begin, uint64_t end) {
-  pass *p = (pass *)context;
-  for (uint64_t word = begin; word < end; ++word) p->claims[word] = gh_ck_claim_word(p->g, p->slots, word);
-  return (gh_counters){{0}};
-}
-
-/* Counters: [0] claimed, [1] marks. */
-static gh_counters claim_chunk(void *context, uint64_t begin, uint64_t end) {
-  pass *p = (pass *)context;
-  const gh_slot_format f = p->g->format;
-  gh_counters counted = {{0}};
-  for (uint64_t i = begin; i < end; ++i) {
-    unsigned marks = 0;
-    const int claimed = gh_ck_claim(p->g, p->slots, p->claims, gh_slot_read(f, gh_slot_at(f, p->entries, i)),
-                                    p->moved, &marks);
-    p->flags[i] = (uint8_t)!claimed;
-    counted.value[0] += (uint64_t)claimed;
-    counted.value[1] += marks;
-  }
-  return counted;
-}
-
-static gh_status host_claim(gh_table *t, const gh_ck_geometry *g, const void *entries, uint64_t m, uint32_t *claims,
-                            int from_slots, uint8_t *pending, uint32_t *moved, uint64_t *claimed, uint64_t *marks,
-                            void *stream) {
-  gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {.g = g, .slots = w->slots, .entries = (void *)entries, .flags = pending, .moved = moved, .claims = claims};
-  (void)stream;
-  const uint64_t words = (g->bucket_count + 3u) / 4u;
-  if (from_slots) gh__parallel_for(words, t->config.host_threads, claim_start_chunk, &p);
-  else memset(claims, 0, (size_t)words * sizeof *claims);
-  const gh_counters counted = gh__parallel_for(m, t->config.host_threads, claim_chunk, &p);
-  *claimed = counted.value[0];
-  *marks = counted.value[1];
   return GH_OK;
 }
 
@@ -119,7 +77,6 @@ static gh_counters place_chunk(void *context, uint64_t begin, uint64_t end) {
   const gh_slot_format f = p->g->format;
   gh_counters counted = {{0}};
   for (uint64_t i = begin; i < end; ++i) {
-    if (p->only_pending && !p->flags[i]) continue;
     void *entry = gh_slot_at(f, p->entries, i);
     gh_slot_bits held = gh_slot_read(f, entry);
     unsigned marks = 0;
@@ -133,11 +90,10 @@ static gh_counters place_chunk(void *context, uint64_t begin, uint64_t end) {
 }
 
 static gh_status host_place(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
-                            int only_pending, uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up,
-                            uint64_t *marks, void *stream) {
+                            uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, uint64_t *marks,
+                            void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {.g = g, .slots = w->slots, .entries = entries, .flags = failed, .policy = policy, .moved = moved,
-            .only_pending = only_pending};
+  pass p = {g, w->slots, NULL, NULL, entries, failed, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, moved};
   (void)stream;
   const gh_counters counted = gh__parallel_for(m, t->config.host_threads, place_chunk, &p);
   *placed = counted.value[0];
@@ -168,7 +124,7 @@ static gh_counters absorb_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_absorb(gh_table *t, const gh_ck_geometry *g, const void *entries, uint8_t *failed, uint64_t m,
                              int policy, uint64_t *remaining, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {.g = g, .slots = w->slots, .entries = (void *)entries, .flags = failed, .policy = policy};
+  pass p = {g, w->slots, NULL, NULL, (void *)entries, failed, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, NULL};
   (void)stream;
   *remaining = gh__parallel_for(m, t->config.host_threads, absorb_chunk, &p).value[0];
   return GH_OK;
@@ -177,15 +133,13 @@ static gh_status host_absorb(gh_table *t, const gh_ck_geometry *g, const void *e
 static gh_counters dedupe_chunk(void *context, uint64_t begin, uint64_t end) {
   pass *p = (pass *)context;
   gh_counters counted = {{0}};
-  for (uint64_t i = begin; i < end; ++i)
-    counted.value[0] += (uint64_t)gh_ck_dedupe_slot(p->g, p->slots, i, p->policy, p->in_bucket_only);
+  for (uint64_t i = begin; i < end; ++i) counted.value[0] += (uint64_t)gh_ck_dedupe_slot(p->g, p->slots, i, p->policy);
   return counted;
 }
 
-static gh_status host_dedupe(gh_table *t, const gh_ck_geometry *g, int policy, int in_bucket_only, uint64_t *removed,
-                             void *stream) {
+static gh_status host_dedupe(gh_table *t, const gh_ck_geometry *g, int policy, uint64_t *removed, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {.g = g, .slots = w->slots, .policy = policy, .in_bucket_only = in_bucket_only};
+  pass p = {g, w->slots, NULL, NULL, NULL, NULL, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, NULL};
   (void)stream;
   *removed = gh__parallel_for(g->slot_count, t->config.host_threads, dedupe_chunk, &p).value[0];
   return GH_OK;
@@ -204,7 +158,7 @@ static gh_counters dedupe_moved_chunk(void *context, uint64_t begin, uint64_t en
 static gh_status host_dedupe_moved(gh_table *t, const gh_ck_geometry *g, const uint32_t *moved, int policy,
                                    uint64_t *removed, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {.g = g, .slots = w->slots, .policy = policy, .moved = (uint32_t *)moved};
+  pass p = {g, w->slots, NULL, NULL, NULL, NULL, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, (uint32_t *)moved};
   (void)stream;
   *removed = gh__parallel_for((g->slot_count + 31u) / 32u, t->config.host_threads, dedupe_moved_chunk, &p).value[0];
   return GH_OK;
@@ -265,8 +219,7 @@ static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_find(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, void *values_out,
                            uint8_t *found_out, uint64_t default_value, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {.g = g, .slots = w->slots, .keys = keys, .flags = found_out, .values_out = values_out,
-            .default_value = default_value};
+  pass p = {g, w->slots, keys, NULL, NULL, found_out, values_out, default_value, 0, 0, 0, GH_CK_VALUE_GIVEN, NULL};
   (void)stream;
   gh__parallel_for(n, t->config.host_threads, find_chunk, &p);
   return GH_OK;
@@ -287,7 +240,7 @@ static gh_counters erase_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_erase(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, uint8_t *erased_out,
                             gh_ck_erase_counts *erased, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {.g = g, .slots = w->slots, .keys = keys, .flags = erased_out};
+  pass p = {g, w->slots, keys, NULL, NULL, erased_out, NULL, 0, 0, 0, 0, GH_CK_VALUE_GIVEN, NULL};
   (void)stream;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, erase_chunk, &p);
   erased->main = counted.value[GH_CK_ERASED_MAIN];
@@ -401,7 +354,6 @@ static gh_status host_gather_values(gh_table *t, const gh_ck_key_info *info, con
 
 const gh_ck_backend gh__cuckoo_host_backend = {
     .prepare = host_prepare,
-    .claim = host_claim,
     .place = host_place,
     .absorb = host_absorb,
     .dedupe = host_dedupe,

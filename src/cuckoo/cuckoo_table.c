@@ -328,16 +328,14 @@ static gh_status stash_leftovers(gh_table *t, gh_ck_batch *batch, uint64_t lefto
  * buckets than the table has) and fills the table past 85 %: there the chains' marks outnumber
  * the buckets, and marking cost the placement more than the clean-up saved (H100s, 2^27 keys, d = 2:
  * builds to load 0.95 with 16 slots a bucket at 3.62 G/s with marks, 3.93 without in an earlier
- * run; to 0.8 with 8 slots at 6.03 against 5.48; bench/results/2026-11-28-h100-cuckoo-marks.txt),
- * unless the batch is claiming: claims mark only the entries they place outside their first bucket
- * and leave few to the chains. */
-static uint32_t *moved_marks(gh_table *t, uint64_t m, int claiming, size_t *bytes, void *stream) {
+ * run; to 0.8 with 8 slots at 6.03 against 5.48; bench/results/2026-11-28-h100-cuckoo-marks.txt). */
+static uint32_t *moved_marks(gh_table *t, uint64_t m, size_t *bytes, void *stream) {
   const gh_ck_table *w = state(t);
   const gh_ck_geometry *g = &w->geometry;
   *bytes = 0;
   if (g->bucket_shift == 0) return NULL;
   const int large = m * g->functions * 4u >= g->bucket_count;
-  if (!claiming && large && (w->main_keys + m) * 100u > g->slot_count * 85u) return NULL;
+  if (large && (w->main_keys + m) * 100u > g->slot_count * 85u) return NULL;
   const size_t size = (size_t)((g->slot_count + 31u) / 32u) * sizeof(uint32_t);
   uint32_t *moved = (uint32_t *)gh__alloc(t, size, gh__backend_memory(t));
   if (moved != NULL && gh__fill(t, moved, 0, size, stream) != GH_OK) {
@@ -350,46 +348,6 @@ static uint32_t *moved_marks(gh_table *t, uint64_t m, int claiming, size_t *byte
   }
   *bytes = size;
   return moved;
-}
-
-/* Whether m entries that may repeat keys (overflow_limit, place_all) look like more than the table
- * is sized for: its chains are then kept short, so that an overfull table fails fast. */
-static int may_overflow(const gh_ck_table *w, uint64_t m, unsigned overflow_limit) {
-  return overflow_limit && w->main_keys + w->side_keys + m > w->capacity;
-}
-
-/* Whether a batch of m entries takes claims before the chains (cuckoo.h, Claims): in the bucketed
- * layout, from gh_config.bulk_min_keys entries, by default an eighth of the slots (the counters
- * cost a pass over the table when it holds keys); never in an attempt a test forces to fail, nor
- * for a batch that may overflow the table: claimed copies of a key do not merge until the
- * clean-up, so they would fill the slots that the chains of the new keys need, and the restart
- * would count them as keys and grow the table. */
-static int takes_claims(gh_table *t, uint64_t m, unsigned overflow_limit) {
-  const gh_ck_table *w = state(t);
-  if (w->geometry.bucket_shift == 0 || w->forced_attempt || may_overflow(w, m, overflow_limit)) return 0;
-  return m >= (t->config.bulk_min_keys ? t->config.bulk_min_keys : (w->geometry.slot_count + 7u) / 8u);
-}
-
-/* The claims of the batch's entries: batch->flags then marks those left to the chains, *claimed
- * how many took a slot, *marks grows by the marks made. Counters whose memory is refused make no
- * claims (*ran = 0): the chains place the whole batch. */
-static gh_status claim_batch(gh_table *t, gh_ck_batch *batch, uint32_t *moved, uint64_t *claimed, uint64_t *marks,
-                             int *ran, void *stream) {
-  gh_ck_table *w = state(t);
-  const size_t bytes = (size_t)((w->geometry.bucket_count + 3u) / 4u) * sizeof(uint32_t);
-  uint32_t *claims = (uint32_t *)gh__alloc(t, bytes, gh__backend_memory(t));
-  *claimed = 0;
-  *ran = claims != NULL;
-  if (claims == NULL) {
-    gh__clear_error(t);
-    return GH_OK;
-  }
-  uint64_t made = 0;
-  const gh_status status = w->backend->claim(t, &w->geometry, batch->entries, batch->count, claims, w->main_keys > 0,
-                                             batch->flags, moved, claimed, &made, stream);
-  *marks += made;
-  discard(t, claims, bytes, stream);
-  return status;
 }
 
 /* Places the batch; restarts with fresh constants until every entry is in. The table grows when
@@ -407,32 +365,21 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
   size_t moved_bytes = 0;
   /* (a batch that phase 1 emptied places nothing, so it leaves no copies to clean up) */
   if (batch->count == 0) may_repeat = 0;
-  uint32_t *moved =
-      may_repeat ? moved_marks(t, batch->count, takes_claims(t, batch->count, overflow_limit), &moved_bytes, stream)
-                 : NULL;
+  uint32_t *moved = may_repeat ? moved_marks(t, batch->count, &moved_bytes, stream) : NULL;
   uint64_t marks = 0;
-  int claims_made = 0; /* claims ran: copies of a key may share a bucket unmarked (in_bucket_only) */
   while (batch->count > 0) {
-    uint64_t placed = 0, left = 0, claimed = 0, chain_marks = 0;
-    int claims_ran = 0;
+    uint64_t placed = 0, left = 0;
     set_eviction_limit(&w->geometry, w->main_keys + batch->count);
     /* While the entries may overflow the table, chains are kept short: an overfull table then
      * fails fast and the restart grows it. */
-    if (may_overflow(w, batch->count, overflow_limit)) w->geometry.max_evictions = overflow_limit;
+    if (overflow_limit && w->main_keys + w->side_keys + batch->count > w->capacity)
+      w->geometry.max_evictions = overflow_limit;
     /* A forced attempt fails for sure: degenerate constants alone leave each key one bucket,
      * which a bucketed table may still hold. */
     if (w->forced_attempt) w->geometry.max_evictions = 0;
-    if (takes_claims(t, batch->count, overflow_limit)) {
-      status = claim_batch(t, batch, moved, &claimed, &marks, &claims_ran, stream);
-      if (status != GH_OK) break;
-      claims_made |= claims_ran;
-      w->main_keys += claimed;
-    }
-    if (claimed < batch->count)
-      status = b->place(t, &w->geometry, batch->entries, batch->count, policy, claims_ran, batch->flags, moved,
-                        &placed, &left, &chain_marks, stream);
+    status = b->place(t, &w->geometry, batch->entries, batch->count, policy, batch->flags, moved, &placed, &left,
+                      &marks, stream);
     if (status != GH_OK) break;
-    marks += chain_marks;
     w->main_keys += placed;
     if (left == 0) break;
     /* An eviction chain gave up. Entries left over whose key the table holds (repeats that never
@@ -477,18 +424,11 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
   if (status == GH_OK && may_repeat) {
     uint64_t removed = 0;
     /* Each mark reads the d buckets of its key, the whole clean-up each bucket once: the marks go
-     * while they read fewer. After claims they go always: the whole clean-up would hash every key
-     * to find those outside their first bucket, and read their earlier buckets, while the marks
-     * name exactly those (plus the chains' few) and the pass over each bucket hashes nothing. */
-    const int by_marks =
-        moved && (claims_made || marks * w->geometry.functions < w->geometry.bucket_count);
+     * while they read fewer. */
+    const int by_marks = moved && marks * w->geometry.functions < w->geometry.bucket_count;
     status = by_marks ? b->dedupe_moved(t, &w->geometry, moved, policy, &removed, stream)
-                      : b->dedupe(t, &w->geometry, policy, 0, &removed, stream);
+                      : b->dedupe(t, &w->geometry, policy, &removed, stream);
     w->main_keys -= removed;
-    if (status == GH_OK && by_marks && claims_made) {
-      status = b->dedupe(t, &w->geometry, policy, 1, &removed, stream);
-      w->main_keys -= removed;
-    }
   }
   discard(t, moved, moved_bytes, stream);
   /* A batch placed beyond the capacity without needing more slots: the slots demonstrably hold it

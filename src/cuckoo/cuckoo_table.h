@@ -46,29 +46,19 @@ typedef struct gh_ck_backend {
   gh_status (*prepare)(gh_table *t, const gh_ck_geometry *g, const void *keys, const void *values,
                        gh_ck_value_source source, uint64_t n, int policy, int check_present,
                        void *entries, uint64_t *entry_count, uint64_t *side_new, void *stream);
-  /* Phase 2 of a large batch into the bucketed table, before the chains (cuckoo.h, Claims): the
-   * counters `claims` ((bucket_count + 3) / 4 words) set from the slots (from_slots) or to 0 (an
-   * empty table), then each entry claims a slot in one of its buckets; pending[i] = 1 for those
-   * that found all d full, 0 for the others. *claimed = entries placed; *marks = marks made in
-   * `moved`. */
-  gh_status (*claim)(gh_table *t, const gh_ck_geometry *g, const void *entries, uint64_t m, uint32_t *claims,
-                     int from_slots, uint8_t *pending, uint32_t *moved, uint64_t *claimed, uint64_t *marks,
-                     void *stream);
-  /* Phase 2: one eviction chain per entry (only_pending: per entry with failed[i] set, the ones a
-   * claim left). A chain that gives up writes the entry it still holds back to entries[i] and sets
-   * failed[i]; others clear failed[i]. Bucketed chains mark the slots they move entries into in
-   * `moved` (a bitmap of slot_count bits, or NULL; cuckoo.h); *marks = how many marks they made. */
-  gh_status (*place)(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy, int only_pending,
+  /* Phase 2: one eviction chain per entry. A chain that gives up writes the entry it still holds
+   * back to entries[i] and sets failed[i]; others clear failed[i]. Bucketed chains mark the slots
+   * they move entries into in `moved` (a bitmap of slot_count bits, or NULL; cuckoo.h); *marks =
+   * how many marks they made. */
+  gh_status (*place)(gh_table *t, const gh_ck_geometry *g, void *entries, uint64_t m, int policy,
                      uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, uint64_t *marks,
                      void *stream);
   /* After a pass that gave up: a flagged entry whose key the table holds merges into it by the
    * policy and loses its flag (nothing moves meanwhile). *remaining = entries still flagged. */
   gh_status (*absorb)(gh_table *t, const gh_ck_geometry *g, const void *entries, uint8_t *failed, uint64_t m,
                       int policy, uint64_t *remaining, void *stream);
-  /* Phase 3: removes later copies of keys present twice (merging values); *removed copies.
-   * in_bucket_only: only copies that share a bucket (what claims leave besides their marks). */
-  gh_status (*dedupe)(gh_table *t, const gh_ck_geometry *g, int policy, int in_bucket_only, uint64_t *removed,
-                      void *stream);
+  /* Phase 3: removes later copies of keys present twice (merging values); *removed copies. */
+  gh_status (*dedupe)(gh_table *t, const gh_ck_geometry *g, int policy, uint64_t *removed, void *stream);
   /* The same, reading only the keys of the slots marked in `moved` (gh_ck_resolve_copies). */
   gh_status (*dedupe_moved)(gh_table *t, const gh_ck_geometry *g, const uint32_t *moved, int policy,
                             uint64_t *removed, void *stream);

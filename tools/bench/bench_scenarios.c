@@ -46,8 +46,8 @@ const bench_design_def bench_designs[D_COUNT] = {
     [D_WARPDRIVE] = {GH_WARPDRIVE, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_G) | BIT(AX_LOAD) |
                                                           DYNAMIC | BIT(AX_FILL_MIN) | BIT(AX_PATH) |
                                                           BIT(AX_COMPACT)},
-    [D_CUCKOO] = {GH_CUCKOO, GH_KEEP_FIRST, 1, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_D) |
-                                                      BIT(AX_FACTOR) | BIT(AX_BUCKET) | BIT(AX_ABSENT) | BIT(AX_PATH)},
+    [D_CUCKOO] = {GH_CUCKOO, GH_KEEP_FIRST, 1, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) |
+                                                      BIT(AX_D) | BIT(AX_FACTOR) | BIT(AX_BUCKET) | BIT(AX_ABSENT)},
     [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_ABSENT)},
     [D_SLAB] = {GH_SLAB, GH_OVERWRITE, 0, 0,
                 COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_SLABS) | BIT(AX_START) | DYNAMIC | BIT(AX_UPDATES)},
@@ -154,7 +154,6 @@ const bench_row bench_rows[] = {
     {"cuckoo-e", AX_BUCKET, QUICK, 1, {8}},
     {"cuckoo-e", AX_BUCKET, ALL, 3, {4, 8, 16}},
     {"cuckoo-e", AX_FACTOR, ALL, 3, {1.0 / 0.8, 1.0 / 0.9, 1.0 / 0.95}},
-    {"cuckoo-e", AX_PATH, ALL, 1, {PATH_AUTO}},
     {"cuckoo-e", AX_OP, ALL, 3, {OP_BUILD, OP_FIND, OP_FIND_ABSENT}},
     /* d: key(i mod u), u = ceil(n / multiplicity); a compacting find looks up the n keys (ids),
      * a multivalue one (gh_find_all) each distinct key once */
@@ -334,7 +333,6 @@ gh_config bench_table_config(const bench_ctx *c) {
     config.hash_functions = (unsigned)c->ax[AX_D];
     config.table_factor = c->ax[AX_FACTOR];
     config.bucket_slots = (unsigned)c->ax[AX_BUCKET];
-    config.bulk_min_keys = c->ax[AX_PATH] == PATH_ORDINARY ? UINT64_MAX : 0; /* (bucketed: claims) */
   }
   if (c->ax[AX_OP] == OP_AGING) /* half the key ids are resident at a time */
     config.capacity = (uint64_t)ceil((double)(c->n / 2) / c->ax[AX_LOAD]);
