@@ -4,9 +4,7 @@
  * place each entry at its vertex's offset plus a per-vertex cursor. A probe hashes a query key and
  * scans its vertex's edges. An edge is one slot of slot.h, its key and value side by side, so that
  * a probe's hit costs one random read for both (separate key and value arrays cost two: a
- * first-match probe took 1.4 times as long on an H100). A vertex's offset word also holds a filter
- * of its keys (below), so that most absent keys cost a probe one random read, not two. Internal to
- * the library. */
+ * first-match probe took 1.4 times as long on an H100). Internal to the library. */
 #ifndef GH_HASHGRAPH_BULK_H
 #define GH_HASHGRAPH_BULK_H
 
@@ -16,10 +14,8 @@
 #include "gpuhash/detail/slot.h"
 
 typedef enum gh_hg_bulk_kind {
-  GH_HG_COUNT,         /* entry i: one more edge for its vertex (offsets[v] += 1), its key's filter bit
-                        * into cursor[v] (above its count) */
+  GH_HG_COUNT,         /* entry i: one more edge for its vertex (offsets[v] += 1) */
   GH_HG_PLACE,         /* entry i: into its vertex's edges, at offsets[v] + cursor[v]++ */
-  GH_HG_SEAL,          /* vertex v: the filter gathered in cursor[v] into its offset word */
   GH_HG_PROBE_COUNT,   /* query i: how many edges hold its key */
   GH_HG_PROBE_FIRST,   /* query i: the value of its first edge, or the default; found or not */
   GH_HG_PROBE_FILL,    /* query i: the values of all its edges, from out_offsets[i] on */
@@ -47,8 +43,8 @@ typedef struct gh_hg_bulk {
   unsigned key_bits, value_bits;
   uint64_t seed;
   uint64_t vertices;
-  uint64_t *offsets;       /* vertices + 1: counts before the sum, offset words after (see below) */
-  uint64_t *cursor;        /* COUNT, PLACE, SEAL: vertices, zeroed */
+  uint64_t *offsets;       /* vertices + 1: counts before the sum, offsets after */
+  uint64_t *cursor;        /* PLACE: vertices, zeroed */
   void *edges;             /* the edges PLACE writes, or those probes and merges read */
   const void *old_edges;
   const uint32_t *old_dead; /* NULL: every old edge lives */
@@ -78,32 +74,6 @@ typedef struct gh_hg_bulk {
 /* A key's vertex (ranges of vertices are ranges of hash values). */
 GH_HD uint64_t gh_hg_vertex(unsigned key_bits, uint64_t seed, uint64_t vertices, uint64_t key) {
   return gh_hash_to_range(key_bits, seed, vertices, key);
-}
-
-/* A vertex's offset word: where its edges start in the low GH_HG_OFFSET_BITS bits, and above them a
- * filter of the keys of its edges, the key bit (below) of each. A probe reads the word of its key's
- * vertex and reads the edges only when the key's bit is set, so an absent key costs one random
- * read, not two, unless its bit is set by chance (1 in 24 at one key a vertex, about 1 in 6 at
- * four). The last word (offsets[vertices], the edge count) has no filter. Hence a table holds
- * fewer than 2^40 edges (8 TB of them). */
-#define GH_HG_OFFSET_BITS 40u
-#define GH_HG_MAX_EDGES ((1ull << GH_HG_OFFSET_BITS) - 1u)
-/* (Any constant unlike 0: the key bit's hash must not be the vertex's.) */
-#define GH_HG_FILTER_SEED 0x9E3779B97F4A7C15ull
-
-GH_HD uint64_t gh_hg_offset(uint64_t word) { return word & GH_HG_MAX_EDGES; }
-/* The bit of an offset word that a vertex holding key sets. */
-GH_HD uint64_t gh_hg_key_bit(unsigned key_bits, uint64_t seed, uint64_t key) {
-  return 1ull << (GH_HG_OFFSET_BITS + gh_hash_to_range(key_bits, seed ^ GH_HG_FILTER_SEED, 64u - GH_HG_OFFSET_BITS, key));
-}
-/* The edges of key's vertex v that can hold it: begin .. end, none where the filter says so. Both
- * words are read at once, whatever the filter says: reading the second only after the first had
- * been tested made it a dependent read (a second sector a quarter of the time), and the probe of
- * present keys 9 % slower on an H100 (bench/results/2026-12-07-h100-hashgraph-filter-ab.txt). */
-GH_HD void gh_hg_edges_for(const gh_hg_bulk *a, uint64_t v, uint64_t key, uint64_t *begin, uint64_t *end) {
-  const uint64_t word = a->offsets[v], next = a->offsets[v + 1u];
-  *begin = gh_hg_offset(word);
-  *end = word & gh_hg_key_bit(a->key_bits, a->seed, key) ? gh_hg_offset(next) : *begin;
 }
 
 /* The slots of the table's edges. */
@@ -148,11 +118,9 @@ GH_HD uint64_t gh_hg_next_edge(gh_slot_format f, const void *edges, uint64_t fro
 /* Vertex v of both tables: each left edge against each right edge (MEET_* steps). */
 GH_HD void gh_hg_meet(const gh_hg_bulk *a, uint64_t v) {
   const gh_slot_format f = gh_hg_format(a), left = gh_slot_format_make(a->key_bits, a->row_bits);
-  /* (Filters without a bit in common: no key on both sides.) */
-  const int may_meet = (a->offsets[v] & a->left_offsets[v]) >> GH_HG_OFFSET_BITS != 0;
-  const uint64_t begin = gh_hg_offset(a->offsets[v]), end = may_meet ? gh_hg_offset(a->offsets[v + 1u]) : begin;
+  const uint64_t begin = a->offsets[v], end = a->offsets[v + 1u];
   uint64_t pairs = 0;
-  for (uint64_t l = gh_hg_offset(a->left_offsets[v]); l < gh_hg_offset(a->left_offsets[v + 1u]); ++l) {
+  for (uint64_t l = a->left_offsets[v]; l < a->left_offsets[v + 1u]; ++l) {
     const gh_slot_bits left_edge = gh_hg_edge(left, a->left_edges, l);
     const uint64_t key = gh_slot_bits_key(left, left_edge), row = gh_slot_bits_value(left, left_edge);
     int matched = 0;
@@ -236,25 +204,18 @@ GH_HD uint64_t gh_hg_bulk_one(const gh_hg_bulk *a, uint64_t i) {
     case GH_HG_MEET_SEMI:
       gh_hg_meet(a, i);
       break;
-    case GH_HG_COUNT: {
-      if (!gh_hg_entry_kept(a, i)) break;
-      const uint64_t key = gh_hg_entry_key(a, i);
-      const uint64_t v = gh_hg_vertex(a->key_bits, a->seed, a->vertices, key);
-      gh_add_u64(&a->offsets[v], 1u);
-      gh_or_u64(&a->cursor[v], gh_hg_key_bit(a->key_bits, a->seed, key));
+    case GH_HG_COUNT:
+      if (gh_hg_entry_kept(a, i))
+        gh_add_u64(&a->offsets[gh_hg_vertex(a->key_bits, a->seed, a->vertices, gh_hg_entry_key(a, i))], 1u);
       break;
-    }
     case GH_HG_PLACE: {
       if (!gh_hg_entry_kept(a, i)) break;
       const uint64_t key = gh_hg_entry_key(a, i);
       const uint64_t v = gh_hg_vertex(a->key_bits, a->seed, a->vertices, key);
-      const uint64_t at = a->offsets[v] + gh_hg_offset(gh_fetch_add_u64(&a->cursor[v], 1u));
+      const uint64_t at = a->offsets[v] + gh_fetch_add_u64(&a->cursor[v], 1u);
       gh_hg_put_edge(gh_hg_format(a), a->edges, at, key, gh_hg_entry_value(a, i));
       break;
     }
-    case GH_HG_SEAL:
-      a->offsets[i] |= a->cursor[i] & ~GH_HG_MAX_EDGES;
-      break;
     case GH_HG_UNPACK: {
       const gh_slot_format f = gh_hg_format(a);
       const gh_slot_bits edge = gh_hg_edge(f, a->edges, i);
@@ -273,9 +234,8 @@ GH_HD uint64_t gh_hg_bulk_one(const gh_hg_bulk *a, uint64_t i) {
       if (a->only && !a->only[i]) break;
       if (a->kind == GH_HG_PROBE_FILL && a->stash && gh_hg_fill_from_stash(a, i)) break;
       const uint64_t key = gh__read_word(a->keys, i, a->key_bits);
-      uint64_t begin, end;
-      gh_hg_edges_for(a, gh_hg_vertex(a->key_bits, a->seed, a->vertices, key), key, &begin, &end);
-      return gh_hg_lookup(a, i, key, begin, end);
+      const uint64_t v = gh_hg_vertex(a->key_bits, a->seed, a->vertices, key);
+      return gh_hg_lookup(a, i, key, a->offsets[v], a->offsets[v + 1u]);
     }
   }
   return 0;

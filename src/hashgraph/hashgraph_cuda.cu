@@ -57,7 +57,9 @@ __global__ void hg_probe_kernel(gh_hg_bulk a, uint64_t n) {
     uint64_t key = 0, begin = 0, end = 0;
     if (i < n && !(a.kind == GH_HG_PROBE_FILL && a.stash && gh_hg_fill_from_stash(&a, i))) {
       key = gh__read_word(a.keys, i, a.key_bits);
-      gh_hg_edges_for(&a, gh_hg_vertex(a.key_bits, a.seed, a.vertices, key), key, &begin, &end);
+      const uint64_t v = gh_hg_vertex(a.key_bits, a.seed, a.vertices, key);
+      begin = a.offsets[v];
+      end = a.offsets[v + 1u];
       if (end - begin <= kWarpScanEdges) counted += gh_hg_lookup(&a, i, key, begin, end);
     }
     for (unsigned long_ones = __ballot_sync(0xFFFFFFFFu, end - begin > kWarpScanEdges); long_ones;
@@ -270,9 +272,7 @@ __global__ void __launch_bounds__(kPartitionThreads, 2) hg_partition_kernel(gh_h
  * placed at its vertex's offset plus a shared cursor: into shared memory when the bin's entries fit
  * there (stage_capacity of them), written out in order afterwards (consecutive threads,
  * consecutive slots: whole sectors), else straight into the edges (a lone 8-byte write each, into
- * a region the L2 holds). Then the counters, free again, gather each vertex's filter from the
- * placed edges, added to the offset words the block wrote (still in L2). Dynamic shared memory:
- * the bin's counters, then the staged slots. */
+ * a region the L2 holds). Dynamic shared memory: the bin's counters, then the staged slots. */
 __global__ void __launch_bounds__(kBinBlockThreads) hg_bin_build_kernel(gh_hg_bulk a, unsigned bin_shift,
                                                                          const void *binned,
                                                                          const unsigned long long *bin_offsets,
@@ -319,18 +319,8 @@ __global__ void __launch_bounds__(kBinBlockThreads) hg_bin_build_kernel(gh_hg_bu
       gh_slot_write(f, placed + (uint64_t)atomicAdd(&counts[v - first], 1u) * f.slot_bytes, edge[u]);
     }
   }
-  __syncthreads(); /* (every edge placed: the counters become the filters) */
-  for (unsigned j = threadIdx.x; j < vertices; j += blockDim.x) counts[j] = 0;
-  __syncthreads();
-  for (uint64_t e = threadIdx.x; e < end - begin; e += blockDim.x) {
-    const uint64_t key = gh_hg_edge_key(f, placed, e);
-    atomicOr(&counts[gh_hg_vertex(a.key_bits, a.seed, a.vertices, key) - first],
-             (unsigned)(gh_hg_key_bit(a.key_bits, a.seed, key) >> GH_HG_OFFSET_BITS));
-  }
-  __syncthreads();
-  for (unsigned j = threadIdx.x; j < vertices; j += blockDim.x)
-    if (counts[j]) a.offsets[first + j] |= (uint64_t)counts[j] << GH_HG_OFFSET_BITS;
   if (!staging) return;
+  __syncthreads();
   for (uint64_t e = threadIdx.x; e < end - begin; e += blockDim.x)
     gh_slot_write(f, (char *)a.edges + (begin + e) * f.slot_bytes, gh_slot_read(f, staged + e * f.slot_bytes));
 }

@@ -29,12 +29,6 @@ static gh_status check_config(const gh_config *c, char *message, size_t size) {
     if (size) snprintf(message, size, "load_factor = %g must be in [0.25, 4] (keys per vertex)", c->load_factor);
     return GH_ERR_INVALID_ARGUMENT;
   }
-  if (c->capacity > GH_HG_MAX_EDGES) {
-    if (size)
-      snprintf(message, size, "capacity = %llu: a hashgraph table holds at most 2^40 - 1 entries (40-bit offsets)",
-               (unsigned long long)c->capacity);
-    return GH_ERR_INVALID_ARGUMENT;
-  }
   const unsigned bins = c->bin_vertices;
   if (bins != 0 && (bins < GH_HG_MIN_BIN_VERTICES || bins > GH_HG_MAX_BIN_VERTICES || (bins & (bins - 1u)))) {
     if (size)
@@ -91,9 +85,6 @@ static gh_status alloc_arrays(gh_table *t, csr_arrays *a, uint64_t edges, void *
   a->vertices = vertices_for(&t->config, edges);
   const uint64_t floor = state(t)->capacity_floor;
   a->edge_room = edges > floor ? edges : floor;
-  if (a->edge_room > GH_HG_MAX_EDGES)
-    return gh__fail(t, GH_ERR_INVALID_ARGUMENT, "a hashgraph table holds at most 2^40 - 1 entries (40-bit offsets), "
-                    "%llu asked; nothing was changed", (unsigned long long)a->edge_room);
   a->vertex_room = vertices_for(&t->config, a->edge_room);
   a->offsets = (uint64_t *)gh__alloc(t, (a->vertex_room + 1u) * sizeof(uint64_t), kind);
   if (a->offsets) a->edge_slots = gh__alloc(t, a->edge_room * edge_format(t).slot_bytes, kind);
@@ -228,7 +219,7 @@ static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_e
     if (binned != GH_ERR_UNSUPPORTED && binned != GH_ERR_OUT_OF_MEMORY) return binned;
     gh__clear_error(t);
   }
-  /* V1: a cursor per vertex, which also gathers the vertex's filter. */
+  /* V1: a cursor per vertex. */
   gh_scratch cursor = {NULL, 0, s->kind, 0, NULL};
   gh_status status = gh__scratch_alloc_on(t, &cursor, built->vertices * sizeof(uint64_t), stream);
   if (status == GH_OK) status = gh__fill(t, cursor.ptr, 0, cursor.bytes, stream);
@@ -238,8 +229,6 @@ static gh_status build_into(gh_table *t, const gh_hg_bulk *entries, uint64_t n_e
   if (status == GH_OK) status = gh__exclusive_sum_u64(t, built->offsets, built->offsets, built->vertices + 1u, stream);
   a.kind = GH_HG_PLACE;
   if (status == GH_OK) status = run(t, &a, n_entries, stream);
-  a.kind = GH_HG_SEAL;
-  if (status == GH_OK) status = run(t, &a, built->vertices, stream);
   gh__scratch_free(t, &cursor, stream);
   return status;
 }
@@ -538,40 +527,28 @@ gh_status gh__hg_export(gh_table *t, void *keys_out, void *values_out, uint64_t 
   return status;
 }
 
-/* Offsets from 0 to the edge count, never decreasing; every edge under the vertex its key hashes to;
- * each vertex's filter the key bits of its edges, no more, no fewer. */
-static int check_csr(const gh_table *t, const uint64_t *words, const void *edge_slots, char *message, size_t size) {
+/* Offsets from 0 to the edge count, never decreasing; every edge under the vertex its key hashes to. */
+static int check_csr(const gh_table *t, const uint64_t *offsets, const void *edge_slots, char *message, size_t size) {
   const gh_hg_table *s = state((gh_table *)t);
-  const unsigned key_bits = t->config.key_bits;
-  const uint64_t seed = t->config.seed;
-  if (gh_hg_offset(words[0]) != 0 || words[s->vertices] != s->edges) {
-    snprintf(message, size, "offsets run from %llu to %llu (with %llu filter bits), not from 0 to the %llu edges",
-             (unsigned long long)gh_hg_offset(words[0]), (unsigned long long)gh_hg_offset(words[s->vertices]),
-             (unsigned long long)(words[s->vertices] >> GH_HG_OFFSET_BITS), (unsigned long long)s->edges);
+  if (offsets[0] != 0 || offsets[s->vertices] != s->edges) {
+    snprintf(message, size, "offsets run from %llu to %llu, not from 0 to the %llu edges", (unsigned long long)offsets[0],
+             (unsigned long long)offsets[s->vertices], (unsigned long long)s->edges);
     return 1;
   }
   for (uint64_t v = 0; v < s->vertices; ++v) {
-    const uint64_t begin = gh_hg_offset(words[v]), end = gh_hg_offset(words[v + 1u]);
-    if (end < begin) {
+    if (offsets[v + 1u] < offsets[v]) {
       snprintf(message, size, "offsets decrease at vertex %llu (%llu then %llu)", (unsigned long long)v,
-               (unsigned long long)begin, (unsigned long long)end);
+               (unsigned long long)offsets[v], (unsigned long long)offsets[v + 1u]);
       return 1;
     }
-    uint64_t filter = 0;
-    for (uint64_t e = begin; e < end; ++e) {
+    for (uint64_t e = offsets[v]; e < offsets[v + 1u]; ++e) {
       const uint64_t key = gh_hg_edge_key(edge_format(t), edge_slots, e);
-      const uint64_t home = gh_hg_vertex(key_bits, seed, s->vertices, key);
+      const uint64_t home = gh_hg_vertex(t->config.key_bits, t->config.seed, s->vertices, key);
       if (home != v) {
         snprintf(message, size, "edge %llu (key %llu) is under vertex %llu, its key hashes to %llu", (unsigned long long)e,
                  (unsigned long long)key, (unsigned long long)v, (unsigned long long)home);
         return 1;
       }
-      filter |= gh_hg_key_bit(key_bits, seed, key);
-    }
-    if (filter != (words[v] & ~GH_HG_MAX_EDGES)) {
-      snprintf(message, size, "vertex %llu's filter is %#llx, its keys' bits are %#llx", (unsigned long long)v,
-               (unsigned long long)(words[v] >> GH_HG_OFFSET_BITS), (unsigned long long)(filter >> GH_HG_OFFSET_BITS));
-      return 1;
     }
   }
   return 0;

@@ -1,8 +1,7 @@
 /* hashgraph_table.h - the HashGraph design's state and the drivers both backends share
  * (hashgraph_table.c): a static multi-value table in CSR form (Green, "HashGraph - Scalable Hash
  * Tables Using a Sparse Graph Data Structure"). Vertices are hash values, edges the stored
- * (key, value) entries, grouped by vertex: the edges of vertex v start at offsets[v] and end at
- * offsets[v + 1], each word's low 40 bits (hashgraph_bulk.h: above them, a filter of the vertex's keys). */
+ * (key, value) entries, grouped by vertex: the edges of vertex v are offsets[v] .. offsets[v + 1]. */
 #ifndef GH_HASHGRAPH_TABLE_H
 #define GH_HASHGRAPH_TABLE_H
 

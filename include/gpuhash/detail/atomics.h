@@ -35,7 +35,6 @@ GH_HD void gh_store_u64(void *p, uint64_t v) { atomicExch((unsigned long long *)
 GH_HD void gh_add_u32(void *p, uint32_t v) { atomicAdd((unsigned int *)p, v); }
 GH_HD void gh_add_u64(void *p, uint64_t v) { atomicAdd((unsigned long long *)p, (unsigned long long)v); }
 GH_HD void gh_or_u32(void *p, uint32_t v) { atomicOr((unsigned int *)p, v); }
-GH_HD void gh_or_u64(void *p, uint64_t v) { atomicOr((unsigned long long *)p, (unsigned long long)v); }
 /* The value before the addition. */
 GH_HD uint64_t gh_fetch_add_u64(void *p, uint64_t v) { return atomicAdd((unsigned long long *)p, (unsigned long long)v); }
 GH_HD void gh_min_u32(void *p, uint32_t v) { atomicMin((unsigned int *)p, v); }
@@ -74,7 +73,6 @@ GH_HD void gh_store_u64(void *p, uint64_t v) { __atomic_store_n((uint64_t *)p, v
 GH_HD void gh_add_u32(void *p, uint32_t v) { __atomic_fetch_add((uint32_t *)p, v, __ATOMIC_ACQ_REL); }
 GH_HD void gh_add_u64(void *p, uint64_t v) { __atomic_fetch_add((uint64_t *)p, v, __ATOMIC_ACQ_REL); }
 GH_HD void gh_or_u32(void *p, uint32_t v) { __atomic_fetch_or((uint32_t *)p, v, __ATOMIC_ACQ_REL); }
-GH_HD void gh_or_u64(void *p, uint64_t v) { __atomic_fetch_or((uint64_t *)p, v, __ATOMIC_ACQ_REL); }
 GH_HD uint64_t gh_fetch_add_u64(void *p, uint64_t v) { return __atomic_fetch_add((uint64_t *)p, v, __ATOMIC_ACQ_REL); }
 /* No fetch-min/max builtin in C11: a CAS loop that stops as soon as the stored value wins. */
 GH_HD void gh_min_u32(void *p, uint32_t v) {
