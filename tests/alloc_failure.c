@@ -11,7 +11,8 @@
  * with *table NULL and a message, and leave no block allocated. Then, on one table, each
  * operation in turn -- insert into the empty table, into a non-empty one (present and new keys,
  * repeated), of present keys only, past the capacity (the table grows, or, for designs with a
- * fixed capacity, reports GH_ERR_TABLE_FULL), find, contains, erase, count, find_all, export,
+ * fixed capacity, reports GH_ERR_TABLE_FULL), find, contains, erase, count, find_all, the joins
+ * (their count, their pairs; by the intersection where the design has it), export,
  * keys_of_ids, validate, clear, insert after clear -- runs with its 1st, 2nd, ... allocation
  * failing until it completes (tests/alloc_inject.h says what is checked after each failure:
  * the status, a message that says what was kept, no output written, size, memory and the
@@ -353,6 +354,7 @@ static void run_case(const tu_design *design, gh_variant variant, gh_backend bac
   if (multi) {
     op_case(&c, SETUP_GROWN, TU_OP_COUNT, "count", keys_queries, 0);
     op_case(&c, SETUP_GROWN, TU_OP_FIND_ALL, "find_all", keys_queries, 0);
+    op_case(&c, SETUP_GROWN, TU_OP_JOIN_COUNT, "join count (probe)", keys_queries, 0);
     op_case(&c, SETUP_GROWN, TU_OP_JOIN, "join (probe)", keys_queries, 0);
     if (tu_design_has(design, GH_CAP_JOIN_INTERSECT)) {
       op_case(&c, SETUP_GROWN, TU_OP_JOIN_INTERSECT, "join (intersect)", keys_queries, 0);

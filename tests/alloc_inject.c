@@ -94,6 +94,10 @@ static void prepare_buffers(const tu_op *op, tu_model *m, op_buffers *b) {
       b->keys = tu_pack(op->keys, n, kbits);
       b->a_bytes = (size_t)n;
       break;
+    case TU_OP_JOIN_COUNT:
+      b->keys = tu_pack(op->keys, n, kbits);
+      b->expected_total = multi_total(&m->multi, op->keys, n);
+      break;
     case TU_OP_COUNT:
     case TU_OP_FIND_ALL:
       b->keys = tu_pack(op->keys, n, kbits);
@@ -164,6 +168,8 @@ static gh_status call_op(const tu_op *op, tu_model *m, op_buffers *b) {
                      (uint64_t *)(void *)b->out_a, set ? NULL : b->out_b, b->expected_total, &b->scalar_a, NULL);
     case TU_OP_SEMI_INTERSECT:
       return gh_semi_join(t, b->keys, op->n, GH_JOIN_INTERSECT, b->out_a, NULL);
+    case TU_OP_JOIN_COUNT:
+      return gh_join_count(t, b->keys, op->n, GH_JOIN_PROBE, &b->scalar_a, NULL);
   }
   return GH_ERR_INTERNAL;
 }
@@ -179,7 +185,7 @@ static void check_untouched(const tu_op *op, const op_buffers *b) {
   CHECK(at == b->b_bytes, "%s failed but wrote its second output array (byte %zu of %zu)", op->name,
         at, b->b_bytes);
   if (op->kind == TU_OP_ERASE || op->kind == TU_OP_EXPORT || op->kind == TU_OP_JOIN ||
-      op->kind == TU_OP_JOIN_INTERSECT) {
+      op->kind == TU_OP_JOIN_INTERSECT || op->kind == TU_OP_JOIN_COUNT) {
     CHECK(b->scalar_a == 0 ||
               tu_first_non_canary(&b->scalar_a, sizeof b->scalar_a) == sizeof b->scalar_a,
           "%s failed and set its count to %llu (0, or nothing, is allowed)", op->name,
@@ -249,6 +255,7 @@ static void check_success(const tu_op *op, tu_model *m, op_buffers *b, gh_status
     }
     case TU_OP_JOIN:
     case TU_OP_JOIN_INTERSECT:
+    case TU_OP_JOIN_COUNT:
     case TU_OP_COUNT:
       CHECK(b->scalar_a == b->expected_total, "%s: total %llu, the model has %llu", op->name,
             (unsigned long long)b->scalar_a, (unsigned long long)b->expected_total);

@@ -38,7 +38,8 @@ typedef enum tu_op_kind {
   TU_OP_VALIDATE,
   TU_OP_JOIN,           /* keys as the left rows (multi-value tables), GH_JOIN_PROBE, exact capacity */
   TU_OP_JOIN_INTERSECT, /* the same by GH_JOIN_INTERSECT (designs with GH_CAP_JOIN_INTERSECT) */
-  TU_OP_SEMI_INTERSECT  /* gh_semi_join by GH_JOIN_INTERSECT */
+  TU_OP_SEMI_INTERSECT, /* gh_semi_join by GH_JOIN_INTERSECT */
+  TU_OP_JOIN_COUNT      /* gh_join_count by GH_JOIN_PROBE (multi-value tables): the total alone */
 } tu_op_kind;
 
 typedef struct tu_op {
