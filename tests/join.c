@@ -333,27 +333,39 @@ static void part_edges(void) {
 
   tu_set_phase("bad arguments");
   uint8_t match[32];
+  memset(match, TU_CANARY, sizeof match);
+  /* "On failure: *pairs is 0" (a count left from an earlier call must not pass for this one's). */
+#define REFUSED_WITH_PAIRS_ZEROED(call, want, what)                                                        \
+  do {                                                                                                   \
+    pairs = 12345;                                                                                       \
+    expect_refused(t, (call), (want), nr, (what));                                                       \
+    CHECK(pairs == 0, "%s: refused, but *pairs = %llu, not 0", (what), (unsigned long long)pairs);       \
+  } while (0)
   expect_refused(t, gh_join_count(t, keys, nl, GH_JOIN_PROBE, NULL, NULL), GH_ERR_INVALID_ARGUMENT, nr, "pairs NULL");
-  expect_refused(t, gh_join_count(t, NULL, nl, GH_JOIN_PROBE, &pairs, NULL), GH_ERR_INVALID_ARGUMENT, nr, "keys NULL");
-  expect_refused(t, gh_join_count(t, keys, nl, (gh_join_method)7, &pairs, NULL), GH_ERR_INVALID_ARGUMENT, nr,
-                 "method 7");
-  expect_refused(t, gh_join(t, keys, nl, GH_JOIN_PROBE, NULL, right_out, 64, &pairs, NULL), GH_ERR_INVALID_ARGUMENT,
-                 nr, "left_out NULL");
-  expect_refused(t, gh_join(t, keys, nl, GH_JOIN_PROBE, left_out, NULL, 64, &pairs, NULL), GH_ERR_INVALID_ARGUMENT,
-                 nr, "right_out NULL on a table of values");
+  REFUSED_WITH_PAIRS_ZEROED(gh_join_count(t, NULL, nl, GH_JOIN_PROBE, &pairs, NULL), GH_ERR_INVALID_ARGUMENT, "keys NULL");
+  REFUSED_WITH_PAIRS_ZEROED(gh_join_count(t, keys, nl, (gh_join_method)7, &pairs, NULL), GH_ERR_INVALID_ARGUMENT,
+                            "method 7");
+  REFUSED_WITH_PAIRS_ZEROED(gh_join(t, keys, nl, GH_JOIN_PROBE, NULL, right_out, 64, &pairs, NULL),
+                            GH_ERR_INVALID_ARGUMENT, "left_out NULL");
+  REFUSED_WITH_PAIRS_ZEROED(gh_join(t, keys, nl, GH_JOIN_PROBE, left_out, NULL, 64, &pairs, NULL),
+                            GH_ERR_INVALID_ARGUMENT, "right_out NULL on a table of values");
   expect_refused(t, gh_join(t, keys, nl, GH_JOIN_PROBE, left_out, right_out, 64, NULL, NULL), GH_ERR_INVALID_ARGUMENT,
                  nr, "pairs NULL");
-  expect_refused(t, gh_join(t, keys, nl, GH_JOIN_PROBE, left_out, right_out, ~0ull, &pairs, NULL),
-                 GH_ERR_INVALID_ARGUMENT, nr, "a capacity no array can have");
+  REFUSED_WITH_PAIRS_ZEROED(gh_join(t, keys, nl, GH_JOIN_PROBE, left_out, right_out, ~0ull, &pairs, NULL),
+                            GH_ERR_INVALID_ARGUMENT, "a capacity no array can have");
   expect_refused(t, gh_semi_join(t, keys, nl, GH_JOIN_PROBE, NULL, NULL), GH_ERR_INVALID_ARGUMENT, nr, "match_out NULL");
   expect_refused(t, gh_semi_join(t, keys, nl, (gh_join_method)-1, match, NULL), GH_ERR_INVALID_ARGUMENT, nr,
                  "method -1");
   if (!offers_intersect()) {
-    expect_refused(t, gh_join_count(t, keys, nl, GH_JOIN_INTERSECT, &pairs, NULL), GH_ERR_UNSUPPORTED, nr,
-                   "GH_JOIN_INTERSECT without GH_CAP_JOIN_INTERSECT");
+    REFUSED_WITH_PAIRS_ZEROED(gh_join_count(t, keys, nl, GH_JOIN_INTERSECT, &pairs, NULL), GH_ERR_UNSUPPORTED,
+                              "GH_JOIN_INTERSECT without GH_CAP_JOIN_INTERSECT");
+    REFUSED_WITH_PAIRS_ZEROED(gh_join(t, keys, nl, GH_JOIN_INTERSECT, left_out, right_out, 64, &pairs, NULL),
+                              GH_ERR_UNSUPPORTED, "gh_join's GH_JOIN_INTERSECT without GH_CAP_JOIN_INTERSECT");
     expect_refused(t, gh_semi_join(t, keys, nl, GH_JOIN_INTERSECT, match, NULL), GH_ERR_UNSUPPORTED, nr,
                    "GH_JOIN_INTERSECT without GH_CAP_JOIN_INTERSECT");
   }
+#undef REFUSED_WITH_PAIRS_ZEROED
+  CHECK(tu_first_non_canary(match, sizeof match) == sizeof match, "a refused gh_semi_join wrote match_out");
   gh_destroy(t);
   free(want);
   printf("  edges: %s\n", tu_failure_count() ? "FAILED" : "ok");
