@@ -21,6 +21,8 @@
  * Every failure prints the case, the phase and the seed.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +122,8 @@ static void check_same(gh_table *loaded, gh_table *saved, const pair_list *want,
 
 /* Slots a bucket of the cuckoo tables made (1, or 16 for the bucketed round trips). */
 static unsigned image_bucket_slots = 1;
+/* The capacity the tables are made with (small for the round trips of tables that grew). */
+static uint64_t image_capacity = 4096;
 
 static gh_config config_for(const tu_design *design, gh_backend backend, gh_variant variant, unsigned key_bits,
                             unsigned value_bits) {
@@ -128,7 +132,7 @@ static gh_config config_for(const tu_design *design, gh_backend backend, gh_vari
   c.variant = variant;
   c.key_bits = key_bits;
   c.value_bits = value_bits;
-  c.capacity = 4096;
+  c.capacity = image_capacity;
   c.seed = image_seed;
   c.bucket_slots = image_bucket_slots;
   return c;
@@ -215,10 +219,27 @@ static void round_trip(const tu_design *design, gh_backend backend, gh_variant v
                 gh_last_create_error())) {
         check_same(back, t, &want, r ? "loaded on the host" : "loaded");
         gh_config got;
-        if (CHECK_OK(back, gh_get_config(back, &got)))
+        if (CHECK_OK(back, gh_get_config(back, &got))) {
           CHECK(got.bulk_min_keys == UINT64_MAX && got.compact_scratch_bytes == 12345,
                 "loaded with bulk_min_keys %llu, compact_scratch_bytes %llu: not the runtime config's",
                 (unsigned long long)got.bulk_min_keys, (unsigned long long)got.compact_scratch_bytes);
+          /* "The capacity saved is the one the table was created with (a table that grew grows
+           * again)": so the image of a loaded table loads into a table of the same capacity (a
+           * grown table's capacity saved would make a larger table each cycle). */
+          size_t again_bytes = 0;
+          unsigned char *again = r == 0 ? image_of(back, &again_bytes) : NULL;
+          gh_table *cycled = NULL;
+          gh_config cycled_config;
+          if (again != NULL &&
+              CHECK(gh_load_from_memory(again, again_bytes, &c, &cycled) == GH_OK, "gh_load_from_memory of a loaded "
+                    "table's image: %s", gh_last_create_error()) &&
+              CHECK_OK(cycled, gh_get_config(cycled, &cycled_config)))
+            CHECK(cycled_config.capacity == got.capacity, "a table made with capacity %llu, saved and loaded, had "
+                  "capacity %llu; saved and loaded again, %llu", (unsigned long long)c.capacity,
+                  (unsigned long long)got.capacity, (unsigned long long)cycled_config.capacity);
+          gh_destroy(cycled);
+          free(again);
+        }
         gh_destroy(back);
       }
     }
@@ -251,6 +272,12 @@ static void case_round_trips(const tu_design *design, gh_backend backend) {
     round_trip(design, backend, GH_VARIANT_MULTIVALUE, 32, 64, 1500);
     image_bucket_slots = 1;
   }
+  if (design->traits.capabilities & GH_CAP_GROWS) { /* a table that grew past its capacity */
+    image_capacity = 64;
+    round_trip(design, backend, GH_VARIANT_MAP, 32, 32, 1500);
+    if (tu_design_accepts_variant(design, GH_VARIANT_MULTIVALUE)) round_trip(design, backend, GH_VARIANT_MULTIVALUE, 64, 32, 1500);
+    image_capacity = 4096;
+  }
   printf("image %s %s: %u round trips (memory, file%s)\n", tu_backend_name(backend), design->name, round_trips,
          backend == GH_BACKEND_HOST ? "" : ", and onto the host");
   if (tu_design_accepts_variant(design, GH_VARIANT_COMPACTING)) {
@@ -273,6 +300,45 @@ static unsigned char *crafted(const unsigned char *image, size_t bytes, size_t a
   for (int b = 0; b < 8; ++b) copy[at + (size_t)b] = (unsigned char)(value >> (8 * b));
   gh__image_seal(copy, bytes);
   return copy;
+}
+
+/* Whether a file named path.tmp-* (gh_save's temporary) is in the directory (path is relative). */
+static int file_left_beside(const char *path) {
+  char prefix[300];
+  snprintf(prefix, sizeof prefix, "%s.tmp-", path);
+  DIR *dir = opendir(".");
+  int found = 0;
+  if (!CHECK(dir != NULL, "opendir(.): %s", strerror(errno))) return 0;
+  for (struct dirent *e = readdir(dir); e != NULL && !found; e = readdir(dir))
+    found = strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+  closedir(dir);
+  return found;
+}
+
+/* "A path that exists and is not a regular file (... a symlink) is refused": and what the link
+ * points at is left as it was. */
+static void case_save_through_symlink(gh_table *t) {
+  static const char kept[] = "not an image: must stay";
+  char target[300], link_path[300], read_back[sizeof kept] = {0};
+  snprintf(target, sizeof target, "%s.target", image_path);
+  snprintf(link_path, sizeof link_path, "%s.link", image_path);
+  remove(link_path);
+  FILE *f = fopen(target, "wb");
+  if (!CHECK(f != NULL && fwrite(kept, 1, sizeof kept, f) == sizeof kept, "writing %s", target)) {
+    if (f) fclose(f);
+    return;
+  }
+  fclose(f);
+  if (CHECK(symlink(target, link_path) == 0, "symlink %s -> %s: %s", link_path, target, strerror(errno))) {
+    CHECK_STATUS(t, gh_save(t, link_path, NULL), GH_ERR_INVALID_ARGUMENT);
+    f = fopen(target, "rb");
+    CHECK(f != NULL && fread(read_back, 1, sizeof read_back, f) == sizeof kept && memcmp(read_back, kept, sizeof kept) == 0,
+          "gh_save refused a symlink but changed the file it points at");
+    if (f) fclose(f);
+    CHECK(!file_left_beside(link_path), "a refused gh_save left a temporary file");
+  }
+  remove(link_path);
+  remove(target);
 }
 
 static void case_bad_images(const tu_design *design, gh_backend backend) {
@@ -317,7 +383,10 @@ static void case_bad_images(const tu_design *design, gh_backend backend) {
     fclose(f);
   }
   CHECK(saved_size == (long)bytes, "the saved file has %ld bytes, the image %zu", saved_size, bytes);
+  CHECK_OK(t, gh_save(t, image_path, NULL)); /* (over the file just saved) */
+  CHECK(!file_left_beside(image_path), "gh_save over an existing file left its temporary file beside it");
   remove(image_path);
+  case_save_through_symlink(t);
   CHECK_STATUS(t, gh_save_to_memory(t, image, bytes, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
   CHECK(gh_save(NULL, image_path, NULL) == GH_ERR_INVALID_ARGUMENT, "gh_save: table NULL");
   tu_set_phase("every truncation, trailing bytes");
