@@ -377,6 +377,35 @@ static void test_tableless(const tu_design *design, gh_variant variant, gh_backe
           canary.version, (int)canary.design);
   }
 
+  {
+    /* A program built against a newer header than this library: the fields the library knows are
+     * filled, the rest zeroed, and the struct refused by gh_create and gh_config_validate with a
+     * message that says so. */
+    struct {
+      gh_config known;
+      unsigned char newer[16];
+    } newer;
+    gh_table *refused = NULL;
+    memset(&newer, TU_CANARY, sizeof newer);
+    CHECK_STATUS(NULL, gh_config_init(&newer.known, sizeof newer, GH_VERSION_NUMBER, design->design),
+                 GH_ERR_INVALID_ARGUMENT);
+    gh_config want = gh_config_default(design->design);
+    int zeroed = 1;
+    for (size_t b = 0; b < sizeof newer.newer; ++b) zeroed &= newer.newer[b] == 0;
+    CHECK(newer.known.struct_size == sizeof newer && newer.known.design == want.design &&
+              newer.known.capacity == want.capacity && newer.known.key_bits == want.key_bits && zeroed,
+          "gh_config_init with a newer header's size: struct_size %zu, design %d, capacity %llu, the bytes after "
+          "the library's fields %s",
+          newer.known.struct_size, (int)newer.known.design, (unsigned long long)newer.known.capacity,
+          zeroed ? "zeroed" : "not zeroed");
+    CHECK_STATUS(NULL, gh_create(&newer.known, &refused), GH_ERR_INVALID_ARGUMENT);
+    CHECK(refused == NULL && strstr(gh_last_create_error(), "newer") != NULL,
+          "gh_create of a newer header's config: \"%s\" does not say the header is newer", gh_last_create_error());
+    memset(message, 0, sizeof message);
+    CHECK_STATUS(NULL, gh_config_validate(&newer.known, message, sizeof message), GH_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(message, "newer") != NULL, "gh_config_validate of a newer header's config: \"%s\"", message);
+  }
+
   tu_set_phase("gh_config_validate and gh_memory_estimate");
   CHECK_OK(NULL, gh_config_validate(&c, NULL, 0));
   memset(message, 'x', sizeof message);
@@ -799,6 +828,30 @@ static void test_refused_calls(ct *c) {
     REFUSED(c, GH_ERR_INVALID_ARGUMENT, gh_get_config_sized(c->table, &config_canary, sizeof config_canary + 8));
     CHECK(memcmp(&stats_canary, pattern, sizeof stats_canary) == 0, "a refused gh_get_stats_sized wrote the stats");
     CHECK(memcmp(&config_canary, pattern, sizeof config_canary) == 0, "a refused gh_get_config_sized wrote the config");
+    /* A program built against an older release passes its smaller struct: the prefix it knows is
+     * written (struct_size = its size), not a byte after it. */
+    gh_config config_now;
+    gh_stats stats_now;
+    const size_t config_0_2 = offsetof(gh_config, slab_load), stats_0_3 = offsetof(gh_stats, subtables);
+    memset(&config_canary, 0xA5, sizeof config_canary);
+    memset(&stats_canary, 0xA5, sizeof stats_canary);
+    if (CHECK_OK(c->table, gh_get_config(c->table, &config_now)) &&
+        CHECK_OK(c->table, gh_get_config_sized(c->table, &config_canary, config_0_2))) {
+      CHECK(config_canary.struct_size == config_0_2 &&
+                memcmp((char *)&config_canary + sizeof(size_t), (char *)&config_now + sizeof(size_t),
+                       config_0_2 - sizeof(size_t)) == 0,
+            "gh_get_config_sized with 0.2's size: struct_size %zu, or its fields unlike gh_get_config's",
+            config_canary.struct_size);
+      CHECK(memcmp((char *)&config_canary + config_0_2, pattern, sizeof config_canary - config_0_2) == 0,
+            "gh_get_config_sized with 0.2's size wrote past it");
+    }
+    if (CHECK_OK(c->table, gh_get_stats(c->table, &stats_now)) &&
+        CHECK_OK(c->table, gh_get_stats_sized(c->table, &stats_canary, stats_0_3))) {
+      CHECK(memcmp(&stats_canary, &stats_now, stats_0_3) == 0,
+            "gh_get_stats_sized with 0.3's size: its fields unlike gh_get_stats's");
+      CHECK(memcmp((char *)&stats_canary + stats_0_3, pattern, sizeof stats_canary - stats_0_3) == 0,
+            "gh_get_stats_sized with 0.3's size wrote past it");
+    }
   }
 
   /* the device view: CUDA tables of designs that have one */
