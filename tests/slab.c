@@ -524,10 +524,18 @@ static void mixed_case(unsigned key_bits, unsigned value_bits, gh_variant varian
     }
     void *pk = tu_pack(keys, batch, key_bits), *pv = value_bits ? tu_pack(values, batch, value_bits) : NULL;
     void *vo = value_bits ? tu_xmalloc(batch * 8) : NULL;
+    if (vo) memset(vo, TU_CANARY, batch * 8);
     tu_set_phase("batch %llu (policy %d)", (unsigned long long)step, (int)policy);
     if (CHECK_OK(t, gh_mixed(t, ops, pk, pv, batch, policy, vo, results, NULL))) {
       if (vo) tu_unpack(vo, batch, value_bits, got);
       for (uint64_t i = 0; i < batch; ++i) {
+        /* "values_out: at GH_OP_FIND positions the value found ...; other positions are not written" */
+        const size_t value_bytes = value_bits / 8u;
+        if (vo && ops[i] != GH_OP_FIND &&
+            !CHECK(tu_first_non_canary((char *)vo + i * value_bytes, value_bytes) == value_bytes,
+                   "op %u on key 0x%llx wrote values_out[%llu]: only finds write it", ops[i],
+                   (unsigned long long)keys[i], (unsigned long long)i))
+          break;
         const uint64_t s = ref_slot(&r, keys[i]);
         const int present = r.counts[s] > 0;
         uint8_t want = 0;
@@ -702,7 +710,12 @@ static void part_bad(void) {
   CHECK(table_size(t) == 0, "refused calls executed operations");
   tu_set_phase("n = 0 and a good batch");
   CHECK_OK(t, gh_mixed(t, NULL, NULL, NULL, 0, GH_OVERWRITE, NULL, NULL, NULL));
+  memset(values_out, TU_CANARY, sizeof values_out);
   CHECK_OK(t, gh_mixed(t, ops, keys, values, 8, GH_OVERWRITE, values_out, results, NULL));
+  for (int i = 0; i < 8; ++i)
+    if (i != 4)
+      CHECK(tu_first_non_canary(&values_out[i], sizeof values_out[i]) == sizeof values_out[i],
+            "values_out[%d] (op %u) written: only finds write it", i, ops[i]);
   CHECK(table_size(t) == 6, "size %llu after 6 distinct inserts, an erase of an absent key and a find",
         (unsigned long long)table_size(t));
   CHECK(results[4] == 0 && results[5] == 0 && results[0] == 1, "results %u %u %u", results[0], results[4], results[5]);
@@ -795,7 +808,9 @@ static void check_unchanged(gh_table *t, tu_tracker *tr, uint64_t size, size_t l
  * turn, the call either completes, or refuses with nothing changed, or (SlabAlloc could not grow
  * for the rerun) returns GH_ERR_OUT_OF_MEMORY with the inserts that did not fit flagged and every
  * other one stored. */
-static void short_estimate_case(tu_tracker *tr, gh_config cfg) {
+/* through_mixed: the batch goes through gh_mixed (every op an insert), whose results_out says 2
+ * for an insert that did not fit (read here as failed_out's 1). */
+static void short_estimate_case(tu_tracker *tr, gh_config cfg, int through_mixed) {
   /* Enough slabs in hot lists to pass the estimate's margin and the workers' spares (a GPU has
    * tens of thousands of those: there many short hot lists, so that the runs stay quick under
    * compute-sanitizer too). */
@@ -804,7 +819,8 @@ static void short_estimate_case(tu_tracker *tr, gh_config cfg) {
   tu_rng rng = tu_rng_make(tu_mix_seed(sl_seed, 21, 22, 23));
   uint64_t *hot_keys = (uint64_t *)tu_xmalloc(hot * 8), *keys = (uint64_t *)tu_xmalloc(n * 8);
   uint64_t *counts = (uint64_t *)tu_xmalloc(hot * 8), *expect = (uint64_t *)tu_xmalloc(hot * 8);
-  uint8_t *failed = (uint8_t *)tu_xmalloc(n);
+  uint8_t *failed = (uint8_t *)tu_xmalloc(n), *inserts = (uint8_t *)tu_xmalloc(n);
+  memset(inserts, GH_OP_INSERT, n);
   tu_gen_unique_keys(&rng, 32, hot, NULL, hot_keys);
   for (uint64_t i = 0; i < n; ++i) keys[i] = hot_keys[i % hot];
   void *pk = tu_pack(keys, n, 32), *ph = tu_pack(hot_keys, hot, 32);
@@ -814,11 +830,18 @@ static void short_estimate_case(tu_tracker *tr, gh_config cfg) {
   for (k = 1; k < 200; ++k) {
     gh_table *t = NULL;
     REQUIRE(gh_create(&cfg, &t) == GH_OK, "gh_create: %s", gh_last_create_error());
-    tu_set_phase("hot keys, %llu values each, with allocation %llu failing", (unsigned long long)per_hot,
-                 (unsigned long long)k);
+    tu_set_phase("hot keys, %llu values each, with allocation %llu failing (%s)", (unsigned long long)per_hot,
+                 (unsigned long long)k, through_mixed ? "gh_mixed" : "gh_insert");
     memset(failed, 0xA5, n);
     tu_tracker_fail_nth(tr, k);
-    const gh_status st = gh_insert(t, pk, pk, n, GH_APPEND, failed, NULL);
+    const gh_status st = through_mixed ? gh_mixed(t, inserts, pk, pk, n, GH_APPEND, NULL, failed, NULL)
+                                       : gh_insert(t, pk, pk, n, GH_APPEND, failed, NULL);
+    if (through_mixed && tu_first_non_canary(failed, n) != n)
+      for (uint64_t i = 0; i < n; ++i) {
+        CHECK(failed[i] == 1 || failed[i] == 2, "gh_mixed results_out[%llu] = %u for an insert of a multi-value "
+              "table (1 stored, 2 did not fit)", (unsigned long long)i, failed[i]);
+        failed[i] = failed[i] == 2;
+      }
     const int injected = tu_tracker_injected(tr);
     tu_tracker_fail_nth(tr, 0);
     char message[512];
@@ -852,13 +875,15 @@ static void short_estimate_case(tu_tracker *tr, gh_config cfg) {
     if ((st == GH_OK && !injected) || tu_failure_count() > 0) break;
   }
   CHECK(k > 1 && k < 200 && partial > 0, "%llu runs, %llu ended flagged", (unsigned long long)k, (unsigned long long)partial);
-  printf("  hot keys (%llu x %llu values): %llu allocations failed in turn, %llu of them left flagged inserts\n",
-         (unsigned long long)hot, (unsigned long long)per_hot, (unsigned long long)(k - 1), (unsigned long long)partial);
+  printf("  hot keys (%llu x %llu values, %s): %llu allocations failed in turn, %llu of them left flagged inserts\n",
+         (unsigned long long)hot, (unsigned long long)per_hot, through_mixed ? "gh_mixed" : "gh_insert",
+         (unsigned long long)(k - 1), (unsigned long long)partial);
   free(hot_keys);
   free(keys);
   free(counts);
   free(expect);
   free(failed);
+  free(inserts);
   free(pk);
   free(ph);
 }
@@ -947,7 +972,8 @@ static void part_alloc(void) {
   }
   gh_destroy(t);
   tu_tracker_check_clean(tr, "after gh_destroy");
-  short_estimate_case(tr, cfg);
+  short_estimate_case(tr, cfg, 0);
+  short_estimate_case(tr, cfg, 1);
   tu_tracker_check_clean(tr, "after the hot-key tables");
   tu_tracker_delete(tr);
   free(keys);
