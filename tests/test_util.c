@@ -4,6 +4,7 @@
 
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,9 @@
 
 static char tu_context[768] = "(no case set)";
 static char tu_phase[256] = "";
-static unsigned long tu_failures = 0;
-static unsigned long tu_checks = 0;
+/* Atomic: helpers (tu_pack, tu_xmalloc, ...) count their REQUIREs from test threads too (threads.c). */
+static _Atomic unsigned long tu_failures = 0;
+static _Atomic unsigned long tu_checks = 0;
 
 void tu_set_context(const char *fmt, ...) {
   va_list args;
@@ -204,11 +206,11 @@ unsigned long tu_failure_count(void) { return tu_failures; }
 int tu_finish(const char *test_name) {
   fflush(stderr);
   if (tu_failures == 0) {
-    printf("%s: PASSED (%lu checks)\n", test_name, tu_checks);
+    printf("%s: PASSED (%lu checks)\n", test_name, (unsigned long)tu_checks);
     fflush(stdout);
     return 0;
   }
-  printf("%s: FAILED (%lu of %lu checks failed)\n", test_name, tu_failures, tu_checks);
+  printf("%s: FAILED (%lu of %lu checks failed)\n", test_name, (unsigned long)tu_failures, (unsigned long)tu_checks);
   fflush(stdout);
   return 1;
 }
