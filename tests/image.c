@@ -275,7 +275,8 @@ static void case_round_trips(const tu_design *design, gh_backend backend) {
   if (design->traits.capabilities & GH_CAP_GROWS) { /* a table that grew past its capacity */
     image_capacity = 64;
     round_trip(design, backend, GH_VARIANT_MAP, 32, 32, 1500);
-    if (tu_design_accepts_variant(design, GH_VARIANT_MULTIVALUE)) round_trip(design, backend, GH_VARIANT_MULTIVALUE, 64, 32, 1500);
+    if (tu_design_accepts_variant(design, GH_VARIANT_MULTIVALUE))
+      round_trip(design, backend, GH_VARIANT_MULTIVALUE, 64, 32, 1500);
     image_capacity = 4096;
   }
   printf("image %s %s: %u round trips (memory, file%s)\n", tu_backend_name(backend), design->name, round_trips,
