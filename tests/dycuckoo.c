@@ -138,8 +138,59 @@ static void resize_case(unsigned key_bits, unsigned value_bits, uint64_t n) {
   free(values);
 }
 
+/* "capacity sizes the subtables at creation ... and is their floor: a table never halves below
+ * it ... gh_clear returns to that size": a table made for `floor` keys grows to 4x, shrinks back
+ * to its first sizes (not below) when every key is erased, and gh_clear of a grown table brings
+ * them back too. */
+static void floor_case(uint64_t floor) {
+  const uint64_t n = 4 * floor;
+  tu_rng rng = tu_rng_make(tu_mix_seed(dy_seed, floor, 2, 3));
+  uint64_t *keys = (uint64_t *)tu_xmalloc(n * 8), *values = (uint64_t *)tu_xmalloc(n * 8);
+  tu_gen_unique_keys(&rng, 32, n, NULL, keys);
+  tu_gen_values(&rng, 32, n, values);
+  tu_table h;
+  const gh_config cfg = dy_config(32, 32, floor);
+  tu_set_context("dycuckoo floor %s capacity %llu seed 0x%016llx", tu_backend_name(dy_backend),
+                 (unsigned long long)floor, (unsigned long long)dy_seed);
+  gh_stats made, grown, now;
+  if (!tu_table_create(&h, &cfg) || !CHECK_OK(h.table, gh_get_stats(h.table, &made))) {
+    if (h.table) tu_table_destroy(&h);
+    free(keys);
+    free(values);
+    return;
+  }
+  for (int cycle = 0; cycle < 2 && tu_failure_count() == 0; ++cycle) {
+    const int by_clear = cycle == 1;
+    tu_set_phase("grow to %llu keys", (unsigned long long)n);
+    tu_insert(&h, keys, values, n, GH_OVERWRITE, 0, NULL);
+    CHECK_OK(h.table, gh_get_stats(h.table, &grown));
+    CHECK(grown.upsizes > made.upsizes, "%llu keys into a table made for %llu: no subtable doubled", (unsigned long long)n,
+          (unsigned long long)floor);
+    tu_set_phase(by_clear ? "gh_clear" : "erase every key");
+    if (by_clear)
+      tu_clear(&h);
+    else
+      tu_erase(&h, keys, n);
+    tu_check_valid(&h);
+    if (!CHECK_OK(h.table, gh_get_stats(h.table, &now))) break;
+    for (uint64_t i = 0; i < now.subtables; ++i)
+      CHECK(now.subtable_buckets[i] == made.subtable_buckets[i],
+            "after %s, subtable %llu has %llu buckets; it was made with %llu (its floor)",
+            by_clear ? "gh_clear" : "erasing every key", (unsigned long long)i,
+            (unsigned long long)now.subtable_buckets[i], (unsigned long long)made.subtable_buckets[i]);
+    made.upsizes = now.upsizes;
+  }
+  printf("  floor: a table made for %llu keys grew to %llu and came back to its first sizes, by erasing and by "
+         "gh_clear\n",
+         (unsigned long long)floor, (unsigned long long)n);
+  tu_table_destroy(&h);
+  free(keys);
+  free(values);
+}
+
 static void part_resize(void) {
   const int gpu = dy_backend == GH_BACKEND_CUDA;
+  floor_case(gpu ? 1ull << 16 : 1ull << 12);
   resize_case(32, 32, gpu ? 1ull << 20 : 1ull << 18);
   resize_case(64, 64, gpu ? 1ull << 18 : 1ull << 16);
   resize_case(32, 0, gpu ? 1ull << 18 : 1ull << 16);
