@@ -110,7 +110,7 @@ static gh_status check_config(const gh_config *c, char *message, size_t size) {
 
 static gh_status estimate(const gh_config *c, size_t *host_bytes, size_t *device_bytes) {
   const gh_dy_geometry g = gh__dy_geometry(c);
-  size_t table = sizeof(gh_dy_counters) + 16u;
+  size_t table = sizeof(gh_dy_counters) + gh_dy_side_bytes(&g); /* (as init allocates them) */
   for (unsigned i = 0; i < g.tables; ++i)
     table += subtable_bytes(&g, g.buckets[i]);
   return gh__estimate_split(c, sizeof(gh_dy_table), table, host_bytes, device_bytes);
