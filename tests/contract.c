@@ -980,6 +980,7 @@ static void run_table(const tu_design *design, gh_variant variant, gh_backend ba
         "a new table's gh_last_error is \"%s\"", gh_last_error(c.table));
   CHECK(gh_table_backend(c.table) == backend, "gh_table_backend %d, asked for %d",
         (int)gh_table_backend(c.table), (int)backend);
+  tu_check_memory_estimate(c.table, &cfg);
 
   /* Keys (the all-ones patterns among them), values, absent keys, and queries half present. */
   n_special = tu_special_keys(key_bits, special);

@@ -260,6 +260,9 @@ typedef struct tu_table {
 /* Creates the table and checks what a new table must satisfy (effective config, capacity,
  * empty, valid). Returns 1 on success; on failure reports it and leaves h->table NULL. */
 int tu_table_create(tu_table *h, const gh_config *config);
+/* A new table (config: what gh_create was given) takes exactly the host and device bytes
+ * gh_memory_estimate says a table of that config would take. */
+void tu_check_memory_estimate(gh_table *table, const gh_config *config);
 void tu_table_destroy(tu_table *h);
 
 /* Each wrapper calls the API once, checks its status and every output against the reference,
