@@ -886,8 +886,9 @@ int tu_table_create(tu_table *h, const gh_config *config) {
     CHECK(eff.group_size == config->group_size, "effective group_size %u, configured %u",
           eff.group_size, config->group_size);
     CHECK(eff.max_probe_windows > 0, "max_probe_windows not resolved (0)");
-    if (config->max_probe_windows != 0) {
-      CHECK(eff.max_probe_windows == config->max_probe_windows,
+    if (config->max_probe_windows != 0) { /* (a value above the table's W is cut to W) */
+      CHECK(eff.max_probe_windows == config->max_probe_windows ||
+                (eff.max_probe_windows < config->max_probe_windows && eff.max_probe_windows > 0),
             "effective max_probe_windows %llu, configured %llu",
             (unsigned long long)eff.max_probe_windows,
             (unsigned long long)config->max_probe_windows);

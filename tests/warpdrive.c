@@ -568,6 +568,14 @@ static void part_sequence(void) {
         if (expected > GH_WD_DEFAULT_PROBE_SLOTS / groups[gi]) expected = GH_WD_DEFAULT_PROBE_SLOTS / groups[gi];
         CHECK(got.max_probe_windows == expected, "probe limit %llu windows, documented %llu (%llu windows)",
               (unsigned long long)got.max_probe_windows, (unsigned long long)expected, (unsigned long long)windows);
+        /* "larger values are cut to W" (W = the windows plus a region's local ones) */
+        gh_table *unlimited = NULL;
+        gh_config asked_more = cfg, cut;
+        asked_more.max_probe_windows = UINT64_MAX;
+        if (CHECK_OK(NULL, gh_create(&asked_more, &unlimited)) && CHECK_OK(unlimited, gh_get_config(unlimited, &cut)))
+          CHECK(cut.max_probe_windows == windows + local, "max_probe_windows asked UINT64_MAX: %llu, W is %llu",
+                (unsigned long long)cut.max_probe_windows, (unsigned long long)(windows + local));
+        gh_destroy(unlimited);
       }
       gh_destroy(t);
     }
