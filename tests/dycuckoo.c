@@ -431,6 +431,55 @@ static void records_race(unsigned key_bits, unsigned bytes, uint64_t distinct, u
   free(found);
 }
 
+/* Records of `bytes` bytes in arrays that start one byte past an aligned address ("packed, at any
+ * alignment"): inserted, found (absent keys with default_value NULL: "all bytes zero for a
+ * record") and exported. */
+static void records_unaligned(unsigned bytes) {
+  enum { KEYS = 300 };
+  tu_set_context("dycuckoo unaligned %u-byte records %s seed 0x%016llx", bytes, tu_backend_name(dy_backend),
+                 (unsigned long long)dy_seed);
+  tu_rng rng = tu_rng_make(tu_mix_seed(dy_seed, bytes, 5, 6));
+  uint64_t pool[2 * KEYS], exported_keys[KEYS + 1];
+  tu_gen_unique_keys(&rng, 64, 2 * KEYS, NULL, pool); /* the first KEYS stored, the rest absent */
+  unsigned char *values = (unsigned char *)tu_xmalloc(KEYS * bytes + 1), *got = (unsigned char *)tu_xmalloc(2 * KEYS * bytes + 1);
+  uint8_t found[2 * KEYS];
+  for (uint64_t j = 0; j < KEYS; ++j) record_of(bytes, j, 1, values + 1 + j * bytes);
+  gh_config cfg = dy_config(64, bytes * 8u, 64);
+  gh_table *t = NULL;
+  uint64_t count = 0;
+  if (CHECK(gh_create(&cfg, &t) == GH_OK, "gh_create: %s", gh_last_create_error()) &&
+      CHECK_OK(t, gh_insert(t, pool, values + 1, KEYS, GH_OVERWRITE, NULL, NULL)) &&
+      CHECK_OK(t, gh_find(t, pool, 2 * KEYS, got + 1, found, NULL, NULL))) {
+    static const unsigned char zeros[128];
+    for (uint64_t j = 0; j < 2 * KEYS; ++j) {
+      const unsigned char *want = j < KEYS ? values + 1 + j * bytes : zeros;
+      if (!CHECK(found[j] == (j < KEYS) && memcmp(got + 1 + j * bytes, want, bytes) == 0,
+                 "key %llu (%s): found %u, its record %s", (unsigned long long)j, j < KEYS ? "stored" : "absent",
+                 found[j], found[j] == (j < KEYS) ? "differs" : "-"))
+        break;
+    }
+    /* export into arrays one byte off too; each pair is a stored key with its record */
+    unsigned char *keys_out = (unsigned char *)tu_xmalloc(KEYS * 8 + 1);
+    if (CHECK_OK(t, gh_export(t, keys_out + 1, got + 1, KEYS, &count, NULL)) &&
+        CHECK(count == KEYS, "exported %llu pairs, %d stored", (unsigned long long)count, KEYS)) {
+      memcpy(exported_keys, keys_out + 1, KEYS * 8);
+      for (uint64_t p = 0; p < count; ++p) {
+        uint64_t j = 0;
+        while (j < KEYS && pool[j] != exported_keys[p]) ++j;
+        if (!CHECK(j < KEYS && memcmp(got + 1 + p * bytes, values + 1 + j * bytes, bytes) == 0,
+                   "exported pair %llu: key 0x%llx %s", (unsigned long long)p, (unsigned long long)exported_keys[p],
+                   j < KEYS ? "with another record" : "never stored"))
+          break;
+      }
+    }
+    free(keys_out);
+    CHECK_OK(t, gh_validate(t));
+  }
+  gh_destroy(t);
+  free(values);
+  free(got);
+}
+
 static void part_records(void) {
   const int gpu = dy_backend == GH_BACKEND_CUDA;
   static const unsigned sizes[] = {4, 8, 24, 128};
@@ -441,8 +490,14 @@ static void part_records(void) {
       records_case(kb, sizes[v], gpu ? 1u << 22 : 1u << 18, ops);
       records_race(kb, sizes[v], gpu ? 4096 : 512, gpu ? 32 : 8);
     }
+  /* Records of odd sizes (every one but the first at an odd address) and arrays one byte off. */
+  for (unsigned kb = 32; kb <= 64; kb += 32)
+    for (unsigned bytes = 1; bytes <= 3; bytes += 2) records_case(kb, bytes, 1000, ops / 4);
+  static const unsigned unaligned_sizes[] = {1, 3, 24};
+  for (size_t u = 0; u < sizeof unaligned_sizes / sizeof unaligned_sizes[0]; ++u) records_unaligned(unaligned_sizes[u]);
   printf("  records: values of 4, 8, 24 and 128 bytes, 32- and 64-bit keys, universes of 1000 and %llu keys: %llu "
-         "operations each against a reference, racing copies stored whole: ok\n",
+         "operations each against a reference, racing copies stored whole; 1- and 3-byte records; arrays one byte "
+         "off, absent keys' records zero: ok\n",
          (unsigned long long)(gpu ? 1u << 22 : 1u << 18), (unsigned long long)ops);
 }
 
@@ -498,18 +553,22 @@ static void part_config(void) {
     tu_set_phase("%u-bit values", bits);
     if (!CHECK(gh_create(&c, &t) == GH_OK, "%u-bit values: %s", bits, gh_last_create_error())) continue;
     /* Records take KEEP_FIRST and OVERWRITE only: a combining policy is refused, nothing changed. */
-    const uint64_t key = 7;
-    unsigned char value[128] = {1};
-    const gh_status st = gh_insert(t, &key, value, 1, GH_ADD, NULL, NULL);
-    char message[512];
-    snprintf(message, sizeof message, "%s", gh_last_error(t));
-    uint64_t size = 1;
-    gh_size(t, &size);
-    if (bits != 64)
-      CHECK(st == GH_ERR_UNSUPPORTED && size == 0 && strstr(message, "record") != NULL,
-            "GH_ADD on %u-bit values: %s, size %llu: %s", bits, gh_status_name(st), (unsigned long long)size, message);
-    else
-      CHECK(st == GH_OK && size == 1, "GH_ADD on 64-bit values: %s", gh_status_name(st));
+    static const gh_dup_policy combining[] = {GH_ADD, GH_MIN, GH_MAX};
+    for (size_t p = 0; p < sizeof combining / sizeof combining[0]; ++p) {
+      const uint64_t key = 7 + p;
+      unsigned char value[128] = {1};
+      const gh_status st = gh_insert(t, &key, value, 1, combining[p], NULL, NULL);
+      char message[512];
+      snprintf(message, sizeof message, "%s", gh_last_error(t));
+      uint64_t size = 0;
+      gh_size(t, &size);
+      if (bits != 64)
+        CHECK(st == GH_ERR_UNSUPPORTED && size == 0 && strstr(message, "record") != NULL,
+              "policy %d on %u-bit values: %s, size %llu: %s", (int)combining[p], bits, gh_status_name(st),
+              (unsigned long long)size, message);
+      else
+        CHECK(st == GH_OK && size == p + 1u, "policy %d on 64-bit values: %s", (int)combining[p], gh_status_name(st));
+    }
     gh_destroy(t);
   }
   /* The bounds that are fine: d = 2 with a low fill_min, d = 8. */
