@@ -557,8 +557,9 @@ gh_status gh_mixed(gh_table *table, const uint8_t *ops, const void *keys, const 
  * (gh_last_error says so). */
 gh_status gh_compact(gh_table *table, gh_stream stream);
 
-/** Removes every key; keeps the memory (a cuckoo table's stash is released). On failure: the
- * table is unchanged. */
+/** Removes every key. warpdrive, cuckoo and slab keep their memory (a cuckoo table's stash is
+ * released); dycuckoo and hashgraph give back what they grew by, returning to the size they were
+ * created with. On failure: the table is unchanged. */
 gh_status gh_clear(gh_table *table, gh_stream stream);
 
 /* ---------------------------------------------------------------------------------------- */

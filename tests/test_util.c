@@ -1147,9 +1147,19 @@ void tu_check_valid(tu_table *h) {
 }
 
 void tu_clear(tu_table *h) {
+  size_t host_before = 0, device_before = 0, host_after = 0, device_after = 0;
+  uint64_t capacity = 0;
+  CHECK_OK(h->table, gh_memory_usage(h->table, &host_before, &device_before));
   if (CHECK_OK(h->table, gh_clear(h->table, NULL))) {
     tu_check_no_error_text(h->table, "gh_clear");
     tu_ref_clear(&h->ref);
+    /* "keeps its memory, or gives back what it grew by": never more than before, never below the
+     * capacity it was created with. */
+    if (CHECK_OK(h->table, gh_memory_usage(h->table, &host_after, &device_after)) &&
+        CHECK_OK(h->table, gh_capacity(h->table, &capacity)))
+      CHECK(host_after <= host_before && device_after <= device_before && capacity >= h->capacity,
+            "gh_clear: %zu + %zu bytes before, %zu + %zu after; capacity %llu after, %llu at creation", host_before,
+            device_before, host_after, device_after, (unsigned long long)capacity, (unsigned long long)h->capacity);
   }
   tu_check_device_flags(h, 0);
 }
