@@ -502,12 +502,13 @@ gh_status gh_save(gh_table *table, const char *path, gh_stream stream);
 /** Makes a table from an image (of gh_save / gh_save_to_memory). runtime: NULL for the defaults,
  * or a config whose backend, device, host_threads and allocator the table takes, and the knobs of
  * its calls that are not part of the layout, bulk_min_keys and compact_scratch_bytes (its other
- * fields are ignored: the image says them). An image that is not one (wrong magic, format version, sizes, a truncated or
- * corrupted file, a configuration this library refuses, pairs that do not fit it or a map key
- * stored twice) gives GH_ERR_BAD_IMAGE; a design this library does not have, GH_ERR_UNSUPPORTED;
- * a path that is not a regular file, GH_ERR_INVALID_ARGUMENT. On any failure *table is NULL and
- * gh_last_create_error() says why. An image names its table's capacity, and loading allocates
- * that table: load an untrusted image with a runtime allocator that limits memory. */
+ * fields are ignored: the image says them). An image that is not one (wrong magic, format
+ * version, sizes, a truncated or corrupted file, a configuration this library refuses, pairs that
+ * do not fit it or a map key stored twice) gives GH_ERR_BAD_IMAGE; a design this library does not
+ * have, GH_ERR_UNSUPPORTED; a path that is not a regular file, GH_ERR_INVALID_ARGUMENT. On any
+ * failure *table is NULL and gh_last_create_error() says why. An image names its table's
+ * capacity, and loading allocates that table: load an untrusted image with a runtime allocator
+ * that limits memory. */
 gh_status gh_load_from_memory(const void *buffer, size_t bytes, const gh_config *runtime, gh_table **table);
 gh_status gh_load(const char *path, const gh_config *runtime, gh_table **table);
 
