@@ -434,6 +434,11 @@ static void case_bad_images(const tu_design *design, gh_backend backend) {
     check_refused(copy, bytes, GH_ERR_BAD_IMAGE, "cuckoo with buckets of 3 slots");
     free(copy);
   }
+  if (tu_design_has(design, GH_CAP_REPORTS_FULL)) { /* "pairs that do not fit it" */
+    unsigned char *copy = crafted(image, bytes, GH_IMAGE_AT_CAPACITY, 1);
+    check_refused(copy, bytes, GH_ERR_BAD_IMAGE, "40 pairs in an image naming a table of fixed capacity 1");
+    free(copy);
+  }
   if (design->design == GH_WARPDRIVE) {
     unsigned char *copy = crafted(image, bytes, GH_IMAGE_AT_GROUP_SIZE, 3);
     check_refused(copy, bytes, GH_ERR_BAD_IMAGE, "warpdrive with groups of 3 lanes");

@@ -34,6 +34,7 @@ typedef enum image_field {
 _Static_assert(IMAGE_HEADER_BYTES == GH_IMAGE_HEADER_BYTES && 8u * F_FORMAT == GH_IMAGE_AT_FORMAT &&
                    8u * F_DESIGN == GH_IMAGE_AT_DESIGN && 8u * F_VARIANT == GH_IMAGE_AT_VARIANT &&
                    8u * F_KEY_BITS == GH_IMAGE_AT_KEY_BITS && 8u * F_VALUE_BITS == GH_IMAGE_AT_VALUE_BITS &&
+                   8u * F_CAPACITY == GH_IMAGE_AT_CAPACITY &&
                    8u * F_GROUP_SIZE == GH_IMAGE_AT_GROUP_SIZE && 8u * F_COUNT == GH_IMAGE_AT_COUNT &&
                    8u * F_PAYLOAD_BYTES == GH_IMAGE_AT_PAYLOAD_BYTES && 8u * F_BUCKET_SLOTS == GH_IMAGE_AT_BUCKET_SLOTS,
                "core/image.h names the header's layout");
