@@ -63,7 +63,8 @@ static gh_status host_prepare(gh_table *t, const gh_ck_geometry *g, const void *
                               gh_ck_value_source source, uint64_t n, int policy, int check_present, void *entries,
                               uint64_t *entry_count, uint64_t *side_new, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, keys, values, entries, NULL, NULL, 0, 0, policy, check_present, source, NULL};
+  pass p = {.g = g, .slots = w->slots, .keys = keys, .values = values, .entries = entries, .policy = policy,
+            .check_present = check_present, .source = source};
   (void)stream;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, prepare_chunk, &p);
   *entry_count = p.cursor;
@@ -93,7 +94,7 @@ static gh_status host_place(gh_table *t, const gh_ck_geometry *g, void *entries,
                             uint8_t *failed, uint32_t *moved, uint64_t *placed, uint64_t *gave_up, uint64_t *marks,
                             void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, NULL, NULL, entries, failed, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, moved};
+  pass p = {.g = g, .slots = w->slots, .entries = entries, .flags = failed, .policy = policy, .moved = moved};
   (void)stream;
   const gh_counters counted = gh__parallel_for(m, t->config.host_threads, place_chunk, &p);
   *placed = counted.value[0];
@@ -124,7 +125,7 @@ static gh_counters absorb_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_absorb(gh_table *t, const gh_ck_geometry *g, const void *entries, uint8_t *failed, uint64_t m,
                              int policy, uint64_t *remaining, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, NULL, NULL, (void *)entries, failed, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, NULL};
+  pass p = {.g = g, .slots = w->slots, .entries = (void *)entries, .flags = failed, .policy = policy};
   (void)stream;
   *remaining = gh__parallel_for(m, t->config.host_threads, absorb_chunk, &p).value[0];
   return GH_OK;
@@ -139,7 +140,7 @@ static gh_counters dedupe_chunk(void *context, uint64_t begin, uint64_t end) {
 
 static gh_status host_dedupe(gh_table *t, const gh_ck_geometry *g, int policy, uint64_t *removed, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, NULL, NULL, NULL, NULL, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, NULL};
+  pass p = {.g = g, .slots = w->slots, .policy = policy};
   (void)stream;
   *removed = gh__parallel_for(g->slot_count, t->config.host_threads, dedupe_chunk, &p).value[0];
   return GH_OK;
@@ -158,7 +159,7 @@ static gh_counters dedupe_moved_chunk(void *context, uint64_t begin, uint64_t en
 static gh_status host_dedupe_moved(gh_table *t, const gh_ck_geometry *g, const uint32_t *moved, int policy,
                                    uint64_t *removed, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, NULL, NULL, NULL, NULL, NULL, 0, 0, policy, 0, GH_CK_VALUE_GIVEN, (uint32_t *)moved};
+  pass p = {.g = g, .slots = w->slots, .policy = policy, .moved = (uint32_t *)moved};
   (void)stream;
   *removed = gh__parallel_for((g->slot_count + 31u) / 32u, t->config.host_threads, dedupe_moved_chunk, &p).value[0];
   return GH_OK;
@@ -219,7 +220,8 @@ static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_find(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, void *values_out,
                            uint8_t *found_out, uint64_t default_value, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, keys, NULL, NULL, found_out, values_out, default_value, 0, 0, 0, GH_CK_VALUE_GIVEN, NULL};
+  pass p = {.g = g, .slots = w->slots, .keys = keys, .flags = found_out, .values_out = values_out,
+            .default_value = default_value};
   (void)stream;
   gh__parallel_for(n, t->config.host_threads, find_chunk, &p);
   return GH_OK;
@@ -240,7 +242,7 @@ static gh_counters erase_chunk(void *context, uint64_t begin, uint64_t end) {
 static gh_status host_erase(gh_table *t, const gh_ck_geometry *g, const void *keys, uint64_t n, uint8_t *erased_out,
                             gh_ck_erase_counts *erased, void *stream) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
-  pass p = {g, w->slots, keys, NULL, NULL, erased_out, NULL, 0, 0, 0, 0, GH_CK_VALUE_GIVEN, NULL};
+  pass p = {.g = g, .slots = w->slots, .keys = keys, .flags = erased_out};
   (void)stream;
   const gh_counters counted = gh__parallel_for(n, t->config.host_threads, erase_chunk, &p);
   erased->main = counted.value[GH_CK_ERASED_MAIN];
