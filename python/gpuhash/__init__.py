@@ -228,13 +228,6 @@ def _dlpack_tensor(obj: Any, dtype: np.dtype, name: str, stream: Optional[int]) 
     work on `stream` (None: the legacy default stream, DLPack's 1), which the producer orders
     after its own work on the array. The capsule is borrowed, not consumed: while it lives the
     producer keeps the memory, and when it is collected its destructor releases it."""
-    # JAX dispatches asynchronously: its array may not be computed yet when the pointer is taken.
-    # Waiting for it makes the contents final whatever the producer does with the stream argument
-    # (a find of JAX keys and values saw values that did not match while other tests loaded the
-    # GPU, on an H100, 2026-11-27).
-    ready = getattr(obj, "block_until_ready", None)
-    if callable(ready):
-        ready()
     try:
         capsule = obj.__dlpack__(stream=stream if stream else 1)
     except TypeError:  # a producer of the first DLPack protocol, without the stream argument
@@ -275,6 +268,15 @@ class _Array:
                 raise ValueError("%s: %d elements, %d expected" % (name, self.n, length))
             return
         self.framework = type(obj).__module__.partition(".")[0]
+        # JAX dispatches asynchronously: its array may not be computed yet when the pointer is taken,
+        # through DLPack or through __cuda_array_interface__ (which JAX's GPU arrays have too, so
+        # they take that branch below). Waiting for it makes the contents final whatever the
+        # producer does with streams: an insert of JAX keys and values stored stale values while
+        # other tests loaded the GPU (H100, 2026-11-27, and again 2026-12-07 when this wait sat on
+        # the DLPack branch only).
+        ready = getattr(obj, "block_until_ready", None)
+        if callable(ready):
+            ready()
         cai = getattr(obj, "__cuda_array_interface__", None)
         device_type = None
         if cai is None and not isinstance(obj, np.ndarray) and hasattr(obj, "__dlpack_device__"):

@@ -237,6 +237,33 @@ def test_dlpack_host_arrays():
         t.insert(DLPackOnly(keys.astype(np.uint64)), DLPackOnly(keys))
 
 
+class PendingArray:
+    """An array computed asynchronously, as JAX's GPU arrays are: __cuda_array_interface__ (over a
+    NumPy array's memory here) and block_until_ready, which records that it was waited for and
+    only then makes the contents final."""
+
+    def __init__(self, array):
+        self._array, self._final, self.waited = array, array.copy(), False
+        array[:] = 0  # not computed yet
+
+    def block_until_ready(self):
+        self._array[:] = self._final
+        self.waited = True
+        return self
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self._array.shape, "typestr": self._array.dtype.str, "version": 2,
+                "data": (self._array.ctypes.data, False), "strides": None}
+
+
+def test_pending_arrays_are_waited_for_before_their_pointer_is_taken():
+    keys = np.arange(1, 101, dtype=np.uint32)
+    pending = PendingArray(keys)
+    array = gpuhash._Array(pending, np.dtype(np.uint32), "keys")
+    assert pending.waited and array.ptr == keys.ctypes.data and (keys == np.arange(1, 101)).all()
+
+
 @pytest.mark.parametrize("design", ["warpdrive", "slab"])
 def test_dist_table_host(design):
     rng = np.random.default_rng(SEED)
