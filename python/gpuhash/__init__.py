@@ -271,9 +271,9 @@ class _Array:
         # JAX dispatches asynchronously: its array may not be computed yet when the pointer is taken,
         # through DLPack or through __cuda_array_interface__ (which JAX's GPU arrays have too, so
         # they take that branch below). Waiting for it makes the contents final whatever the
-        # producer does with streams: an insert of JAX keys and values stored stale values while
-        # other tests loaded the GPU (H100, 2026-11-27, and again 2026-12-07 when this wait sat on
-        # the DLPack branch only).
+        # producer does with streams: a find after an insert of JAX keys and values returned other
+        # values than those inserted while other tests loaded the GPU (H100, 2026-11-27, and again
+        # 2026-12-07 while this wait sat on the DLPack branch only; with it here the case passed).
         ready = getattr(obj, "block_until_ready", None)
         if callable(ready):
             ready()
