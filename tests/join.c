@@ -372,7 +372,6 @@ static void part_edges(void) {
   printf("  edges: %s\n", tu_failure_count() ? "FAILED" : "ok");
 }
 
-/* A map: the semi-join against the reference, the pair joins refused. */
 /* The semi-join "on any table: maps and sets too" (and compacting tables, whose values are ids);
  * the pair joins refused there. */
 static void semi_join_of(gh_variant variant, unsigned value_bits) {

@@ -53,7 +53,7 @@ static void one_round(th_worker *w, gh_table *t, tu_rng *rng, int round) {
   uint8_t found[KEYS];
   tu_gen_unique_keys(rng, 32, KEYS, NULL, keys);
   for (int i = 0; i < KEYS; ++i) values[i] = (uint64_t)(w->index * 1000003 + round * KEYS + i) & 0xFFFFFFFFu;
-  void *pk = tu_pack(keys, KEYS, 32), *pv = tu_pack(values, KEYS, 32), *out = tu_pack(values, KEYS, 32);
+  void *pk = tu_pack(keys, KEYS, 32), *pv = tu_pack(values, KEYS, 32), *out = tu_xmalloc(KEYS * 4);
   const int erases = tu_design_has(th_design, GH_CAP_ERASE);
   gh_status st = gh_clear(t, NULL);
   if (st == GH_OK) st = gh_insert(t, pk, pv, KEYS, GH_OVERWRITE, NULL, NULL);
@@ -128,15 +128,13 @@ int main(int argc, char **argv) {
   }
   th_worker workers[THREADS];
   pthread_t threads[THREADS];
-  int started = 0;
   REQUIRE(pthread_barrier_init(&created, NULL, THREADS) == 0, "pthread_barrier_init");
   for (int i = 0; i < THREADS; ++i) {
     memset(&workers[i], 0, sizeof workers[i]);
     workers[i].index = i;
     REQUIRE(pthread_create(&threads[i], NULL, worker, &workers[i]) == 0, "pthread_create %d", i);
-    started += 1;
   }
-  for (int i = 0; i < started; ++i) pthread_join(threads[i], NULL);
+  for (int i = 0; i < THREADS; ++i) pthread_join(threads[i], NULL);
   pthread_barrier_destroy(&created);
   tu_set_phase("what each thread found");
   for (int i = 0; i < THREADS; ++i) {
