@@ -42,11 +42,17 @@ static __device__ __forceinline__ uint64_t gh_wd_bits_value(const gh_wd_geometry
 }
 
 /* How a group reads a window for a find: in pieces (the library's find kernel: each lane loads
- * gh_wd_pieces_slots consecutive slots at once, and the group has window_width / that many lanes)
- * or slot by slot (one slot per lane per pass, window_width / size passes: inserts, erases and the
- * groups users pass to the device API). A piece is loaded as 32-bit words, so an 8-byte slot is
- * not read in one single-copy-atomic access: pieces are for batches no writer runs alongside. */
-typedef enum gh_wd_reading { GH_WD_BY_SLOT = 0, GH_WD_BY_PIECE = 1 } gh_wd_reading;
+ * gh_wd_pieces_slots consecutive slots at once, 16 bytes of them or, wide, 32 in two loads, and the
+ * group has window_width / that many lanes) or slot by slot (one slot per lane per pass,
+ * window_width / size passes: inserts, erases and the groups users pass to the device API). A piece
+ * is loaded as 32-bit words, so an 8-byte slot is not read in one single-copy-atomic access: pieces
+ * are for batches no writer runs alongside. */
+typedef enum gh_wd_reading { GH_WD_BY_SLOT = 0, GH_WD_BY_PIECE = 1, GH_WD_BY_WIDE_PIECE = 2 } gh_wd_reading;
+
+/* The bytes of a piece read as `reading` says (16 or 32; slot by slot: none). */
+static __host__ __device__ __forceinline__ unsigned gh_wd_reading_piece_bytes(gh_wd_reading reading) {
+  return reading == GH_WD_BY_WIDE_PIECE ? 32u : reading == GH_WD_BY_PIECE ? 16u : 0u;
+}
 
 /* The rank of the lane that read slot `lane` of a window slot by slot. */
 static __device__ __forceinline__ unsigned gh_wd_slot_owner(gh_device_group grp, unsigned lane) {
@@ -62,17 +68,22 @@ static __device__ __forceinline__ void gh_wd_note_slot(const gh_wd_geometry *g, 
   gh_wd_note_key(g, k, lane, key, m);
 }
 
-/* This lane's piece of a window: gh_wd_pieces_slots slots from slot `first`, in one load of 4, 8 or
- * 16 bytes. */
+/* This lane's piece of a window: the gh_wd_pieces_slots slots of piece_bytes (16 or 32) from slot
+ * `first`, in one load of 4, 8 or 16 bytes, or two of 16. */
 static __device__ __forceinline__ void gh_wd_note_piece(const gh_wd_geometry *g, void *slots, uint64_t window,
-                                                        unsigned first, uint64_t key, gh_wd_masks *m,
-                                                        uint64_t *value) {
+                                                        unsigned first, unsigned piece_bytes, uint64_t key,
+                                                        gh_wd_masks *m, uint64_t *value) {
   const void *piece = gh_wd_slot_at(g, slots, gh_wd_window_slot(g, window, first));
-  const unsigned per_lane = gh_wd_pieces_slots(g), bytes = per_lane * g->slot_bytes;
-  uint32_t word[4] = {0u, 0u, 0u, 0u};
-  if (bytes == 16u) {
-    const uint4 raw = __ldcg((const uint4 *)piece);
-    word[0] = raw.x, word[1] = raw.y, word[2] = raw.z, word[3] = raw.w;
+  const unsigned per_lane = gh_wd_pieces_slots(g, piece_bytes), bytes = per_lane * g->slot_bytes;
+  uint32_t word[8] = {0u};
+  if (bytes >= 16u) {
+#pragma unroll
+    for (unsigned c = 0; c < 2u; ++c) {
+      if (c * 16u < piece_bytes && c * 16u < bytes) { /* (a 16-byte piece: folded to one load) */
+        const uint4 raw = __ldcg((const uint4 *)piece + c);
+        word[4 * c] = raw.x, word[4 * c + 1] = raw.y, word[4 * c + 2] = raw.z, word[4 * c + 3] = raw.w;
+      }
+    }
   } else if (bytes == 8u) {
     const uint2 raw = __ldcg((const uint2 *)piece);
     word[0] = raw.x, word[1] = raw.y;
@@ -83,7 +94,7 @@ static __device__ __forceinline__ void gh_wd_note_piece(const gh_wd_geometry *g,
     gh_wd_bits bits;
     const unsigned at = s * g->slot_bytes / 4u;
     bits.lo = g->slot_bytes == 4u ? word[at] : word[at] | (uint64_t)word[at + 1] << 32;
-    bits.hi = g->slot_bytes == 16u ? word[2] | (uint64_t)word[3] << 32 : ~0ull;
+    bits.hi = g->slot_bytes == 16u ? word[at + 2] | (uint64_t)word[at + 3] << 32 : ~0ull;
     gh_wd_note_slot(g, bits, first + s, key, m, value);
   }
 }
@@ -94,8 +105,9 @@ static __device__ __forceinline__ gh_wd_masks gh_wd_lane_masks(const gh_wd_geome
                                                                gh_device_group grp, gh_wd_reading reading,
                                                                uint64_t window, uint64_t key, uint64_t *value) {
   gh_wd_masks mine = {0u, 0u, 0u};
-  if (reading == GH_WD_BY_PIECE) {
-    gh_wd_note_piece(g, slots, window, grp.rank * gh_wd_pieces_slots(g), key, &mine, value);
+  if (reading != GH_WD_BY_SLOT) {
+    const unsigned piece_bytes = gh_wd_reading_piece_bytes(reading);
+    gh_wd_note_piece(g, slots, window, grp.rank * gh_wd_pieces_slots(g, piece_bytes), piece_bytes, key, &mine, value);
   } else {
     for (unsigned pass = 0; pass < g->window_width; pass += grp.size)
       gh_wd_note_slot(g, gh_wd_load_bits(g, gh_wd_slot_at(g, slots, gh_wd_window_slot(g, window, pass + grp.rank))),

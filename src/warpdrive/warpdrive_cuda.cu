@@ -38,15 +38,19 @@ static __device__ __forceinline__ gh_wd_geometry constant_geometry(gh_wd_geometr
 
 /* Finds read windows in pieces (gpuhash/warpdrive.cuh): on an H100 at n = 2^27, g = 2, 4 and 8,
  * loads 0.5 to 0.95, 1.02x to 1.40x the slot-by-slot rate, fewer lanes per key putting more keys
- * in flight a warp (bench/results/2026-11-27-h100-warpdrive-reading*). Inserts and erases read slot
- * by slot, so that their claiming CAS and tombstone write have a lane for each slot: pieces ran at
- * 0.66x to 1.01x for them at g <= 4 (faster at g = 8, 1.04x to 1.11x, but g = 4 slot by slot is
- * the fastest of either). */
-#define WD_FIND_READING GH_WD_BY_PIECE
+ * in flight a warp (bench/results/2026-11-27-h100-warpdrive-reading*), and wide pieces of 32 bytes
+ * where a window has 64 or more (gh_wd_find_piece_bytes). Inserts and erases read slot by slot, so
+ * that their claiming CAS and tombstone write have a lane for each slot: pieces ran at 0.66x to
+ * 1.01x for them at g <= 4 (faster at g = 8, 1.04x to 1.11x, but g = 4 slot by slot is the fastest
+ * of either). */
+static __host__ __device__ __forceinline__ gh_wd_reading find_reading(const gh_wd_geometry &g) {
+  return gh_wd_find_piece_bytes(&g) == 32u ? GH_WD_BY_WIDE_PIECE : GH_WD_BY_PIECE;
+}
 
 /* Lanes of the group that handles one key: the window's pieces for a find, its slots else. */
 static __host__ __device__ __forceinline__ unsigned lanes_per_key(const gh_wd_geometry &g, gh_wd_reading reading) {
-  return reading == GH_WD_BY_PIECE ? g.window_width / gh_wd_pieces_slots(&g) : g.window_width;
+  return reading == GH_WD_BY_SLOT ? g.window_width
+                                  : g.window_width / gh_wd_pieces_slots(&g, gh_wd_reading_piece_bytes(reading));
 }
 
 /* Resident blocks per multiprocessor the insert kernel is compiled for (a register cap): inserts
@@ -508,15 +512,16 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
  * spills. */
 #define WD_LATENCY_BOUND_MIN_BLOCKS 8
 
-template <unsigned KB, unsigned VB>
+/* READING: the piece width, a constant, so that each kernel has only its own loads. */
+template <unsigned KB, unsigned VB, gh_wd_reading READING>
 __global__ void __launch_bounds__(256, WD_LATENCY_BOUND_MIN_BLOCKS)
     wd_find_kernel(gh_wd_geometry geometry, void *slots, const void *keys, uint64_t n, void *values_out,
                    uint8_t *found_out, uint64_t default_value) {
   const gh_wd_geometry g = constant_geometry<KB, VB>(geometry);
-  const gh_group_loop l = gh_group_loop_make(lanes_per_key(g, WD_FIND_READING));
+  const gh_group_loop l = gh_group_loop_make(lanes_per_key(g, READING));
   for (uint64_t i = l.first; i < n; i += l.stride) {
     uint64_t value = default_value;
-    const int found = gh_wd_find_group(&g, slots, l.group, WD_FIND_READING, gh__read_word(keys, i, KB), &value);
+    const int found = gh_wd_find_group(&g, slots, l.group, READING, gh__read_word(keys, i, KB), &value);
     if (l.group.rank == 0) {
       if (VB && values_out) gh__write_word(values_out, i, VB, found ? value : default_value);
       if (found_out) found_out[i] = (uint8_t)found;
@@ -607,12 +612,12 @@ __global__ void wd_rehash_kernel(gh_wd_geometry geometry, void *slots, const uin
 
 /* The kernels of one (key, value) width pair. */
 typedef struct wd_kernels {
-  const void *insert, *find, *erase, *export_all, *rehash, *round, *region, *region_erase;
+  const void *insert, *find, *find_wide, *erase, *export_all, *rehash, *round, *region, *region_erase;
   gh_status (*partition)(gh_table *t, const gh_wd_round *r, void *stream);
 } wd_kernels;
 
 static wd_kernels kernels_for(const gh_wd_geometry &g) {
-  wd_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  wd_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 #define GH_WD_KERNELS_CASE(kb, vb)                                                            \
   if (g.key_bits == kb && g.value_bits == vb) {                                               \
     k.insert = (const void *)wd_insert_kernel<kb, vb>;                                        \
@@ -620,7 +625,8 @@ static wd_kernels kernels_for(const gh_wd_geometry &g) {
     k.region = wd_region_kernel_of<kb, vb, false>::get();                                     \
     k.region_erase = wd_region_kernel_of<kb, vb, true>::get();                                \
     k.partition = wd_partition<kb, vb>;                                                       \
-    k.find = (const void *)wd_find_kernel<kb, vb>;                                            \
+    k.find = (const void *)wd_find_kernel<kb, vb, GH_WD_BY_PIECE>;                            \
+    k.find_wide = (const void *)wd_find_kernel<kb, vb, GH_WD_BY_WIDE_PIECE>;                  \
     k.erase = (const void *)wd_erase_kernel<kb, vb>;                                          \
     k.export_all = (const void *)wd_export_kernel<kb, vb>;                                    \
     k.rehash = (const void *)wd_rehash_kernel<kb, vb>;                                        \
@@ -724,8 +730,10 @@ static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *valu
   gh_wd_geometry g = w->geometry;
   uint64_t default_value = gh__value_word(t, default_bytes);
   void *args[] = {&g, &w->slots, (void *)&keys, &n, &values_out, &found_out, &default_value};
-  return gh__cuda_launch(t, kernels_for(g).find, n * lanes_per_key(g, WD_FIND_READING), kLaunch.block_threads, args,
-                         stream);
+  const gh_wd_reading reading = find_reading(g);
+  const wd_kernels k = kernels_for(g);
+  return gh__cuda_launch(t, reading == GH_WD_BY_WIDE_PIECE ? k.find_wide : k.find, n * lanes_per_key(g, reading),
+                         kLaunch.block_threads, args, stream);
 }
 
 /* The ordinary erase kernel over n keys, word i * key_stride of keys each. */

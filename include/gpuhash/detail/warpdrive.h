@@ -163,14 +163,24 @@ GH_HD gh_probe gh_wd_probe_at(const gh_wd_geometry *g, uint64_t key, uint32_t at
 /* The bulk insert's regions: runs of 2^shift consecutive windows (the last one shorter). */
 GH_HD uint64_t gh_wd_region_of(uint64_t window, unsigned shift) { return window >> shift; }
 
-/* How many slots each lane reads in the library's kernels: a window is read in pieces of up to 16
- * bytes, one load each (16 / slot_bytes slots, or the whole window where it is narrower), so a key
- * needs window_width / pieces_slots lanes. A find waits on memory latency, and the fewer lanes a key
- * takes, the more keys a warp has in flight: g = 4 with 8-byte slots takes 2 lanes, 16 keys a
- * warp, where one slot per lane gives 8. */
-GH_HD unsigned gh_wd_pieces_slots(const gh_wd_geometry *g) {
-  const unsigned per_load = 16u / g->slot_bytes;
-  return g->window_width < per_load ? g->window_width : per_load;
+/* How a find reads a window in the library's find kernel: in pieces of 16 or 32 bytes (one or two
+ * 16-byte loads; the whole window where it is narrower), so a key needs window_width /
+ * gh_wd_pieces_slots lanes. A find waits on memory latency, and the fewer lanes a key takes, the
+ * more keys a warp has in flight. Measured on an H100 at n = 2^27 (32/32-bit keys,
+ * bench/results/2026-12-07-h100-warpdrive-find-pieces-ab.txt): one slot per lane -> 16 bytes a lane
+ * gained 1.02x to 1.40x; at g = 8, 32 bytes a lane (2 lanes a key, not 4) another 0.99x to 1.19x;
+ * at g = 4, 32 bytes a lane (1 lane a key) lost 11 % at load 0.5 (the lane's two loads of one
+ * sector are two requests to the L2). So a key takes two lanes where its window has 32 bytes or
+ * more, each lane reading half of it up to 32 bytes (a wider piece spills the kernel's 32
+ * registers). */
+GH_HD unsigned gh_wd_find_piece_bytes(const gh_wd_geometry *g) {
+  return g->window_width * g->slot_bytes >= 64u ? 32u : 16u;
+}
+
+/* Slots in one piece of piece_bytes (16 or 32), or the whole window where it is narrower. */
+GH_HD unsigned gh_wd_pieces_slots(const gh_wd_geometry *g, unsigned piece_bytes) {
+  const unsigned per_piece = piece_bytes / g->slot_bytes;
+  return g->window_width < per_piece ? g->window_width : per_piece;
 }
 
 /* What one window holds for a key, one bit per slot of the window. */
