@@ -170,9 +170,9 @@ GH_HD uint64_t gh_wd_region_of(uint64_t window, unsigned shift) { return window 
  * bench/results/2026-12-07-h100-warpdrive-find-pieces-ab.txt): one slot per lane -> 16 bytes a lane
  * gained 1.02x to 1.40x; at g = 8, 32 bytes a lane (2 lanes a key, not 4) another 0.99x to 1.19x;
  * at g = 4, 32 bytes a lane (1 lane a key) lost 11 % at load 0.5 (the lane's two loads of one
- * sector are two requests to the L2). So a key takes two lanes where its window has 32 bytes or
- * more, each lane reading half of it up to 32 bytes (a wider piece spills the kernel's 32
- * registers). */
+ * sector are two requests to the L2). So windows under 64 bytes are read in 16-byte pieces and
+ * wider ones in 32-byte pieces: two lanes a key for 32- and 64-byte windows, four for 128 (a
+ * piece wider than 32 bytes spills the kernel's 32 registers). */
 GH_HD unsigned gh_wd_find_piece_bytes(const gh_wd_geometry *g) {
   return g->window_width * g->slot_bytes >= 64u ? 32u : 16u;
 }
