@@ -274,7 +274,9 @@ typedef struct gh_config {
    * region written back whole would lose their changes).
    * 0 = the default: on the CUDA backend, tables of 4- or 8-byte slots and at least four regions,
    * batches of at least 2^20 keys and one key per window; never on the host backend. 1 = every
-   * batch it can take; UINT64_MAX = never. */
+   * batch it can take; UINT64_MAX = never. Known problem: a batch whose keys repeat heavily (a
+   * Zipf distribution) runs far slower this way (2^27 Zipf keys on an H100: 0.09 G/s, against 8
+   * G/s by the ordinary insert; docs/benchmarks.md): pass UINT64_MAX for such batches. */
   uint64_t bulk_min_keys;
   /* ---- appended after 0.7 ---- */
   /* cuckoo: slots per bucket: 1 (default: the chapter's layout, a key in one of its d slots), 4, 8
