@@ -50,6 +50,23 @@ static inline int gh_cuda_resident_grid(uint64_t threads_wanted, const void *ker
   return gh_cuda_resident_grid_shared(threads_wanted, kernel, block_threads, 0);
 }
 
+/* ---- Regions in shared memory ------------------------------------------------------------------ */
+
+/* The block copies words between a region of a table in memory and in shared memory (every
+ * thread calls it), 16 bytes a load where both are aligned to 16 bytes, several loads in flight per
+ * thread. */
+template <typename W>
+static __device__ __forceinline__ void gh_block_copy(W *to, const W *from, uint64_t words) {
+  uint64_t done = 0;
+  if ((((uintptr_t)to | (uintptr_t)from) & 15u) == 0) {
+    const uint64_t vectors = words * sizeof(W) / 16u;
+#pragma unroll 8
+    for (uint64_t j = threadIdx.x; j < vectors; j += blockDim.x) ((uint4 *)to)[j] = ((const uint4 *)from)[j];
+    done = vectors * 16u / sizeof(W);
+  }
+  for (uint64_t j = done + threadIdx.x; j < words; j += blockDim.x) to[j] = from[j];
+}
+
 /* ---- Grid-stride loops ------------------------------------------------------------------------ */
 
 static __device__ __forceinline__ uint64_t gh_thread_index(void) {

@@ -130,9 +130,17 @@ gh_status gh__select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint
 
 /* The host backends' multisplit: items 0 .. n - 1 into runs by digit(ctx, i) < digits, in order
  * inside a run; move(ctx, i, to) puts item i at position `to` of the caller's output. places:
- * the caller's `digits` words of work space (taken with the rest of an operation's scratch). */
-void gh__host_partition(uint64_t n, unsigned digits, unsigned (*digit)(const void *ctx, uint64_t i),
-                        void (*move)(const void *ctx, uint64_t i, uint64_t to), const void *ctx, uint64_t *places);
+ * the caller's `digits` words of work space (taken with the rest of an operation's scratch); on
+ * return places[d] = where run d ends. Returns the longest run. */
+uint64_t gh__host_partition(uint64_t n, unsigned digits, unsigned (*digit)(const void *ctx, uint64_t i),
+                            void (*move)(const void *ctx, uint64_t i, uint64_t to), const void *ctx, uint64_t *places);
+
+/* A partition's runs much longer than a region holds are mostly repeats of a few keys, which one
+ * block (one thread, on the host) would apply one after another while the rest of the device
+ * waits: a bulk call whose longest run exceeds this many times its region's slots goes the
+ * ordinary way. (Zipf keys at 2^27 took warpdrive's bulk insert 1.46 s on an H100, against 17 ms
+ * by the ordinary insert; docs/benchmarks.md, "Skewed keys stall the bulk insert".) */
+#define GH_PARTITION_LONGEST_RUN_REGIONS 4u
 
 /* ---- The backends' implementations (called through the functions above) ------------------------ */
 
@@ -156,6 +164,25 @@ size_t gh__cuda_sort_by_digit_temp_bytes(uint64_t n, unsigned record_bytes, unsi
 gh_status gh__cuda_sort_by_digit(gh_table *t, const void *digits_in, void *digits_out, unsigned digit_bytes,
                                  const void *records_in, void *records_out, uint64_t n, unsigned record_bytes,
                                  unsigned digit_bits, void *temp, size_t temp_bytes, void *stream);
+/* A partition of records into runs by a digit below `digits` (a region of a table): the caller's
+ * kernel writes each record's digit into digits_in (digit_bytes wide: 2 up to 65536 digits, else
+ * 4), then gh__cuda_partition sorts the records by it (CUB) and finds where each digit's run starts:
+ * starts[r] = the first sorted record of digit r or a later one, starts[digits] = n. Its work space
+ * (digits before and after the sort, starts, the sort's temporary storage) is taken with the rest of
+ * an operation's scratch: gh__cuda_partition_bytes for n records, carved by gh__cuda_partition_work. */
+typedef struct gh_partition_work {
+  void *digits_in, *digits_out;
+  unsigned digit_bytes;
+  uint64_t *starts;
+  unsigned long long *longest; /* the longest run, when asked */
+  void *sort_temp;
+  size_t sort_bytes;
+} gh_partition_work;
+size_t gh__cuda_partition_bytes(uint64_t n, unsigned record_bytes, unsigned digits);
+gh_partition_work gh__cuda_partition_work(void *work, size_t work_bytes, uint64_t n, unsigned digits);
+/* *longest (when not NULL): the longest run, read back (the call waits for the partition). */
+gh_status gh__cuda_partition(gh_table *t, const gh_partition_work *w, const void *records_in, void *records_out,
+                             uint64_t n, unsigned record_bytes, unsigned digits, uint64_t *longest, void *stream);
 gh_status gh__cuda_sort_pairs(gh_table *t, const void *keys_in, void *keys_out, const void *values_in,
                               void *values_out, uint64_t n, unsigned key_bits, unsigned value_bits, void *stream);
 gh_status gh__cuda_run_length_encode(gh_table *t, const void *keys_in, uint64_t n, unsigned key_bits,

@@ -127,6 +127,95 @@ extern "C" gh_status gh__cuda_sort_by_digit(gh_table *t, const void *digits_in, 
   return GH_OK;
 }
 
+/* ---- Partitions into runs by digit (toolkit.h) ---------------------------------------------------- */
+
+static unsigned partition_digit_bytes(unsigned digits) { return digits > 65536u ? 4u : 2u; }
+static size_t rounded_to_256(size_t bytes) { return (bytes + 255u) / 256u * 256u; }
+
+/* The work space: digits before and after the sort, the runs' starts and the longest run, the sort's
+ * temporary storage. */
+extern "C" size_t gh__cuda_partition_bytes(uint64_t n, unsigned record_bytes, unsigned digits) {
+  const unsigned id = partition_digit_bytes(digits);
+  return 2u * rounded_to_256((size_t)n * id) + rounded_to_256(((size_t)digits + 2u) * sizeof(uint64_t)) +
+         gh__cuda_sort_by_digit_temp_bytes(n, record_bytes, id);
+}
+
+extern "C" gh_partition_work gh__cuda_partition_work(void *work, size_t work_bytes, uint64_t n, unsigned digits) {
+  const unsigned id = partition_digit_bytes(digits);
+  const size_t digits_bytes = rounded_to_256((size_t)n * id);
+  const size_t starts_bytes = rounded_to_256(((size_t)digits + 2u) * sizeof(uint64_t));
+  char *at = (char *)work;
+  uint64_t *starts = (uint64_t *)(at + 2u * digits_bytes);
+  gh_partition_work w = {at, at + digits_bytes, id, starts, (unsigned long long *)(starts + digits + 1u),
+                         at + 2u * digits_bytes + starts_bytes, work_bytes - 2u * digits_bytes - starts_bytes};
+  return w;
+}
+
+static __device__ __forceinline__ uint64_t digit_at(const void *sorted, unsigned digit_bytes, uint64_t i) {
+  return digit_bytes == 2 ? ((const uint16_t *)sorted)[i] : ((const uint32_t *)sorted)[i];
+}
+
+/* The first position of sorted[0, n) holding a digit >= target (n if none), found by a warp (every
+ * lane calls it): each step splits the range in 32 and keeps the part where the digits cross, so
+ * 2^27 records take 6 dependent loads, where a binary search takes 27. */
+static __device__ uint64_t first_at_least(const void *sorted, unsigned digit_bytes, uint64_t n, uint64_t target) {
+  const unsigned lane = threadIdx.x % 32u;
+  uint64_t low = 0, high = n; /* the answer lies in [low, high] */
+  while (high - low > 32u) {
+    const uint64_t probe = low + (high - low) * lane / 32u;
+    const unsigned below = __popc(__ballot_sync(0xFFFFFFFFu, digit_at(sorted, digit_bytes, probe) < target));
+    const uint64_t next_low = below == 0 ? low : __shfl_sync(0xFFFFFFFFu, probe, below - 1u) + 1u;
+    if (below < 32u) high = __shfl_sync(0xFFFFFFFFu, probe, below);
+    low = next_low;
+  }
+  return low + __popc(__ballot_sync(0xFFFFFFFFu, low + lane < high && digit_at(sorted, digit_bytes, low + lane) < target));
+}
+
+/* starts[r] for r = 0 .. digits, a warp each. */
+__global__ void gh_run_starts_kernel(const void *sorted, unsigned digit_bytes, uint64_t n, unsigned digits,
+                                     uint64_t *starts) {
+  for (uint64_t r = gh_thread_index() / 32u; r <= digits; r += gh_grid_threads() / 32u) {
+    const uint64_t at = first_at_least(sorted, digit_bytes, n, r);
+    if (threadIdx.x % 32u == 0) starts[r] = at;
+  }
+}
+
+/* *longest = the longest run (every lane reaches the warp's reduction). */
+__global__ void gh_longest_run_kernel(const uint64_t *starts, unsigned digits, unsigned long long *longest) {
+  unsigned long long most = 0;
+  for (uint64_t r = gh_thread_index(); r < digits; r += gh_grid_threads()) {
+    const unsigned long long run = starts[r + 1u] - starts[r];
+    most = run > most ? run : most;
+  }
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const unsigned long long other = __shfl_down_sync(0xFFFFFFFFu, most, offset);
+    most = other > most ? other : most;
+  }
+  if (threadIdx.x % 32u == 0 && most) atomicMax(longest, most);
+}
+
+extern "C" gh_status gh__cuda_partition(gh_table *t, const gh_partition_work *w, const void *records_in,
+                                        void *records_out, uint64_t n, unsigned record_bytes, unsigned digits,
+                                        uint64_t *longest, void *stream) {
+  unsigned bits = 1;
+  while ((1ull << bits) < digits) ++bits;
+  gh_status status = gh__cuda_sort_by_digit(t, w->digits_in, w->digits_out, w->digit_bytes, records_in, records_out, n,
+                                            record_bytes, bits, w->sort_temp, w->sort_bytes, stream);
+  const void *sorted = w->digits_out;
+  unsigned digit_bytes = w->digit_bytes;
+  uint64_t *starts = w->starts;
+  void *args[] = {(void *)&sorted, &digit_bytes, &n, &digits, &starts};
+  if (status == GH_OK)
+    status = gh__cuda_launch(t, (const void *)gh_run_starts_kernel, ((uint64_t)digits + 1u) * 32u, 256, args, stream);
+  if (status != GH_OK || longest == NULL) return status;
+  unsigned long long *most = w->longest;
+  void *longest_args[] = {&starts, &digits, &most};
+  status = gh__fill(t, most, 0, sizeof *most, stream);
+  if (status == GH_OK) status = gh__cuda_launch(t, (const void *)gh_longest_run_kernel, digits, 256, longest_args, stream);
+  if (status == GH_OK) status = gh__to_host(t, longest, most, sizeof *longest, stream);
+  return status;
+}
+
 template <unsigned KB, unsigned VB>
 static gh_status sort_typed(gh_table *t, const void *keys_in, void *keys_out, const void *values_in,
                             void *values_out, uint64_t n, cudaStream_t stream) {

@@ -87,15 +87,17 @@ gh_status gh__host_expand_offsets(gh_table *t, const uint64_t *offsets, uint64_t
   return GH_OK;
 }
 
-void gh__host_partition(uint64_t n, unsigned digits, unsigned (*digit)(const void *ctx, uint64_t i),
-                        void (*move)(const void *ctx, uint64_t i, uint64_t to), const void *ctx, uint64_t *places) {
+uint64_t gh__host_partition(uint64_t n, unsigned digits, unsigned (*digit)(const void *ctx, uint64_t i),
+                            void (*move)(const void *ctx, uint64_t i, uint64_t to), const void *ctx, uint64_t *places) {
   memset(places, 0, (size_t)digits * sizeof *places);
   for (uint64_t i = 0; i < n; ++i) places[digit(ctx, i)] += 1u;
-  uint64_t before = 0;
+  uint64_t before = 0, longest = 0;
   for (unsigned d = 0; d < digits; ++d) {
     const uint64_t count = places[d];
+    if (count > longest) longest = count;
     places[d] = before;
     before += count;
   }
   for (uint64_t i = 0; i < n; ++i) move(ctx, i, places[digit(ctx, i)]++);
+  return longest;
 }

@@ -156,74 +156,16 @@ static size_t cuda_region_bytes(gh_table *t) {
   return l2 >= 4 ? (size_t)l2 / 4u : 1u;
 }
 
-/* Bytes of an entry's region number: 2 up to 65536 regions (a 16-bit sort), else 4 (tables of
- * more than 4 GiB of 8-byte slots). */
-static unsigned region_id_bytes(unsigned regions) { return regions > 65536u ? 4u : 2u; }
-
-/* The partition's work space: the regions before and after the sort, where each region's run
- * starts, and the sort's own. */
-static size_t rounded(size_t bytes) { return (bytes + 255u) / 256u * 256u; }
+/* The partition's work space (core/toolkit.h). */
 static size_t cuda_partition_bytes(gh_table *t, uint64_t n, unsigned regions) {
-  const unsigned id = region_id_bytes(regions);
-  return 2u * rounded((size_t)n * id) + rounded(((size_t)regions + 1u) * sizeof(uint64_t)) +
-         gh__cuda_sort_by_digit_temp_bytes(n, state(t)->geometry.slot_bytes, id);
+  return gh__cuda_partition_bytes(n, state(t)->geometry.slot_bytes, regions);
 }
-
-/* The pieces of the work space. */
-typedef struct wd_work {
-  void *regions_in, *regions_out;
-  unsigned id_bytes;
-  uint64_t *starts; /* regions + 1: where region r's run of the sorted entries starts, then n */
-  void *sort_temp;
-  size_t sort_bytes;
-} wd_work;
-static wd_work work_of(const gh_wd_round *r) {
-  const unsigned id = region_id_bytes(r->regions);
-  const size_t regions_bytes = rounded((size_t)r->n * id), starts_bytes = rounded(((size_t)r->regions + 1u) * 8u);
-  char *at = (char *)r->work;
-  wd_work w = {at, at + regions_bytes, id, (uint64_t *)(at + 2u * regions_bytes), at + 2u * regions_bytes + starts_bytes,
-               r->work_bytes - 2u * regions_bytes - starts_bytes};
-  return w;
-}
-
-/* Bits of a region number. */
-static unsigned region_bits(unsigned regions) {
-  unsigned bits = 1;
-  while ((1u << bits) < regions) ++bits;
-  return bits;
-}
-
-/* The first position of sorted[0, n) holding a value >= target (n if none), found by a warp (every
- * lane calls it): each step splits the range in 32 and keeps the part where the values cross, so
- * 2^27 entries take 6 dependent loads, where a binary search takes 27. */
-static __device__ __forceinline__ uint64_t region_at(const void *sorted, unsigned id_bytes, uint64_t i) {
-  return id_bytes == 2 ? ((const uint16_t *)sorted)[i] : ((const uint32_t *)sorted)[i];
-}
-static __device__ uint64_t first_at_least(const void *sorted, unsigned id_bytes, uint64_t n, uint64_t target) {
-  const unsigned lane = threadIdx.x % 32u;
-  uint64_t low = 0, high = n; /* the answer lies in [low, high] */
-  while (high - low > 32u) {
-    const uint64_t probe = low + (high - low) * lane / 32u;
-    const unsigned below = __popc(__ballot_sync(0xFFFFFFFFu, region_at(sorted, id_bytes, probe) < target));
-    const uint64_t next_low = below == 0 ? low : __shfl_sync(0xFFFFFFFFu, probe, below - 1u) + 1u;
-    if (below < 32u) high = __shfl_sync(0xFFFFFFFFu, probe, below);
-    low = next_low;
-  }
-  return low + __popc(__ballot_sync(0xFFFFFFFFu, low + lane < high && region_at(sorted, id_bytes, low + lane) < target));
-}
-
-/* starts[r] = the first sorted entry of region r or a later one, for r = 0 .. regions (a warp each;
- * starts[regions] = n). */
-__global__ void wd_region_starts_kernel(const void *sorted, unsigned id_bytes, uint64_t n, unsigned regions,
-                                        uint64_t *starts) {
-  for (uint64_t r = gh_thread_index() / 32u; r <= regions; r += gh_grid_threads() / 32u) {
-    const uint64_t at = first_at_least(sorted, id_bytes, n, r);
-    if (threadIdx.x % 32u == 0) starts[r] = at;
-  }
+static gh_partition_work work_of(const gh_wd_round *r) {
+  return gh__cuda_partition_work(r->work, r->work_bytes, r->n, r->regions);
 }
 
 template <unsigned KB, unsigned VB>
-static gh_status wd_partition(gh_table *t, const gh_wd_round *r, void *stream) {
+static gh_status wd_partition(gh_table *t, const gh_wd_round *r, uint64_t *longest, void *stream) {
   gh_wd_geometry g = state(t)->geometry;
   /* Round 0 packs the batch into the passed entries' buffer (free until the round), then every
    * round sorts that buffer into r->sorted. */
@@ -232,18 +174,12 @@ static gh_status wd_partition(gh_table *t, const gh_wd_round *r, void *stream) {
   int pack = r->pending == NULL;
   uint64_t n = r->n;
   uint32_t attempt = r->attempt;
-  unsigned shift = r->region_shift, regions = r->regions;
-  wd_work w = work_of(r);
-  void *args[] = {&g, (void *)&keys, (void *)&values, &entries, &pack, &n, &attempt, &shift, &w.regions_in, &w.id_bytes};
+  unsigned shift = r->region_shift;
+  gh_partition_work w = work_of(r);
+  void *args[] = {&g, (void *)&keys, (void *)&values, &entries, &pack, &n, &attempt, &shift, &w.digits_in, &w.digit_bytes};
   gh_status status = gh__cuda_launch(t, (const void *)wd_regions_kernel<KB, VB>, n, kLaunch.block_threads, args, stream);
   if (status == GH_OK)
-    status = gh__cuda_sort_by_digit(t, w.regions_in, w.regions_out, w.id_bytes, entries, r->sorted, n, g.slot_bytes,
-                                    region_bits(regions), w.sort_temp, w.sort_bytes, stream);
-  /* Where each region's run starts: a warp per region (and one for the end). */
-  void *starts_args[] = {&w.regions_out, &w.id_bytes, &n, &regions, &w.starts};
-  if (status == GH_OK)
-    status = gh__cuda_launch(t, (const void *)wd_region_starts_kernel, ((uint64_t)regions + 1u) * 32u,
-                             kLaunch.block_threads, starts_args, stream);
+    status = gh__cuda_partition(t, &w, entries, r->sorted, n, g.slot_bytes, r->regions, longest, stream);
   return status;
 }
 
@@ -294,20 +230,6 @@ struct wd_slot_word<true> {
  * the first round (its walk covers a sequence's local windows), so room for one step's 32 keeps
  * the block's shared memory small. */
 static const unsigned kRegionHeld = 32;
-
-/* The block copies words between a region's slots in memory and in shared memory, 16 bytes a load
- * where the region is aligned to 16 bytes, several loads in flight per thread. */
-template <typename W>
-static __device__ __forceinline__ void copy_region(W *to, const W *from, uint64_t words) {
-  uint64_t done = 0;
-  if ((((uintptr_t)to | (uintptr_t)from) & 15u) == 0) {
-    const uint64_t vectors = words * sizeof(W) / 16u;
-#pragma unroll 8
-    for (uint64_t j = threadIdx.x; j < vectors; j += blockDim.x) ((uint4 *)to)[j] = ((const uint4 *)from)[j];
-    done = vectors * 16u / sizeof(W);
-  }
-  for (uint64_t j = done + threadIdx.x; j < words; j += blockDim.x) to[j] = from[j];
-}
 
 /* One erase in a window of a region built in shared memory: the key's slot becomes the canonical
  * tombstone (GH_WD_ERASE_REMOVED; a lost CAS means another copy of the key in the batch took it,
@@ -364,7 +286,7 @@ __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
   const uint64_t windows_here = g.window_count - first_window < (1ull << region_shift) ? g.window_count - first_window
                                                                                       : (1ull << region_shift);
   W *table = (W *)slots + first_window * g.window_width;
-  copy_region(region, (const W *)table, windows_here * g.window_width);
+  gh_block_copy(region, (const W *)table, windows_here * g.window_width);
   __syncthreads();
   const unsigned lane = threadIdx.x % 32u;
   gh_slot_bits *held = held_entries[threadIdx.x / 32u];
@@ -433,7 +355,7 @@ __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
   gh_warp_add(&counters->size, ERASE ? 0ull - erased : (unsigned long long)inserted);
   gh_warp_or(&counters->status, flags);
   __syncthreads();
-  copy_region(table, (const W *)region, windows_here * g.window_width);
+  gh_block_copy(table, (const W *)region, windows_here * g.window_width);
 }
 
 /* The region kernel of a width pair, or NULL where slots take 16 bytes (those go through L2). */
@@ -613,7 +535,7 @@ __global__ void wd_rehash_kernel(gh_wd_geometry geometry, void *slots, const uin
 /* The kernels of one (key, value) width pair. */
 typedef struct wd_kernels {
   const void *insert, *find, *find_wide, *erase, *export_all, *rehash, *round, *region, *region_erase;
-  gh_status (*partition)(gh_table *t, const gh_wd_round *r, void *stream);
+  gh_status (*partition)(gh_table *t, const gh_wd_round *r, uint64_t *longest, void *stream);
 } wd_kernels;
 
 static wd_kernels kernels_for(const gh_wd_geometry &g) {
@@ -645,8 +567,8 @@ static gh_status run_counted(gh_table *t, const void *kernel, uint64_t threads, 
 
 /* ---- Ops -------------------------------------------------------------------------------------- */
 
-static gh_status cuda_partition(gh_table *t, const gh_wd_round *r, void *stream) {
-  return kernels_for(state(t)->geometry).partition(t, r, stream);
+static gh_status cuda_partition(gh_table *t, const gh_wd_round *r, uint64_t *longest, void *stream) {
+  return kernels_for(state(t)->geometry).partition(t, r, longest, stream);
 }
 
 /* A round over the regions in shared memory: a block a region (a region without entries returns at

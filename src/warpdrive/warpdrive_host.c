@@ -85,10 +85,11 @@ static size_t host_partition_bytes(gh_table *t, uint64_t n, unsigned regions) {
   return (size_t)regions * sizeof(uint64_t);
 }
 
-static gh_status host_partition(gh_table *t, const gh_wd_round *r, void *stream) {
+static gh_status host_partition(gh_table *t, const gh_wd_round *r, uint64_t *longest, void *stream) {
   host_round h = {state(t), r, state(t)->geometry, NULL, 0};
   (void)stream;
-  gh__host_partition(r->n, r->regions, entry_region, move_entry, &h, (uint64_t *)r->work);
+  const uint64_t most = gh__host_partition(r->n, r->regions, entry_region, move_entry, &h, (uint64_t *)r->work);
+  if (longest) *longest = most;
   return GH_OK;
 }
 

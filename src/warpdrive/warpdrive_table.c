@@ -396,6 +396,12 @@ static int bulk_applies(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, in
   return t->config.bulk_min_keys != 0 || b->takes_by_default(t, n, *regions);
 }
 
+/* Whether a partition's longest run is too long for a block (GH_PARTITION_LONGEST_RUN_REGIONS):
+ * a region holds 2^shift windows of slots, so a run several times longer repeats a few keys. */
+static int runs_too_long(const gh_wd_geometry *g, unsigned shift, uint64_t longest) {
+  return longest > (uint64_t)GH_PARTITION_LONGEST_RUN_REGIONS * ((uint64_t)g->window_width << shift);
+}
+
 /* All the scratch of a bulk call, before anything changes: two copies of the batch's entries and
  * the partition's work space. Refused, the ordinary call runs (no error). */
 static int take_scratch(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, unsigned regions, gh_scratch *scratch,
@@ -432,7 +438,12 @@ gh_status gh__wd_bulk_insert(gh_table *t, const gh_wd_bulk_backend *b, const voi
              (r.attempt > 0 && r.n <= direct_below);
     const int sorts = !(r.last && r.attempt > 0);
     gh_wd_call_counters after = {0, 0, 0, 0};
-    if (sorts) status = b->partition(t, &r, stream);
+    uint64_t longest = 0;
+    if (sorts) status = b->partition(t, &r, round == 1 ? &longest : NULL, stream);
+    if (status == GH_OK && round == 1 && runs_too_long(&w->geometry, shift, longest)) {
+      *taken = 0; /* (nothing has changed yet: the ordinary insert takes the batch) */
+      break;
+    }
     if (status == GH_OK) status = b->round(t, &r, sorts ? r.sorted : r.pending, &after, stream);
     if (status != GH_OK) break;
     *failed += after.failed;
@@ -463,7 +474,13 @@ gh_status gh__wd_bulk_erase(gh_table *t, const gh_wd_bulk_backend *b, const void
   gh_wd_round r = {keys, NULL, NULL, n, 0u, until, regions, shift, 0, 0, base, base + copy_bytes, base + 2u * copy_bytes,
                    work_bytes};
   gh_wd_call_counters first = {0, 0, 0, 0}, rest = {0, 0, 0, 0};
-  gh_status status = b->partition(t, &r, stream);
+  uint64_t longest = 0;
+  gh_status status = b->partition(t, &r, &longest, stream);
+  if (status == GH_OK && runs_too_long(&w->geometry, shift, longest)) {
+    *taken = 0; /* (nothing has changed yet: the ordinary erase takes the batch) */
+    gh__scratch_free(t, &scratch, stream);
+    return GH_OK;
+  }
   if (status == GH_OK) status = b->erase_round(t, &r, r.sorted, &first, stream);
   if (status == GH_OK && first.cursor) {
     gh_wd_round left = r;

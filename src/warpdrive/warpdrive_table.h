@@ -91,8 +91,9 @@ typedef struct gh_wd_bulk_backend {
    * copies before anything changes, so that no round fails for memory. */
   size_t (*partition_bytes)(gh_table *t, uint64_t n, unsigned regions);
   /* r->sorted = the round's entries (r->pending, or the batch) in runs by the region of their
-   * window r->attempt (where their windows up to r->until lie). */
-  gh_status (*partition)(gh_table *t, const gh_wd_round *r, void *stream);
+   * window r->attempt (where their windows up to r->until lie); *longest (when not NULL) = the
+   * longest run (the call then waits for the partition). */
+  gh_status (*partition)(gh_table *t, const gh_wd_round *r, uint64_t *longest, void *stream);
   /* Each of the r->n entries (slots) at `entries` tries its windows r->attempt .. r->until - 1 (the
    * last round: the rest of its sequence), counting into the size counter and the status flags as
    * an insert does;
