@@ -274,9 +274,10 @@ typedef struct gh_config {
    * region written back whole would lose their changes).
    * 0 = the default: on the CUDA backend, tables of 4- or 8-byte slots and at least four regions,
    * batches of at least 2^20 keys and one key per window; never on the host backend. 1 = every
-   * batch it can take; UINT64_MAX = never. Known problem: a batch whose keys repeat heavily (a
-   * Zipf distribution) runs far slower this way (2^27 Zipf keys on an H100: 0.09 G/s, against 8
-   * G/s by the ordinary insert; docs/benchmarks.md): pass UINT64_MAX for such batches. */
+   * batch it can take; UINT64_MAX = never. A batch whose keys repeat so often that one region
+   * would take more entries than four regions have slots goes the ordinary way whatever the value
+   * (a block would apply the repeats one after another: 2^27 Zipf keys took 1.46 s on an H100
+   * before this rule, about 21 ms with it; docs/benchmarks.md). */
   uint64_t bulk_min_keys;
   /* ---- appended after 0.7 ---- */
   /* cuckoo: slots per bucket: 1 (default: the chapter's layout, a key in one of its d slots), 4, 8
