@@ -277,7 +277,19 @@ typedef struct gh_config {
    * batch it can take; UINT64_MAX = never. A batch whose keys repeat so often that one region
    * would take more entries than four regions have slots goes the ordinary way whatever the value
    * (a block would apply the repeats one after another: 2^27 Zipf keys took 1.46 s on an H100
-   * before this rule, about 21 ms with it; docs/benchmarks.md). */
+   * before this rule, about 21 ms with it; docs/benchmarks.md).
+   * dycuckoo: an insert of at least this many keys into a table whose subtables hold no keys (a
+   * new or cleared table; a batch larger than the room below fill_max: its first chunk) builds by
+   * regions: the batch is sorted by region (64 KB of slots, a key and its value in one word: 32-bit
+   * keys with values of 0 or 4 bytes, sets of 64-bit keys), each region built in a block's shared
+   * memory (on the host, a thread's buffer) with every key in its bucket of the subtable the
+   * balancing rule chose, and written out whole; the keys whose bucket was full then go the
+   * ordinary way. The table holds the same pairs as the ordinary insert's would. Scratch: two
+   * copies of the batch as 8-byte words and the sort's (without it the ordinary insert runs). Not
+   * taken for a batch with failed_out, for other widths, or for a table whose device view was
+   * taken. 0 = the default: on the CUDA backend, batches of at least 2^20 keys and one key per 16
+   * slots into a table of at least four regions; never on the host backend. 1 and UINT64_MAX and
+   * the rule for skewed batches as for warpdrive. */
   uint64_t bulk_min_keys;
   /* ---- appended after 0.7 ---- */
   /* cuckoo: slots per bucket: 1 (default: the chapter's layout, a key in one of its d slots), 4, 8

@@ -1,7 +1,7 @@
 /*
  * dycuckoo - the DyCuckoo table's own promises (Li et al.), beyond the registry-driven matrix:
  *
- *   dycuckoo BACKEND [--part resize|resize-large|duplicates|config|alloc|records] [--seed S]
+ *   dycuckoo BACKEND [--part resize|resize-large|duplicates|config|alloc|records|regions] [--seed S]
  *
  *   resize      from one bucket per subtable up to many keys (GPU 2^20, host 2^18) in batches,
  *               then erased batch by batch back to none; after every batch: validate, theta =
@@ -23,6 +23,12 @@
  *               find (with a default record) and erase batches against a reference, validate and
  *               the size after every phase, an export at the end; batches of many copies of each key,
  *               each with its own record: the stored record is one copy's, whole
+ *   regions     the build of an empty table by regions (gh_config.bulk_min_keys): batches with
+ *               repeats and the special keys under every policy, sets of 32- and 64-bit keys, d of
+ *               2 to 8, against the reference and a table built by claim passes, then a second
+ *               batch and an erase; more keys than the table was made for; a skewed batch (left to
+ *               the claim pass); when the build asks for its scratch (not with failed_out, not into
+ *               a table with keys, not by default on the host); every allocation failing in turn
  *
  * Every failure prints the case, the phase and the seed.
  */
@@ -672,6 +678,210 @@ static void part_alloc(void) {
   free(failed);
 }
 
+/* ---- The build by regions (gh_config.bulk_min_keys) ------------------------------------------------ */
+
+static gh_config regions_config(unsigned key_bits, unsigned value_bits, unsigned d, uint64_t capacity,
+                                uint64_t bulk_min_keys) {
+  gh_config cfg = dy_config(key_bits, value_bits, capacity);
+  cfg.hash_functions = d;
+  cfg.bulk_min_keys = bulk_min_keys;
+  return cfg;
+}
+
+/* A batch of n keys drawn from `distinct` keys (the special keys among them), into an empty table
+ * that builds by regions (bulk_min_keys 1) and one that never does (UINT64_MAX), both created for
+ * `capacity` keys: both against the reference and each other (the values too where the policy
+ * gives one whatever the order). Then a second batch (the tables hold keys: claim passes) and an
+ * erase of half of it. */
+static void regions_case(unsigned key_bits, unsigned value_bits, unsigned d, gh_dup_policy policy, uint64_t capacity,
+                         uint64_t distinct, uint64_t n) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(dy_seed, key_bits * 100u + value_bits, d * 10u + (unsigned)policy, distinct));
+  tu_set_context("dycuckoo regions %s k%u v%u d%u policy %d, %llu keys (%llu distinct) for capacity %llu, seed "
+                 "0x%016llx", tu_backend_name(dy_backend), key_bits, value_bits, d, (int)policy, (unsigned long long)n,
+                 (unsigned long long)distinct, (unsigned long long)capacity, (unsigned long long)dy_seed);
+  const gh_config a = regions_config(key_bits, value_bits, d, capacity, UINT64_MAX);
+  const gh_config b = regions_config(key_bits, value_bits, d, capacity, 1);
+  tu_table plain, built;
+  if (!tu_table_create(&plain, &a)) return;
+  if (!tu_table_create(&built, &b)) {
+    tu_table_destroy(&plain);
+    return;
+  }
+  uint64_t *pool = (uint64_t *)tu_xmalloc((size_t)distinct * 8u);
+  uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * 8u), *values = (uint64_t *)tu_xmalloc((size_t)n * 8u);
+  tu_gen_unique_keys(&rng, key_bits, distinct, NULL, pool);
+  const gh_dup_policy p = value_bits ? policy : GH_KEEP_FIRST;
+  const int same_values = value_bits && (p == GH_ADD || p == GH_MIN || p == GH_MAX);
+  for (int batch = 0; batch < 2 && tu_failure_count() == 0; ++batch) {
+    const uint64_t m = batch == 0 ? n : n / 2u;
+    tu_set_phase(batch == 0 ? "a batch into the empty tables" : "a second batch (claim passes)");
+    tu_gen_batch(&rng, key_bits, value_bits, pool, distinct, m, keys, values);
+    tu_insert_unreported(&plain, keys, values, m, p, 0);
+    tu_insert_unreported(&built, keys, values, m, p, 0);
+    tu_check_table(&plain, keys, m);
+    tu_check_table(&built, keys, m);
+    tu_check_same_contents(&plain, &built, same_values);
+  }
+  tu_set_phase("an erase of half the second batch");
+  tu_erase_unreported(&plain, keys, n / 4u);
+  tu_erase_unreported(&built, keys, n / 4u);
+  tu_check_table(&built, keys, n / 2u);
+  tu_check_same_contents(&plain, &built, same_values);
+  free(pool), free(keys), free(values);
+  tu_table_destroy(&plain);
+  tu_table_destroy(&built);
+}
+
+/* One key repeated more times than four regions have slots, beside distinct keys, under GH_ADD:
+ * the partition shows the run too long and the claim pass takes the batch (the sum says every copy
+ * was applied once). */
+static void regions_skewed_case(unsigned key_bits) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(dy_seed, key_bits, 5, 5));
+  tu_set_context("dycuckoo regions %s: a skewed batch k%u v32 seed 0x%016llx", tu_backend_name(dy_backend), key_bits,
+                 (unsigned long long)dy_seed);
+  const uint64_t hot = 4u * 8192u + 1000u, distinct = 20000u, n = hot + distinct;
+  const gh_config cfg = regions_config(key_bits, 32, 4, n, 1); /* (one chunk: room for every key) */
+  tu_table h;
+  if (!tu_table_create(&h, &cfg)) return;
+  uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * 8u), *values = (uint64_t *)tu_xmalloc((size_t)n * 8u);
+  tu_gen_skewed_batch(&rng, key_bits, distinct, hot, keys, values);
+  tu_set_phase("insert");
+  tu_insert_unreported(&h, keys, values, n, GH_ADD, 0);
+  tu_check_table(&h, keys, n);
+  free(keys), free(values);
+  tu_table_destroy(&h);
+}
+
+/* Whether an insert of n new keys asks for the build's block of scratch: under a memory limit that
+ * leaves room for the batch's flags and its staging (9 bytes a key on the host backend's user
+ * allocator, more than the claim passes take) but not for that block (16 bytes a key and the
+ * partition's), an ask is a refusal; the batch goes in all the same, by claim passes. */
+static int asks_for_regions(tu_table *h, tu_tracker *tracker, tu_rng *rng, uint64_t n, int with_failed_out) {
+  uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * 8u), *values = (uint64_t *)tu_xmalloc((size_t)n * 8u);
+  tu_gen_unique_keys(rng, h->key_bits, n, &h->ref, keys);
+  tu_gen_values(rng, 32, n, values);
+  const size_t live = tu_tracker_live_bytes(tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(tracker, GH_MEMORY_DEVICE);
+  const uint64_t refused = tu_tracker_limit_refusals(tracker);
+  tu_tracker_set_limit(tracker, live + (size_t)n * 10u + 4096u);
+  if (with_failed_out)
+    tu_insert(h, keys, values, n, GH_OVERWRITE, 0, NULL);
+  else
+    tu_insert_unreported(h, keys, values, n, GH_OVERWRITE, 0);
+  tu_tracker_set_limit(tracker, 0);
+  tu_check_table(h, keys, n);
+  free(keys), free(values);
+  return tu_tracker_limit_refusals(tracker) > refused;
+}
+
+/* When the build is asked for: bulk_min_keys 1 into an empty table, not with failed_out, not into a
+ * table that holds keys, not by default on the host backend. */
+static void regions_taken_case(void) {
+  tu_tracker *tracker = tu_tracker_new();
+  tu_rng rng = tu_rng_make(tu_mix_seed(dy_seed, 7, 7, 7));
+  tu_set_context("dycuckoo regions %s: when the build asks for its scratch, seed 0x%016llx", tu_backend_name(dy_backend),
+                 (unsigned long long)dy_seed);
+  for (int with_failed_out = 0; with_failed_out < 2; ++with_failed_out) {
+    gh_config cfg = regions_config(32, 32, 4, 40000, 1);
+    tu_tracker_attach(tracker, &cfg);
+    tu_table h;
+    if (!tu_table_create(&h, &cfg)) break;
+    tu_set_phase(with_failed_out ? "an empty table, failed_out given" : "an empty table");
+    const int asked = asks_for_regions(&h, tracker, &rng, 20000, with_failed_out);
+    CHECK(asked == !with_failed_out, "the build %s for its scratch", asked ? "asked" : "did not ask");
+    tu_set_phase("a table that holds keys");
+    CHECK(!asks_for_regions(&h, tracker, &rng, 10000, 0), "the build asked for its scratch in a table with keys");
+    tu_table_destroy(&h);
+    tu_tracker_reset(tracker);
+  }
+  if (dy_backend == GH_BACKEND_HOST) {
+    gh_config cfg = regions_config(32, 32, 4, 40000, 0);
+    tu_tracker_attach(tracker, &cfg);
+    tu_table h;
+    if (tu_table_create(&h, &cfg)) {
+      tu_set_phase("the host's default bulk_min_keys");
+      CHECK(!asks_for_regions(&h, tracker, &rng, 20000, 0), "the host's default took the build by regions");
+      tu_table_destroy(&h);
+    }
+  }
+  tu_tracker_delete(tracker);
+}
+
+/* A batch into an empty table by regions with each allocation failing in turn (the build's block,
+ * the scratch of merging the passed keys that found no room, a growth): the call succeeds, or says
+ * GH_ERR_OUT_OF_MEMORY with the count of keys it could not place; the table stays valid; every key
+ * it holds has its value, and the keys it lacks are as many as it said. */
+static void regions_alloc_case(void) {
+  tu_tracker *tr = tu_tracker_new();
+  const uint64_t n = 30000;
+  tu_rng rng = tu_rng_make(tu_mix_seed(dy_seed, 8, 8, 8));
+  uint64_t *keys = (uint64_t *)tu_xmalloc(n * 8), *values = (uint64_t *)tu_xmalloc(n * 8);
+  tu_gen_unique_keys(&rng, 32, n, NULL, keys);
+  tu_gen_values(&rng, 32, n, values);
+  void *pk = tu_pack(keys, n, 32), *pv = tu_pack(values, n, 32);
+  uint8_t *found = (uint8_t *)tu_xmalloc(n);
+  uint32_t *got = (uint32_t *)tu_xmalloc(n * 4);
+  /* Sized a little small, so that the passed keys meet full buckets and a growth. */
+  gh_config cfg = regions_config(32, 32, 2, n * 9 / 10, 1);
+  tu_tracker_attach(tr, &cfg);
+  tu_set_context("dycuckoo regions %s: allocations failing, seed 0x%016llx", tu_backend_name(dy_backend),
+                 (unsigned long long)dy_seed);
+  uint64_t k = 1, partial = 0;
+  for (; k < 200 && tu_failure_count() == 0; ++k) {
+    gh_table *t = NULL;
+    REQUIRE(gh_create(&cfg, &t) == GH_OK, "gh_create: %s", gh_last_create_error());
+    tu_set_phase("allocation %llu failing", (unsigned long long)k);
+    tu_tracker_fail_nth(tr, k);
+    const gh_status st = gh_insert(t, pk, pv, n, GH_OVERWRITE, NULL, NULL);
+    const int injected = tu_tracker_injected(tr);
+    tu_tracker_fail_nth(tr, 0);
+    char message[512];
+    snprintf(message, sizeof message, "%s", gh_last_error(t));
+    CHECK_OK(t, gh_validate(t));
+    CHECK(st == GH_OK || st == GH_ERR_OUT_OF_MEMORY, "insert returned %s: %s", gh_status_name(st), message);
+    uint64_t missing = 0;
+    if (CHECK_OK(t, gh_find(t, pk, n, got, found, NULL, NULL)))
+      for (uint64_t i = 0; i < n; ++i) {
+        missing += !found[i];
+        if (!CHECK(!found[i] || got[i] == (uint32_t)values[i], "key %llu: value %u, inserted %u",
+                   (unsigned long long)keys[i], got[i], (unsigned)values[i]))
+          break;
+      }
+    const int refused = st != GH_OK && missing == n && tu_says_what_was_kept(message);
+    if (st == GH_OK) CHECK(missing == 0, "GH_OK, but %llu keys are missing", (unsigned long long)missing);
+    else if (!refused) CHECK(tu_mentions_count(message, missing), "%llu keys missing; the message: %s",
+                             (unsigned long long)missing, message);
+    partial += st != GH_OK && !refused;
+    gh_destroy(t);
+    if (st == GH_OK && !injected) break;
+  }
+  tu_tracker_check_clean(tr, "after the allocation-failure runs");
+  tu_tracker_delete(tr);
+  CHECK(k > 2, "only %llu allocations met", (unsigned long long)k);
+  printf("    allocations failing in turn: %llu runs, %llu with keys left out and counted\n", (unsigned long long)k,
+         (unsigned long long)partial);
+  free(keys), free(values), free(pk), free(pv), free(found), free(got);
+}
+
+static void part_regions(void) {
+  const uint64_t capacity = 1ull << 15;
+  static const gh_dup_policy policies[] = {GH_ADD, GH_KEEP_FIRST, GH_OVERWRITE, GH_MIN, GH_MAX};
+  for (size_t p = 0; p < sizeof policies / sizeof policies[0]; ++p)
+    regions_case(32, 32, p == 1 ? 2u : 4u, policies[p], capacity, capacity, capacity * 3u / 2u);
+  regions_case(32, 0, 3, GH_KEEP_FIRST, capacity, capacity, capacity * 3u / 2u);
+  regions_case(64, 0, 4, GH_KEEP_FIRST, capacity, capacity, capacity * 3u / 2u);
+  /* A key and its value in more than a word: claim passes (the results the same). */
+  regions_case(64, 32, 4, GH_ADD, capacity, capacity, capacity * 3u / 2u);
+  /* Three times the keys the table was made for: the first chunk by regions, then growth. */
+  regions_case(32, 32, 4, GH_ADD, capacity / 4u, capacity * 3u / 4u, capacity);
+  /* A few keys into a large table (most regions without a key). */
+  regions_case(32, 32, 8, GH_ADD, capacity * 4u, 1000, 1500);
+  regions_skewed_case(32);
+  regions_skewed_case(64);
+  regions_taken_case();
+  regions_alloc_case();
+  printf("  regions: %s\n", tu_failure_count() ? "FAILED" : "ok");
+}
+
 typedef struct dy_part {
   const char *name;
   void (*run)(void);
@@ -679,7 +889,8 @@ typedef struct dy_part {
 
 static const dy_part dy_parts[] = {
     {"resize", part_resize},   {"resize-large", part_resize_large}, {"duplicates", part_duplicates},
-    {"config", part_config},   {"alloc", part_alloc},               {"records", part_records}};
+    {"config", part_config},   {"alloc", part_alloc},               {"records", part_records},
+    {"regions", part_regions}};
 
 int main(int argc, char **argv) {
   const dy_part *part = NULL;
@@ -707,7 +918,7 @@ int main(int argc, char **argv) {
   }
   return tu_finish("dycuckoo");
 usage:
-  fprintf(stderr, "usage: %s host|cuda [--part resize|resize-large|duplicates|config|alloc|records] [--seed S]\n",
+  fprintf(stderr, "usage: %s host|cuda [--part resize|resize-large|duplicates|config|alloc|records|regions] [--seed S]\n",
           argv[0]);
   return 2;
 }

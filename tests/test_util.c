@@ -1359,3 +1359,86 @@ uint64_t tu_export_sorted(gh_table *table, unsigned key_bits, unsigned value_bit
   free(pairs);
   return count;
 }
+
+/* ---- Batches without per-key reports (the bulk paths take only those) ------------------------ */
+
+/* gh_insert without failed_out (a batch the bulk insert takes), then the reference. Returns the
+ * call's status; GH_ERR_TABLE_FULL only where allow_full. */
+gh_status tu_insert_unreported(tu_table *h, const uint64_t *keys, const uint64_t *values, uint64_t n,
+                                   gh_dup_policy policy, int allow_full) {
+  void *packed_keys = tu_pack(keys, n, h->key_bits);
+  void *packed_values = h->value_bits ? tu_pack(values, n, h->value_bits) : NULL;
+  const gh_status status = gh_insert(h->table, packed_keys, packed_values, n, policy, NULL, NULL);
+  if (status == GH_OK) {
+    tu_check_no_error_text(h->table, "gh_insert");
+    tu_ref_insert(&h->ref, keys, values, n, policy, NULL);
+  } else if (!(allow_full && status == GH_ERR_TABLE_FULL)) {
+    CHECK_STATUS(h->table, status, GH_OK);
+  }
+  free(packed_keys);
+  free(packed_values);
+  return status;
+}
+
+/* gh_erase without erased_out (a batch the bulk erase takes): the count it gives is the number of
+ * distinct keys the reference holds, and the reference follows. */
+void tu_erase_unreported(tu_table *h, const uint64_t *keys, uint64_t n) {
+  void *packed_keys = tu_pack(keys, n, h->key_bits);
+  uint64_t count = 0xBADC0FFEEull;
+  if (CHECK_OK(h->table, gh_erase(h->table, packed_keys, n, NULL, &count, NULL))) {
+    tu_check_no_error_text(h->table, "gh_erase");
+    const uint64_t expected = tu_ref_erase(&h->ref, keys, n);
+    CHECK(count == expected, "gh_erase counts %llu keys erased, %llu were present", (unsigned long long)count,
+          (unsigned long long)expected);
+  }
+  free(packed_keys);
+}
+
+/* The bulk table holds the ordinary table's keys; under GH_ADD also its values. */
+void tu_check_same_contents(tu_table *plain, tu_table *bulk, int same_values) {
+  uint64_t *a_keys = NULL, *a_values = NULL, *b_keys = NULL, *b_values = NULL;
+  const uint64_t a = tu_export_sorted(plain->table, plain->key_bits, plain->value_bits, &a_keys, &a_values);
+  const uint64_t b = tu_export_sorted(bulk->table, bulk->key_bits, bulk->value_bits, &b_keys, &b_values);
+  if (a != UINT64_MAX && b != UINT64_MAX &&
+      CHECK(a == b, "the ordinary table exports %llu keys, the bulk one %llu", (unsigned long long)a,
+            (unsigned long long)b)) {
+    for (uint64_t i = 0; i < a; ++i) {
+      if (!CHECK(a_keys[i] == b_keys[i], "export position %llu (sorted): key 0x%llx in the ordinary table, 0x%llx in "
+                 "the bulk one", (unsigned long long)i, (unsigned long long)a_keys[i], (unsigned long long)b_keys[i]))
+        break;
+      if (same_values && a_values && !CHECK(a_values[i] == b_values[i], "key 0x%llx: value %llu in the ordinary table, "
+                                            "%llu in the bulk one", (unsigned long long)a_keys[i],
+                                            (unsigned long long)a_values[i], (unsigned long long)b_values[i]))
+        break;
+    }
+  }
+  free(a_keys), free(a_values), free(b_keys), free(b_values);
+}
+
+void tu_check_table(tu_table *h, const uint64_t *keys, uint64_t n) {
+  tu_check_valid(h);
+  tu_check_size(h);
+  tu_check_find(h, keys, n, TU_FIND_VALUES | TU_FIND_FOUND);
+  tu_check_contains(h, keys, n);
+  tu_check_export(h, 4);
+}
+
+/* A batch of n keys: drawn from a pool of distinct keys (so that keys repeat inside and across
+ * batches), with the special keys spread over it. */
+void tu_gen_batch(tu_rng *rng, unsigned key_bits, unsigned value_bits, const uint64_t *pool, uint64_t pool_n,
+                       uint64_t n, uint64_t *keys, uint64_t *values) {
+  tu_gen_from_pool(rng, pool, pool_n, n, keys);
+  uint64_t special[8];
+  const size_t specials = tu_special_keys(key_bits, special);
+  for (size_t s = 0; s < specials && s < n; ++s) keys[tu_below(rng, n)] = special[s];
+  tu_gen_values(rng, value_bits, n, values);
+}
+
+void tu_gen_skewed_batch(tu_rng *rng, unsigned key_bits, uint64_t distinct, uint64_t hot, uint64_t *keys,
+                         uint64_t *values) {
+  const uint64_t n = distinct + hot;
+  tu_gen_unique_keys(rng, key_bits, distinct + 1u, NULL, keys);
+  for (uint64_t i = distinct + 1u; i < n; ++i) keys[i] = keys[distinct];
+  tu_shuffle(rng, keys, n);
+  tu_gen_values(rng, 32, n, values);
+}

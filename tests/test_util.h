@@ -314,6 +314,28 @@ void tu_check_device_flags(tu_table *h, int keys_failed);
 uint64_t tu_export_sorted(gh_table *table, unsigned key_bits, unsigned value_bits,
                           uint64_t **keys_out, uint64_t **values_out);
 
+/* ---- Batches without per-key reports (the bulk paths take only those) ------------------------ */
+
+/* gh_insert without failed_out, then the reference. Returns the call's status; GH_ERR_TABLE_FULL
+ * only where allow_full. */
+gh_status tu_insert_unreported(tu_table *h, const uint64_t *keys, const uint64_t *values, uint64_t n,
+                               gh_dup_policy policy, int allow_full);
+/* gh_erase without erased_out: the count it gives is the number of distinct keys the reference
+ * holds, and the reference follows. */
+void tu_erase_unreported(tu_table *h, const uint64_t *keys, uint64_t n);
+/* The bulk table holds the ordinary table's keys; with same_values also its values. */
+void tu_check_same_contents(tu_table *plain, tu_table *bulk, int same_values);
+/* validate, size, find (values and flags), contains and export of keys[0, n) against the reference. */
+void tu_check_table(tu_table *h, const uint64_t *keys, uint64_t n);
+/* A batch of n keys drawn from a pool of distinct keys (so that keys repeat inside and across
+ * batches), with the special keys spread over it, and their values. */
+void tu_gen_batch(tu_rng *rng, unsigned key_bits, unsigned value_bits, const uint64_t *pool, uint64_t pool_n,
+                  uint64_t n, uint64_t *keys, uint64_t *values);
+/* A skewed batch of distinct + hot keys, shuffled: distinct keys once each and one more key hot
+ * times, with 32-bit values. */
+void tu_gen_skewed_batch(tu_rng *rng, unsigned key_bits, uint64_t distinct, uint64_t hot, uint64_t *keys,
+                         uint64_t *values);
+
 #ifdef __cplusplus
 }
 #endif

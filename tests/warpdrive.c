@@ -73,78 +73,6 @@ static gh_config wd_config(unsigned key_bits, unsigned value_bits, unsigned grou
   return cfg;
 }
 
-/* gh_insert without failed_out (a batch the bulk insert takes), then the reference. Returns the
- * call's status; GH_ERR_TABLE_FULL only where allow_full. */
-static gh_status insert_batch(tu_table *h, const uint64_t *keys, const uint64_t *values, uint64_t n,
-                              gh_dup_policy policy, int allow_full) {
-  void *packed_keys = tu_pack(keys, n, h->key_bits);
-  void *packed_values = h->value_bits ? tu_pack(values, n, h->value_bits) : NULL;
-  const gh_status status = gh_insert(h->table, packed_keys, packed_values, n, policy, NULL, NULL);
-  if (status == GH_OK) {
-    tu_check_no_error_text(h->table, "gh_insert");
-    tu_ref_insert(&h->ref, keys, values, n, policy, NULL);
-  } else if (!(allow_full && status == GH_ERR_TABLE_FULL)) {
-    CHECK_STATUS(h->table, status, GH_OK);
-  }
-  free(packed_keys);
-  free(packed_values);
-  return status;
-}
-
-/* gh_erase without erased_out (a batch the bulk erase takes): the count it gives is the number of
- * distinct keys the reference holds, and the reference follows. */
-static void erase_batch(tu_table *h, const uint64_t *keys, uint64_t n) {
-  void *packed_keys = tu_pack(keys, n, h->key_bits);
-  uint64_t count = 0xBADC0FFEEull;
-  if (CHECK_OK(h->table, gh_erase(h->table, packed_keys, n, NULL, &count, NULL))) {
-    tu_check_no_error_text(h->table, "gh_erase");
-    const uint64_t expected = tu_ref_erase(&h->ref, keys, n);
-    CHECK(count == expected, "gh_erase counts %llu keys erased, %llu were present", (unsigned long long)count,
-          (unsigned long long)expected);
-  }
-  free(packed_keys);
-}
-
-/* The bulk table holds the ordinary table's keys; under GH_ADD also its values. */
-static void check_same_contents(tu_table *plain, tu_table *bulk, int same_values) {
-  uint64_t *a_keys = NULL, *a_values = NULL, *b_keys = NULL, *b_values = NULL;
-  const uint64_t a = tu_export_sorted(plain->table, plain->key_bits, plain->value_bits, &a_keys, &a_values);
-  const uint64_t b = tu_export_sorted(bulk->table, bulk->key_bits, bulk->value_bits, &b_keys, &b_values);
-  if (a != UINT64_MAX && b != UINT64_MAX &&
-      CHECK(a == b, "the ordinary table exports %llu keys, the bulk one %llu", (unsigned long long)a,
-            (unsigned long long)b)) {
-    for (uint64_t i = 0; i < a; ++i) {
-      if (!CHECK(a_keys[i] == b_keys[i], "export position %llu (sorted): key 0x%llx in the ordinary table, 0x%llx in "
-                 "the bulk one", (unsigned long long)i, (unsigned long long)a_keys[i], (unsigned long long)b_keys[i]))
-        break;
-      if (same_values && a_values && !CHECK(a_values[i] == b_values[i], "key 0x%llx: value %llu in the ordinary table, "
-                                            "%llu in the bulk one", (unsigned long long)a_keys[i],
-                                            (unsigned long long)a_values[i], (unsigned long long)b_values[i]))
-        break;
-    }
-  }
-  free(a_keys), free(a_values), free(b_keys), free(b_values);
-}
-
-static void check_table(tu_table *h, const uint64_t *keys, uint64_t n) {
-  tu_check_valid(h);
-  tu_check_size(h);
-  tu_check_find(h, keys, n, TU_FIND_VALUES | TU_FIND_FOUND);
-  tu_check_contains(h, keys, n);
-  tu_check_export(h, 4);
-}
-
-/* A batch of n keys: drawn from a pool of distinct keys (so that keys repeat inside and across
- * batches), with the special keys spread over it. */
-static void make_batch(tu_rng *rng, unsigned key_bits, unsigned value_bits, const uint64_t *pool, uint64_t pool_n,
-                       uint64_t n, uint64_t *keys, uint64_t *values) {
-  tu_gen_from_pool(rng, pool, pool_n, n, keys);
-  uint64_t special[8];
-  const size_t specials = tu_special_keys(key_bits, special);
-  for (size_t s = 0; s < specials && s < n; ++s) keys[tu_below(rng, n)] = special[s];
-  tu_gen_values(rng, value_bits, n, values);
-}
-
 static void bulk_case(unsigned key_bits, unsigned value_bits, unsigned group_size, double load, gh_dup_policy policy) {
   const uint64_t capacity = 1ull << 17;
   tu_rng rng = tu_rng_make(tu_mix_seed(wd_seed, key_bits * 100u + value_bits, group_size, (uint64_t)(load * 100) * 8u + policy));
@@ -167,25 +95,25 @@ static void bulk_case(unsigned key_bits, unsigned value_bits, unsigned group_siz
     tu_set_phase("batch %d", batch + 1);
     /* The first batch draws from the pool's first half, the second from all of it: repeats inside
      * each batch, and across them. */
-    make_batch(&rng, key_bits, value_bits, pool, batch == 0 ? distinct / 2u : distinct, n, keys, values);
+    tu_gen_batch(&rng, key_bits, value_bits, pool, batch == 0 ? distinct / 2u : distinct, n, keys, values);
     const gh_dup_policy p = value_bits ? policy : GH_KEEP_FIRST;
-    insert_batch(&plain, keys, values, n, p, 0);
-    insert_batch(&bulk, keys, values, n, p, 0);
-    check_table(&plain, keys, n);
-    check_table(&bulk, keys, n);
+    tu_insert_unreported(&plain, keys, values, n, p, 0);
+    tu_insert_unreported(&bulk, keys, values, n, p, 0);
+    tu_check_table(&plain, keys, n);
+    tu_check_table(&bulk, keys, n);
     /* (GH_ADD, GH_MIN and GH_MAX give one value whatever the order) */
-    check_same_contents(&plain, &bulk, p == GH_ADD || p == GH_MIN || p == GH_MAX);
+    tu_check_same_contents(&plain, &bulk, p == GH_ADD || p == GH_MIN || p == GH_MAX);
   }
   /* Two erase batches from the whole pool (present and absent keys, repeats, the special keys):
    * the second meets the first's tombstones. */
   for (int batch = 0; batch < 2; ++batch) {
     tu_set_phase("erase batch %d", batch + 1);
-    make_batch(&rng, key_bits, value_bits, pool, distinct, n / 2u, keys, values);
-    erase_batch(&plain, keys, n / 2u);
-    erase_batch(&bulk, keys, n / 2u);
-    check_table(&plain, keys, n / 2u);
-    check_table(&bulk, keys, n / 2u);
-    check_same_contents(&plain, &bulk, value_bits && (policy == GH_ADD || policy == GH_MIN || policy == GH_MAX));
+    tu_gen_batch(&rng, key_bits, value_bits, pool, distinct, n / 2u, keys, values);
+    tu_erase_unreported(&plain, keys, n / 2u);
+    tu_erase_unreported(&bulk, keys, n / 2u);
+    tu_check_table(&plain, keys, n / 2u);
+    tu_check_table(&bulk, keys, n / 2u);
+    tu_check_same_contents(&plain, &bulk, value_bits && (policy == GH_ADD || policy == GH_MIN || policy == GH_MAX));
   }
   free(pool), free(keys), free(values);
   tu_table_destroy(&plain);
@@ -195,8 +123,8 @@ static void bulk_case(unsigned key_bits, unsigned value_bits, unsigned group_siz
 /* The bulk table against the reference and the ordinary table (values too: GH_ADD, GH_OVERWRITE of
  * distinct keys). */
 static void check_bulk_table(tu_table *plain, tu_table *bulk, const uint64_t *keys, uint64_t n) {
-  check_table(bulk, keys, n);
-  check_same_contents(plain, bulk, 1);
+  tu_check_table(bulk, keys, n);
+  tu_check_same_contents(plain, bulk, 1);
 }
 
 /* After an insert of keys[0, n) into both tables: the checks, then keys[0, n / 2) erased from both
@@ -204,8 +132,8 @@ static void check_bulk_table(tu_table *plain, tu_table *bulk, const uint64_t *ke
 static void check_and_erase_half(tu_table *plain, tu_table *bulk, const uint64_t *keys, uint64_t n) {
   check_bulk_table(plain, bulk, keys, n);
   tu_set_phase("erase half the keys");
-  erase_batch(plain, keys, n / 2u);
-  erase_batch(bulk, keys, n / 2u);
+  tu_erase_unreported(plain, keys, n / 2u);
+  tu_erase_unreported(bulk, keys, n / 2u);
   check_bulk_table(plain, bulk, keys, n);
 }
 
@@ -223,7 +151,7 @@ static void bulk_full_case(unsigned key_bits) {
   tu_gen_unique_keys(&rng, key_bits, n, NULL, keys);
   tu_gen_values(&rng, 32, n, values);
   tu_set_phase("insert");
-  if (CHECK(insert_batch(&h, keys, values, n, GH_OVERWRITE, 1) == GH_ERR_TABLE_FULL,
+  if (CHECK(tu_insert_unreported(&h, keys, values, n, GH_OVERWRITE, 1) == GH_ERR_TABLE_FULL,
             "%llu distinct keys at load 0.95 with two windows each all fitted", (unsigned long long)n)) {
     /* Which keys fitted: every key found has its value; the rest are what the message counts. */
     const char *text = gh_last_error(h.table);
@@ -250,7 +178,7 @@ static void bulk_full_case(unsigned key_bits) {
       tu_check_device_flags(&h, 1);
       free(missing);
       tu_set_phase("after");
-      check_table(&h, keys, n);
+      tu_check_table(&h, keys, n);
     }
     free(packed), free(found), free(got), free(got_values);
   }
@@ -272,13 +200,10 @@ static void bulk_skewed_case(unsigned key_bits) {
   if (!tu_table_create(&plain, &a)) return;
   if (tu_table_create(&bulk, &b)) {
     uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * 8u), *values = (uint64_t *)tu_xmalloc((size_t)n * 8u);
-    tu_gen_unique_keys(&rng, key_bits, distinct + 1u, NULL, keys);
-    for (uint64_t i = distinct + 1u; i < n; ++i) keys[i] = keys[distinct];
-    tu_shuffle(&rng, keys, n);
-    tu_gen_values(&rng, 32, n, values);
+    tu_gen_skewed_batch(&rng, key_bits, distinct, hot, keys, values);
     tu_set_phase("insert");
-    insert_batch(&plain, keys, values, n, GH_ADD, 0);
-    insert_batch(&bulk, keys, values, n, GH_ADD, 0);
+    tu_insert_unreported(&plain, keys, values, n, GH_ADD, 0);
+    tu_insert_unreported(&bulk, keys, values, n, GH_ADD, 0);
     check_and_erase_half(&plain, &bulk, keys, n);
     free(keys), free(values);
     tu_table_destroy(&bulk);
@@ -326,9 +251,9 @@ static void large_case(unsigned key_bits, unsigned value_bits, uint64_t slots, u
       tu_gen_values(&rng, value_bits, n, values);
       tu_set_phase("one batch");
       uint64_t before = tu_tracker_requests(tracker, GH_MEMORY_DEVICE) + tu_tracker_requests(tracker, GH_MEMORY_HOST);
-      insert_batch(&plain, keys, values, n, GH_OVERWRITE, 0);
+      tu_insert_unreported(&plain, keys, values, n, GH_OVERWRITE, 0);
       uint64_t middle = tu_tracker_requests(tracker, GH_MEMORY_DEVICE) + tu_tracker_requests(tracker, GH_MEMORY_HOST);
-      insert_batch(&bulk, keys, values, n, GH_OVERWRITE, 0);
+      tu_insert_unreported(&bulk, keys, values, n, GH_OVERWRITE, 0);
       uint64_t after = tu_tracker_requests(tracker, GH_MEMORY_DEVICE) + tu_tracker_requests(tracker, GH_MEMORY_HOST);
       CHECK(after - middle == middle - before + 1u, "the bulk table's insert asked for %llu allocations, the ordinary "
             "one's %llu: the bulk insert's block was not asked for", (unsigned long long)(after - middle),
@@ -367,7 +292,7 @@ static uint64_t tracked_batch(tu_table *h, tu_tracker *tracker, tu_rng *rng, uin
   if (with_failed_out)
     tu_insert(h, keys, values, n, GH_OVERWRITE, 0, NULL);
   else
-    insert_batch(h, keys, values, n, GH_OVERWRITE, 0);
+    tu_insert_unreported(h, keys, values, n, GH_OVERWRITE, 0);
   tu_tracker_set_limit(tracker, 0);
   const uint64_t asked =
       tu_tracker_requests(tracker, GH_MEMORY_HOST) + tu_tracker_requests(tracker, GH_MEMORY_DEVICE) - before;
@@ -417,7 +342,7 @@ static int asks_for_bulk_erase(tu_table *h, tu_tracker *tracker, uint64_t n, int
   if (with_erased_out)
     tu_erase(h, all, n);
   else
-    erase_batch(h, all, n);
+    tu_erase_unreported(h, all, n);
   tu_tracker_set_limit(tracker, 0);
   tu_check_valid(h);
   tu_check_size(h);

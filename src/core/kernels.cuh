@@ -67,6 +67,12 @@ static __device__ __forceinline__ void gh_block_copy(W *to, const W *from, uint6
   for (uint64_t j = done + threadIdx.x; j < words; j += blockDim.x) to[j] = from[j];
 }
 
+/* A record's digit for gh__cuda_partition (core/toolkit.h), digit_bytes (2 or 4) wide. */
+static __device__ __forceinline__ void gh_partition_digit(void *digits, unsigned digit_bytes, uint64_t i, uint64_t digit) {
+  if (digit_bytes == 2u) ((uint16_t *)digits)[i] = (uint16_t)digit;
+  else ((uint32_t *)digits)[i] = (uint32_t)digit;
+}
+
 /* ---- Grid-stride loops ------------------------------------------------------------------------ */
 
 static __device__ __forceinline__ uint64_t gh_thread_index(void) {
@@ -167,6 +173,38 @@ static __device__ __forceinline__ uint64_t gh_warp_reserve_n(unsigned long long 
   return base + before - count;
 }
 
+/* ---- Entries a warp holds back (every lane calls these) -------------------------------------------
+ * A kernel that passes a few of its entries on to a later step appends them to one output array;
+ * an atomic per warp and step on its one cursor queues in the L2 (one per step of about 3 entries
+ * at load 0.9 took warpdrive's rounds 10 ms at 2^27 keys on an H100), so a warp gathers them in a
+ * buffer of its own in shared memory and appends the buffer with one atomic when it is nearly
+ * full, and at the end. write(at, entry) puts an entry at position `at` of the output. */
+
+/* Appends the warp's `holding` held entries to the output with one atomic. */
+template <typename E, typename Write>
+static __device__ __forceinline__ void gh_warp_append_held(const E *held, unsigned holding, unsigned long long *cursor,
+                                                           Write write) {
+  const unsigned lane = threadIdx.x % 32u;
+  __syncwarp();
+  const uint64_t base = __shfl_sync(0xFFFFFFFFu, gh_warp_reserve_n(cursor, lane == 0 ? holding : 0u), 0);
+  for (unsigned k = lane; k < holding; k += 32u) write(base + k, held[k]);
+  __syncwarp();
+}
+
+/* Adds each lane's entry that passes on (holds) to the warp's buffer (room entries, *holding in
+ * it), in lane order; appends the buffer once 32 more might not fit. */
+template <typename E, typename Write>
+static __device__ __forceinline__ void gh_warp_hold(E *held, unsigned room, unsigned *holding, int holds, const E &entry,
+                                                    unsigned long long *cursor, Write write) {
+  const unsigned lane = threadIdx.x % 32u, holders = __ballot_sync(0xFFFFFFFFu, holds);
+  if (holds) held[*holding + __popc(holders & ((1u << lane) - 1u))] = entry;
+  *holding += __popc(holders);
+  if (*holding > room - 32u) {
+    gh_warp_append_held(held, *holding, cursor, write);
+    *holding = 0;
+  }
+}
+
 /* ---- Launching (core/toolkit_cuda.cu) ------------------------------------------------------------ */
 
 /* Queues kernel(args) on stream over a resident grid of blocks of block_threads, enough for
@@ -174,6 +212,11 @@ static __device__ __forceinline__ uint64_t gh_warp_reserve_n(unsigned long long 
  * is GH_ERR_INTERNAL. */
 gh_status gh__cuda_launch(gh_table *t, const void *kernel, uint64_t threads, int block_threads, void **args,
                           void *stream);
+
+/* Queues a kernel over the regions of a table in shared memory: a block a region (grid `regions`,
+ * at most 2^31 - 1), shared_bytes of dynamic shared memory each, the carveout at its largest. */
+gh_status gh__cuda_launch_regions(gh_table *t, const void *kernel, uint64_t regions, int block_threads,
+                                  size_t shared_bytes, void **args, void *stream);
 
 /* A kernel that accumulates into counters: zeroes counter_bytes at `counters` (device), launches,
  * copies them into counters_host and waits. The one synchronisation of an operation that needs a

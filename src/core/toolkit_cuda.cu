@@ -35,6 +35,21 @@ gh_status gh__cuda_launch_counted(gh_table *t, const void *kernel, uint64_t thre
   return status == GH_OK ? gh__to_host(t, counters_host, counters, counter_bytes, stream) : status;
 }
 
+gh_status gh__cuda_launch_regions(gh_table *t, const void *kernel, uint64_t regions, int block_threads,
+                                  size_t shared_bytes, void **args, void *stream) {
+  if (kernel == NULL)
+    return gh__fail(t, GH_ERR_INTERNAL, "%s: no region kernel for key_bits %u, value_bits %u", t->ops->name,
+                    t->config.key_bits, t->config.value_bits);
+  GH_CUDA_TRY(t, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes),
+              "cudaFuncSetAttribute (the region kernel's shared memory)");
+  GH_CUDA_TRY(t, cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
+              "cudaFuncSetAttribute (the region kernel's shared memory carveout)");
+  GH_CUDA_TRY(t, cudaLaunchKernel(kernel, dim3((unsigned)regions), dim3(block_threads), args, shared_bytes,
+                                  (cudaStream_t)stream),
+              "the region kernel's launch");
+  return GH_OK;
+}
+
 /* ---- CUB ----------------------------------------------------------------------------------------- */
 
 /* CUB's two-phase call: ask for the temporary storage, take it as scratch, run. The scratch is

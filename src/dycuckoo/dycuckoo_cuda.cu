@@ -849,14 +849,101 @@ __global__ void dy_resize_kernel(gh_dy_bulk a, uint64_t n) {
   }
 }
 
+/* ---- The build by regions (dycuckoo_bulk.h) --------------------------------------------------------- */
+
+/* The partition's input: the chunk's keys and values packed into words, each with its region's number
+ * (the digit the partition sorts by, digit_bytes wide). */
+__global__ void dy_region_words_kernel(gh_dy_geometry g, gh_dy_by_regions r, void *digits, unsigned digit_bytes) {
+  for (uint64_t i = gh_thread_index(); i < r.n; i += gh_grid_threads()) {
+    const uint64_t key = gh__read_word(r.keys, i, g.key_bits);
+    ((uint64_t *)r.words)[i] = gh_dy_region_word(&g, key, r.values ? ((const uint32_t *)r.values)[i] : 0u);
+    gh_partition_digit(digits, digit_bytes, i, gh_dy_region_of(&g, &r.map, key));
+  }
+}
+
+/* A block a region, in shared memory: 512 threads, three blocks an SM (64 KB each, and the warps'
+ * held words). */
+static const int kRegionThreads = 512;
+static const int kRegionBlocksPerSM = 3;
+/* Words a warp holds back before it appends them to the passed ones (about 3 % of the words at
+ * theta 0.9: one append per warp and region, at its end). */
+static const unsigned kRegionHeld = 64;
+
+/* Writes a passed word into the passed keys and values (core/kernels.cuh's held buffers). */
+struct dy_pass_on {
+  const gh_dy_geometry *g;
+  const gh_dy_by_regions *r;
+  __device__ void operator()(uint64_t at, const uint64_t &word) const { gh_dy_region_pass_on(g, r, at, word); }
+};
+
+/* Block r builds region r: its words start empty (the subtables held no keys); each warp puts its
+ * share of the region's run of sorted words in (a lane's next word loaded while it puts one), its
+ * warps apart (no barrier until the region is done), holding back the words whose bucket was full;
+ * then the block writes the region out whole, key line by key line and value by value, coalesced.
+ * A region without words keeps its empty lines. */
+template <unsigned KB, unsigned VB>
+__global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
+    dy_region_kernel(const __grid_constant__ dy_device device, const __grid_constant__ gh_dy_by_regions r,
+                     const uint64_t *starts) {
+  extern __shared__ unsigned long long dy_region_words[];
+  __shared__ uint64_t held_words[kRegionThreads / 32][kRegionHeld];
+  const uint64_t region = blockIdx.x, begin = starts[region], end = starts[region + 1u];
+  if (begin == end) return;
+  /* (the subtable's hash and size from the parameters: g's arrays indexed at run time would go to
+   * local memory) */
+  const gh_dy_geometry g = constant_geometry<KB, VB>(device.g);
+  const unsigned table = gh_dy_region_table(&g, &r.map, region);
+  const uint64_t seed = device.g.seed[table], buckets = device.g.buckets[table];
+  const uint64_t first = gh_dy_region_bucket(&r.map, table, region);
+  const uint64_t slots = gh_dy_region_buckets(&device.g, &r.map, table, region) * g.slots;
+  uint64_t *words = (uint64_t *)dy_region_words;
+  for (uint64_t j = threadIdx.x; j < slots; j += blockDim.x) words[j] = GH_DY_REGION_EMPTY;
+  __syncthreads();
+  const uint64_t *sorted = (const uint64_t *)r.sorted;
+  const unsigned lane = threadIdx.x % 32u;
+  uint64_t *held = held_words[threadIdx.x / 32u];
+  unsigned holding = 0;
+  const dy_pass_on pass_on = {&g, &r};
+  unsigned long long inserted = 0;
+  const uint64_t warp_first = begin + (threadIdx.x - lane);
+  uint64_t next = warp_first + lane < end ? sorted[warp_first + lane] : 0u;
+  for (uint64_t step = warp_first; step < end; step += blockDim.x) {
+    const uint64_t i = step + lane, word = next;
+    if (i + blockDim.x < end) next = sorted[i + blockDim.x];
+    gh_dy_region_outcome outcome = GH_DY_REGION_SIDE;
+    if (i < end) {
+      const uint64_t b = gh_dy_bucket_with(KB, seed, buckets, gh_dy_region_word_key(&g, word)) - first;
+      outcome = gh_dy_region_put(&g, words, b, device.side, device.counters, word, r.policy);
+    }
+    inserted += outcome == GH_DY_REGION_INSERTED;
+    gh_warp_hold(held, kRegionHeld, &holding, outcome == GH_DY_REGION_FULL, word, &device.counters->cursor, pass_on);
+  }
+  gh_warp_append_held(held, holding, &device.counters->cursor, pass_on);
+  gh_warp_add(&device.counters->keys[table], inserted);
+  gh_warp_add(&device.counters->size, inserted);
+  __syncthreads();
+  for (uint64_t j = threadIdx.x; j < slots; j += blockDim.x)
+    gh_dy_region_store(&g, device.keys[table], device.values[table], first, j, words[j]);
+}
+
 /* ---- Host side ---------------------------------------------------------------------------------- */
 
 typedef struct dy_kernels {
-  const void *claim, *place, *find, *erase, *export_keys;
+  const void *claim, *place, *find, *erase, *export_keys, *region;
 } dy_kernels;
 
+/* The region kernel of a width pair, or NULL where a key and its value take more than a word. */
+template <unsigned KB, unsigned VB, bool ONE_WORD = (VB == 0u || (KB == 32u && VB == 32u))>
+struct dy_region_kernel_of {
+  static const void *get(void) { return (const void *)dy_region_kernel<KB, VB>; }
+};
+template <unsigned KB, unsigned VB>
+struct dy_region_kernel_of<KB, VB, false> {
+  static const void *get(void) { return NULL; }
+};
+
 static dy_kernels kernels_for(const gh_dy_geometry *g) {
-  dy_kernels k = {NULL, NULL, NULL, NULL, NULL};
+  dy_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL};
   const unsigned vb = g->value_bytes == 0 || gh_dy_values_are_words(g) ? g->value_bytes * 8u : DY_RECORD;
 #define GH_DY_KERNELS_CASE(kb, vbits)                   \
   if (g->key_bits == kb && vb == vbits) {              \
@@ -865,6 +952,7 @@ static dy_kernels kernels_for(const gh_dy_geometry *g) {
     k.find = (const void *)dy_lookup_kernel<kb, vbits, false>; \
     k.erase = (const void *)dy_lookup_kernel<kb, 0, true>; \
     k.export_keys = (const void *)dy_export_kernel<kb, vbits>; \
+    k.region = dy_region_kernel_of<kb, vbits>::get(); \
   }
   GH_WIDTHS(GH_DY_KERNELS_CASE)
   GH_DY_KERNELS_CASE(32, DY_RECORD)
@@ -928,7 +1016,52 @@ static gh_status cuda_bulk(gh_table *t, const gh_dy_bulk *a, uint64_t n, void *s
   return gh__cuda_launch(t, (const void *)dy_bulk_kernel, n, kBlockThreads, args, stream);
 }
 
-static const gh_dy_backend cuda_backend = {cuda_bulk, cuda_claim, cuda_place, cuda_erase_pass};
+/* The default: a chunk of at least 2^20 keys and one key per 16 slots (the build writes out every
+ * region with a key in it; the claim pass costs a key a line read and write) into a table of at
+ * least four regions (smaller ones sit in the cache anyway). */
+static int cuda_regions_by_default(gh_table *t, uint64_t n, uint64_t regions) {
+  const gh_dy_geometry *g = &state(t)->geometry;
+  uint64_t slots = 0;
+  for (unsigned i = 0; i < g->tables; ++i) slots += gh_dy_table_slots(g, i);
+  return n >= (1ull << 20) && n >= slots / 16u && regions >= 4u;
+}
+
+static size_t cuda_regions_partition_bytes(gh_table *t, uint64_t n, uint64_t regions) {
+  (void)t;
+  return gh__cuda_partition_bytes(n, sizeof(uint64_t), (unsigned)regions);
+}
+
+static gh_status cuda_regions_partition(gh_table *t, const gh_dy_by_regions *r, uint64_t *longest, void *stream) {
+  gh_partition_work w = gh__cuda_partition_work(r->work, r->work_bytes, r->n, (unsigned)r->regions);
+  gh_dy_geometry g = state(t)->geometry;
+  gh_dy_by_regions copy = *r;
+  void *args[] = {&g, &copy, &w.digits_in, &w.digit_bytes};
+  gh_status status = gh__cuda_launch(t, (const void *)dy_region_words_kernel, r->n, kBlockThreads, args, stream);
+  if (status == GH_OK)
+    status = gh__cuda_partition(t, &w, r->words, r->sorted, r->n, sizeof(uint64_t), (unsigned)r->regions, longest, stream);
+  return status;
+}
+
+static gh_status cuda_regions_build(gh_table *t, const gh_dy_by_regions *r, void *stream) {
+  const gh_partition_work w = gh__cuda_partition_work(r->work, r->work_bytes, r->n, (unsigned)r->regions);
+  dy_device device = gh__dy_device(t);
+  gh_dy_by_regions copy = *r;
+  const uint64_t *starts = w.starts;
+  void *args[] = {&device, &copy, (void *)&starts};
+  const size_t shared = ((size_t)1u << r->map.shift) * device.g.slots * sizeof(uint64_t);
+  return gh__cuda_launch_regions(t, kernels_for(&device.g).region, r->regions, kRegionThreads, shared, args, stream);
+}
+
+/* (regions: a block each, up to the grid's 2^31 - 1; region numbers of 4 bytes beyond 65536) */
+static const gh_dy_backend cuda_backend = {cuda_bulk,
+                                           cuda_claim,
+                                           cuda_place,
+                                           cuda_erase_pass,
+                                           cuda_regions_by_default,
+                                           cuda_regions_partition_bytes,
+                                           cuda_regions_partition,
+                                           cuda_regions_build,
+                                           0x7FFFFFFFu};
 
 static gh_status cuda_find(gh_table *t, const void *keys, uint64_t n, void *values_out, uint8_t *found_out,
                            const void *default_value, void *stream) {

@@ -302,7 +302,90 @@ static gh_status host_bulk(gh_table *t, const gh_dy_bulk *a, uint64_t n, void *s
   return GH_OK;
 }
 
-static const gh_dy_backend host_backend = {host_bulk, host_claim, host_place, host_erase_pass};
+/* ---- The build by regions (dycuckoo_bulk.h) ----------------------------------------------------
+ * Not the default here (gh_config.bulk_min_keys = 0 leaves it off: the partition runs on one
+ * thread, and CPU caches hold the claim pass's lines no worse). When asked, it runs the GPU's
+ * steps, a thread a region at a time in a buffer of its own, so that the host backend tests them. */
+typedef struct host_regions {
+  gh_dy_table *s;
+  const gh_dy_by_regions *r;
+} host_regions;
+
+static unsigned word_region(const void *context, uint64_t i) {
+  const host_regions *h = (const host_regions *)context;
+  const gh_dy_geometry *g = &h->s->geometry;
+  return (unsigned)gh_dy_region_of(g, &h->r->map, gh__read_word(h->r->keys, i, g->key_bits));
+}
+
+static void move_word(const void *context, uint64_t i, uint64_t to) {
+  const host_regions *h = (const host_regions *)context;
+  const gh_dy_geometry *g = &h->s->geometry;
+  const uint64_t value = h->r->values ? gh__read_word(h->r->values, i, 32u) : 0u;
+  ((uint64_t *)h->r->sorted)[to] = gh_dy_region_word(g, gh__read_word(h->r->keys, i, g->key_bits), value);
+}
+
+/* The partition's work space: where each region's run ends. */
+static size_t host_regions_partition_bytes(gh_table *t, uint64_t n, uint64_t regions) {
+  (void)t, (void)n;
+  return (size_t)regions * sizeof(uint64_t);
+}
+
+static gh_status host_regions_partition(gh_table *t, const gh_dy_by_regions *r, uint64_t *longest, void *stream) {
+  host_regions h = {state(t), r};
+  (void)stream;
+  *longest = gh__host_partition(r->n, (unsigned)r->regions, word_region, move_word, &h, (uint64_t *)r->work);
+  return GH_OK;
+}
+
+static gh_counters regions_chunk(void *context, uint64_t begin, uint64_t end) {
+  const host_regions *h = (const host_regions *)context;
+  gh_dy_table *s = h->s;
+  const gh_dy_by_regions *r = h->r;
+  const gh_dy_geometry *g = &s->geometry;
+  const uint64_t *ends = (const uint64_t *)r->work, *sorted = (const uint64_t *)r->sorted;
+  uint64_t words[GH_DY_REGION_WORDS];
+  for (uint64_t region = begin; region < end; ++region) {
+    const uint64_t from = region ? ends[region - 1u] : 0u;
+    if (from == ends[region]) continue;
+    const unsigned table = gh_dy_region_table(g, &r->map, region);
+    const uint64_t first = gh_dy_region_bucket(&r->map, table, region);
+    const uint64_t slots = gh_dy_region_buckets(g, &r->map, table, region) * g->slots;
+    for (uint64_t j = 0; j < slots; ++j) words[j] = GH_DY_REGION_EMPTY;
+    uint64_t inserted = 0;
+    for (uint64_t i = from; i < ends[region]; ++i) {
+      const uint64_t b = gh_dy_bucket(g, table, gh_dy_region_word_key(g, sorted[i])) - first;
+      const gh_dy_region_outcome outcome = gh_dy_region_put(g, words, b, s->side, s->counters, sorted[i], r->policy);
+      inserted += outcome == GH_DY_REGION_INSERTED;
+      if (outcome == GH_DY_REGION_FULL) gh_dy_region_pass_on(g, r, gh_fetch_add_u64(&s->counters->cursor, 1u), sorted[i]);
+    }
+    for (uint64_t j = 0; j < slots; ++j) gh_dy_region_store(g, s->sub[table].keys, s->sub[table].values, first, j, words[j]);
+    gh_dy_count_key(s->counters, table, inserted);
+  }
+  gh_counters none = {{0}};
+  return none;
+}
+
+static gh_status host_regions_build(gh_table *t, const gh_dy_by_regions *r, void *stream) {
+  host_regions h = {state(t), r};
+  (void)stream;
+  gh__parallel_for(r->regions, t->config.host_threads, regions_chunk, &h);
+  return GH_OK;
+}
+
+static int host_regions_by_default(gh_table *t, uint64_t n, uint64_t regions) {
+  (void)t, (void)n, (void)regions;
+  return 0;
+}
+
+static const gh_dy_backend host_backend = {host_bulk,
+                                           host_claim,
+                                           host_place,
+                                           host_erase_pass,
+                                           host_regions_by_default,
+                                           host_regions_partition_bytes,
+                                           host_regions_partition,
+                                           host_regions_build,
+                                           GH_PARTITION_MAX_DIGITS};
 
 static gh_counters find_chunk(void *context, uint64_t begin, uint64_t end) {
   const host_pass *c = (const host_pass *)context;

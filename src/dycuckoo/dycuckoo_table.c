@@ -565,6 +565,83 @@ static gh_status place_flagged(gh_table *t, const gh_dy_backend *be, uint8_t *fl
   return status;
 }
 
+/* A claim pass over the n keys of p (its flags zeroed here), then the keys it flagged placed
+ * (place_flagged: keys and values are the batch, p's keys its positions begin on). *c: the
+ * counters after it. */
+static gh_status claim_then_place(gh_table *t, const gh_dy_backend *be, const gh_dy_place *p, uint64_t begin,
+                                  const void *keys, const void *values, uint8_t *failed_out, uint64_t *failed,
+                                  gh_dy_counters *c, void *stream) {
+  gh_status status = gh__fill(t, p->failed, 0, p->n, stream);
+  if (status == GH_OK) status = gh__dy_reset_pass(t, stream);
+  if (status == GH_OK) status = be->claim(t, p, stream);
+  if (status == GH_OK) status = read_counters(t, c, stream);
+  if (status == GH_OK && c->failed)
+    status = place_flagged(t, be, p->failed, begin, p->n, c->failed, keys, values, (gh_dup_policy)p->policy,
+                           failed_out, failed, stream);
+  return status;
+}
+
+/* ---- Building an empty table by regions (dycuckoo_bulk.h) ---------------------------------------- */
+
+/* Whether a chunk goes by regions: subtables that hold no keys (a key stored before can then be
+ * nowhere, and the build needs to look in no other bucket than the key's first), a key and its
+ * value in one word, no per-key report asked for (the partition does not keep input positions),
+ * no device view given out (the caller's kernels could change the table while a region is built
+ * apart from it and written over it), and gh_config.bulk_min_keys' size rule. */
+static int regions_apply(gh_table *t, const gh_dy_backend *be, const gh_dy_place *p, const uint8_t *failed_out,
+                         uint64_t regions) {
+  const gh_dy_table *s = state(t);
+  const uint64_t least = t->config.bulk_min_keys;
+  if (p->look_tables != 0 || failed_out != NULL || s->published != NULL || !gh_dy_regions_fit(&s->geometry)) return 0;
+  if (p->n == 0 || (least != 0 && p->n < least) || regions > be->max_regions) return 0;
+  return least != 0 || be->regions_by_default(t, p->n, regions);
+}
+
+/* The chunk p by regions when regions_apply (*taken = 1), its passed keys then claimed and placed
+ * as any chunk's; else *taken = 0 and nothing was done. All the scratch comes first, in one piece
+ * (two copies of the chunk's words and the partition's work space): without it, or when the
+ * partition shows a run several regions long (a few keys repeated: a block would apply them one
+ * after another), the claim pass takes the chunk as it would have. */
+static gh_status insert_by_regions(gh_table *t, const gh_dy_backend *be, gh_dy_place *p, const uint8_t *failed_out,
+                                   uint64_t *failed, gh_dy_counters *c, int *taken, void *stream) {
+  gh_dy_table *s = state(t);
+  const gh_dy_geometry *g = &s->geometry;
+  gh_dy_by_regions r;
+  memset(&r, 0, sizeof r);
+  r.map = gh_dy_regions_of(g);
+  r.regions = r.map.first[g->tables];
+  *taken = 0;
+  if (!regions_apply(t, be, p, failed_out, r.regions)) return GH_OK;
+  gh_scratch scratch = {NULL, 0, s->kind, 0, NULL};
+  const size_t copy_bytes = (size_t)p->n * sizeof(uint64_t);
+  r.work_bytes = be->regions_partition_bytes(t, p->n, r.regions);
+  if (gh__scratch_alloc_on(t, &scratch, 2u * copy_bytes + r.work_bytes, stream) != GH_OK) {
+    gh__clear_error(t);
+    return GH_OK;
+  }
+  r.keys = p->keys, r.values = p->values, r.n = p->n, r.policy = p->policy;
+  r.words = scratch.ptr;
+  r.sorted = (char *)scratch.ptr + copy_bytes;
+  r.work = (char *)scratch.ptr + 2u * copy_bytes;
+  uint64_t longest = 0;
+  gh_status status = be->regions_partition(t, &r, &longest, stream);
+  if (status == GH_OK && longest <= (uint64_t)GH_PARTITION_LONGEST_RUN_REGIONS * GH_DY_REGION_WORDS) {
+    *taken = 1;
+    r.passed_keys = r.words;
+    r.passed_values = (char *)r.words + p->n * (g->key_bits / 8u);
+    status = gh__dy_reset_pass(t, stream);
+    if (status == GH_OK) status = be->regions_build(t, &r, stream);
+    if (status == GH_OK) status = read_counters(t, c, stream);
+    /* The passed keys are stored nowhere: the claim pass needs no lookup. */
+    gh_dy_place passed = {r.passed_keys, p->values ? r.passed_values : NULL, c->cursor, p->policy, p->failed, 0,
+                          g->tables, 0, 0};
+    if (status == GH_OK && passed.n)
+      status = claim_then_place(t, be, &passed, 0, passed.keys, passed.values, NULL, failed, c, stream);
+  }
+  gh__scratch_free(t, &scratch, stream);
+  return status;
+}
+
 static uint64_t table_keys(const gh_dy_table *s, const gh_dy_counters *c) {
   return stored_keys(c, s->geometry.tables) - c->side;
 }
@@ -612,13 +689,10 @@ gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, 
     gh_dy_place p = {at, values ? (const char *)values + begin * g->value_bytes : NULL, chunk, (int)policy,
                      (uint8_t *)flags.ptr, 0, g->tables, 0, 0};
     for (unsigned i = 0; i < g->tables; ++i) p.look_tables |= (c.keys[i] > 0u) << i;
-    status = gh__fill(t, flags.ptr, 0, chunk, stream);
-    if (status == GH_OK) status = gh__dy_reset_pass(t, stream);
-    if (status == GH_OK) status = be->claim(t, &p, stream);
-    if (status == GH_OK) status = read_counters(t, &c, stream);
-    if (status == GH_OK && c.failed)
-      status = place_flagged(t, be, (uint8_t *)flags.ptr, begin, chunk, c.failed, keys, values, policy, failed_out,
-                             failed, stream);
+    int by_regions = 0;
+    status = insert_by_regions(t, be, &p, failed_out, failed, &c, &by_regions, stream);
+    if (status == GH_OK && !by_regions)
+      status = claim_then_place(t, be, &p, begin, keys, values, failed_out, failed, &c, stream);
     begin += chunk;
   }
   gh__scratch_free(t, &flags, stream);

@@ -67,6 +67,17 @@ typedef struct gh_dy_backend {
    * skip_table; erased_out per key may be NULL. */
   gh_status (*erase)(gh_table *t, const void *keys, uint64_t n, const uint8_t *skip_flags, unsigned skip_table,
                      uint8_t *erased_out, void *stream);
+  /* The build by regions. gh_config.bulk_min_keys = 0: whether a chunk of n keys into an empty table
+   * of `regions` regions goes by regions. */
+  int (*regions_by_default)(gh_table *t, uint64_t n, uint64_t regions);
+  size_t (*regions_partition_bytes)(gh_table *t, uint64_t n, uint64_t regions);
+  /* r->sorted = the chunk's words in runs by region; *longest = the longest run (the call waits). */
+  gh_status (*regions_partition)(gh_table *t, const gh_dy_by_regions *r, uint64_t *longest, void *stream);
+  /* Builds each region with keys (the all-ones key goes to the side entry), counting into the
+   * subtables' and the side's counters as a claim pass does, and appends the keys whose bucket was
+   * full to r->passed_keys / passed_values (counters->cursor: how many). */
+  gh_status (*regions_build)(gh_table *t, const gh_dy_by_regions *r, void *stream);
+  uint64_t max_regions; /* the most regions its partition sorts into (larger tables: claim passes) */
 } gh_dy_backend;
 
 /* The geometry a config gives: d subtables of equal size holding capacity keys at fill_max (at

@@ -104,36 +104,18 @@ __global__ void wd_regions_kernel(gh_wd_geometry geometry, const void *keys, con
     } else {
       key = gh_slot_bits_key(f, gh_slot_read(f, (const char *)entries + i * f.slot_bytes));
     }
-    const uint64_t region = gh_wd_region_of(gh_wd_probe_at(&g, key, attempt).window, region_shift);
-    if (id_bytes == 2) ((uint16_t *)regions)[i] = (uint16_t)region;
-    else ((uint32_t *)regions)[i] = (uint32_t)region;
+    gh_partition_digit(regions, id_bytes, i, gh_wd_region_of(gh_wd_probe_at(&g, key, attempt).window, region_shift));
   }
 }
 
-/* Appends a warp's `holding` held entries to `passed` with one atomic (every lane calls it). */
-static __device__ __forceinline__ void append_held(gh_slot_format f, const gh_slot_bits *held, unsigned holding,
-                                                   void *passed, unsigned long long *cursor) {
-  const unsigned lane = threadIdx.x % 32u;
-  __syncwarp();
-  const uint64_t base = __shfl_sync(0xFFFFFFFFu, gh_warp_reserve_n(cursor, lane == 0 ? holding : 0u), 0);
-  for (unsigned k = lane; k < holding; k += 32u) gh_slot_write(f, (char *)passed + (base + k) * f.slot_bytes, held[k]);
-  __syncwarp();
-}
-
-/* Adds each lane's entry that passes on (holds) to the warp's held buffer (room entries, *holding
- * in it), in lane order; appends the buffer to `passed` once 32 more might not fit (every lane
- * calls it). */
-static __device__ __forceinline__ void hold_passed(gh_slot_format f, gh_slot_bits *held, unsigned room,
-                                                   unsigned *holding, int holds, gh_slot_bits entry, void *passed,
-                                                   unsigned long long *cursor) {
-  const unsigned lane = threadIdx.x % 32u, holders = __ballot_sync(0xFFFFFFFFu, holds);
-  if (holds) held[*holding + __popc(holders & ((1u << lane) - 1u))] = entry;
-  *holding += __popc(holders);
-  if (*holding > room - 32u) {
-    append_held(f, held, *holding, passed, cursor);
-    *holding = 0;
+/* Writes an entry a round passes on into the passed array (the warp's held buffers append them). */
+struct wd_pass_on {
+  gh_slot_format f;
+  void *passed;
+  __device__ void operator()(uint64_t at, const gh_slot_bits &entry) const {
+    gh_slot_write(f, (char *)passed + at * f.slot_bytes, entry);
   }
-}
+};
 
 /* The bulk insert's rounds build each region in shared memory, a block a region, where the slots
  * are 4 or 8 bytes (one CAS-able word); 16-byte slots go through L2 (wd_round_kernel, regions of a
@@ -347,10 +329,10 @@ __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
         if (p.attempt >= until) passes = 1, walking = 0;
       }
     }
-    hold_passed(f, held, kRegionHeld, &holding, passes, entry, passed, &counters->call.cursor);
+    gh_warp_hold(held, kRegionHeld, &holding, passes, entry, &counters->call.cursor, wd_pass_on{f, passed});
     if (!__any_sync(0xFFFFFFFFu, walking || has_ahead || !drained)) break;
   }
-  append_held(f, held, holding, passed, &counters->call.cursor);
+  gh_warp_append_held(held, holding, &counters->call.cursor, wd_pass_on{f, passed});
   if (ERASE) gh_warp_add(&counters->call.erased, erased);
   gh_warp_add(&counters->size, ERASE ? 0ull - erased : (unsigned long long)inserted);
   gh_warp_or(&counters->status, flags);
@@ -418,10 +400,11 @@ __global__ void __launch_bounds__(256, GH_WD_INSERT_MIN_BLOCKS)
           flags |= gh_wd_outcome_flags(outcome);
         }
       }
-      hold_passed(f, held, kRoundHeld, &holding, passes && group.rank == 0, entry, passed, &counters->call.cursor);
+      gh_warp_hold(held, kRoundHeld, &holding, passes && group.rank == 0, entry, &counters->call.cursor,
+                   wd_pass_on{f, passed});
     }
   }
-  append_held(f, held, holding, passed, &counters->call.cursor);
+  gh_warp_append_held(held, holding, &counters->call.cursor, wd_pass_on{f, passed});
   gh_warp_add(&counters->size, inserted);
   gh_warp_add(&counters->call.failed, failed);
   gh_warp_or(&counters->status, flags);
@@ -586,14 +569,8 @@ static gh_status region_round(gh_table *t, const gh_wd_round *r, const void *ent
                   &policy, &passed,  &w->counters};
   const size_t shared = ((size_t)1u << shift) * g.window_width * g.slot_bytes;
   gh_status status = gh__fill(t, &w->counters->call, 0, sizeof *after, stream);
-  if (status != GH_OK) return status;
-  GH_CUDA_TRY(t, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared),
-              "cudaFuncSetAttribute (the region kernel's shared memory)");
-  GH_CUDA_TRY(t, cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
-              "cudaFuncSetAttribute (the region kernel's shared memory carveout)");
-  GH_CUDA_TRY(t, cudaLaunchKernel(kernel, dim3(regions), dim3(kRegionThreads), args, shared, (cudaStream_t)stream),
-              "the region kernel's launch");
-  return gh__to_host(t, after, &w->counters->call, sizeof *after, stream);
+  if (status == GH_OK) status = gh__cuda_launch_regions(t, kernel, regions, kRegionThreads, shared, args, stream);
+  return status == GH_OK ? gh__to_host(t, after, &w->counters->call, sizeof *after, stream) : status;
 }
 
 static gh_status cuda_round(gh_table *t, const gh_wd_round *r, const void *entries, gh_wd_call_counters *after,

@@ -51,7 +51,7 @@ const bench_design_def bench_designs[D_COUNT] = {
     [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_ABSENT)},
     [D_SLAB] = {GH_SLAB, GH_OVERWRITE, 0, 0,
                 COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_SLABS) | BIT(AX_START) | DYNAMIC | BIT(AX_UPDATES)},
-    [D_DYCUCKOO] = {GH_DYCUCKOO, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_D) | DYNAMIC | BIT(AX_FILL_MIN)},
+    [D_DYCUCKOO] = {GH_DYCUCKOO, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_D) | DYNAMIC | BIT(AX_FILL_MIN) | BIT(AX_PATH)},
     [D_HASHGRAPH] = {GH_HASHGRAPH, GH_OVERWRITE, 0, 0,
                      COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_LOAD) | BIT(AX_BINS) | BIT(AX_ABSENT)}};
 /* An insert claims a slot by CAS (also shown against atomicAdd), an erase writes a tombstone by
@@ -214,6 +214,7 @@ const bench_row bench_rows[] = {
     {"dycuckoo-a", AX_N, ALL, PER_MODE, {P2(27), P2(22), P2(20), P2(16)}},
     {"dycuckoo-a", AX_D, QUICK, 2, {2, 4}},
     {"dycuckoo-a", AX_D, ALL, 7, {2, 3, 4, 5, 6, 7, 8}},
+    {"dycuckoo-a", AX_PATH, ALL, 1, {PATH_AUTO}},
     {"dycuckoo-a", AX_OP, ALL, 3, {OP_BUILD, OP_FIND, OP_FIND_ABSENT}},
     {"dycuckoo-b", AX_DESIGN, ALL, 1, {D_DYCUCKOO}},
     {"dycuckoo-b", AX_N, ALL, PER_MODE, {P2(27), P2(22), P2(18), P2(14)}},
@@ -328,9 +329,11 @@ gh_config bench_table_config(const bench_ctx *c) {
   } else if (config.design == GH_DYCUCKOO) { /* subtables sized for the keys at fill_max */
     config.capacity = c->distinct;
     config.hash_functions = (unsigned)c->ax[AX_D];
+    config.bulk_min_keys = c->ax[AX_PATH] == PATH_ORDINARY ? UINT64_MAX : 0;
   } else { /* the keys; the table holds capacity x table_factor slots */
     config.capacity = c->distinct;
     config.hash_functions = (unsigned)c->ax[AX_D];
+    config.bulk_min_keys = c->ax[AX_PATH] == PATH_ORDINARY ? UINT64_MAX : 0;
     config.table_factor = c->ax[AX_FACTOR];
     config.bucket_slots = (unsigned)c->ax[AX_BUCKET];
   }
