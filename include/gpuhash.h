@@ -284,8 +284,10 @@ typedef struct gh_config {
    * keys with values of 0 or 4 bytes, sets of 64-bit keys), each region built in a block's shared
    * memory (on the host, a thread's buffer) with every key in its bucket of the subtable the
    * balancing rule chose, and written out whole; the keys whose bucket was full then go the
-   * ordinary way. The table holds the same pairs as the ordinary insert's would. Scratch: two
-   * copies of the batch as 8-byte words and the sort's (without it the ordinary insert runs). Not
+   * ordinary way. The table holds the keys the ordinary insert's would, with the values its
+   * policy gives (of copies of a key in one batch, an arbitrary one's under GH_KEEP_FIRST and
+   * GH_OVERWRITE, as there). Scratch: two copies of the batch as 8-byte words and the sort's
+   * (without it the ordinary insert runs), one copy held while the passed keys go in. Not
    * taken for a batch with failed_out, for other widths, or for a table whose device view was
    * taken. 0 = the default: on the CUDA backend, batches of at least 2^20 keys and one key per 16
    * slots into a table of at least four regions; never on the host backend. 1 and UINT64_MAX and

@@ -598,10 +598,11 @@ static int regions_apply(gh_table *t, const gh_dy_backend *be, const gh_dy_place
 }
 
 /* The chunk p by regions when regions_apply (*taken = 1), its passed keys then claimed and placed
- * as any chunk's; else *taken = 0 and nothing was done. All the scratch comes first, in one piece
- * (two copies of the chunk's words and the partition's work space): without it, or when the
+ * as any chunk's; else *taken = 0 and nothing was done. All the scratch comes first (the chunk's
+ * words, then their sorted copy with the partition's work space): without it, or when the
  * partition shows a run several regions long (a few keys repeated: a block would apply them one
- * after another), the claim pass takes the chunk as it would have. */
+ * after another), the claim pass takes the chunk as it would have. The sorted copy goes before the
+ * passed keys are claimed, whose placing may have to grow the table. */
 static gh_status insert_by_regions(gh_table *t, const gh_dy_backend *be, gh_dy_place *p, const uint8_t *failed_out,
                                    uint64_t *failed, gh_dy_counters *c, int *taken, void *stream) {
   gh_dy_table *s = state(t);
@@ -612,17 +613,19 @@ static gh_status insert_by_regions(gh_table *t, const gh_dy_backend *be, gh_dy_p
   r.regions = r.map.first[g->tables];
   *taken = 0;
   if (!regions_apply(t, be, p, failed_out, r.regions)) return GH_OK;
-  gh_scratch scratch = {NULL, 0, s->kind, 0, NULL};
+  gh_scratch words = {NULL, 0, s->kind, 0, NULL}, sorting = words;
   const size_t copy_bytes = (size_t)p->n * sizeof(uint64_t);
   r.work_bytes = be->regions_partition_bytes(t, p->n, r.regions);
-  if (gh__scratch_alloc_on(t, &scratch, 2u * copy_bytes + r.work_bytes, stream) != GH_OK) {
+  if (gh__scratch_alloc_on(t, &words, copy_bytes, stream) != GH_OK ||
+      gh__scratch_alloc_on(t, &sorting, copy_bytes + r.work_bytes, stream) != GH_OK) {
     gh__clear_error(t);
+    gh__scratch_free(t, &words, stream);
     return GH_OK;
   }
   r.keys = p->keys, r.values = p->values, r.n = p->n, r.policy = p->policy;
-  r.words = scratch.ptr;
-  r.sorted = (char *)scratch.ptr + copy_bytes;
-  r.work = (char *)scratch.ptr + 2u * copy_bytes;
+  r.words = words.ptr;
+  r.sorted = sorting.ptr;
+  r.work = (char *)sorting.ptr + copy_bytes;
   uint64_t longest = 0;
   gh_status status = be->regions_partition(t, &r, &longest, stream);
   if (status == GH_OK && longest <= (uint64_t)GH_PARTITION_LONGEST_RUN_REGIONS * GH_DY_REGION_WORDS) {
@@ -632,13 +635,15 @@ static gh_status insert_by_regions(gh_table *t, const gh_dy_backend *be, gh_dy_p
     status = gh__dy_reset_pass(t, stream);
     if (status == GH_OK) status = be->regions_build(t, &r, stream);
     if (status == GH_OK) status = read_counters(t, c, stream);
+    gh__scratch_free(t, &sorting, stream);
     /* The passed keys are stored nowhere: the claim pass needs no lookup. */
     gh_dy_place passed = {r.passed_keys, p->values ? r.passed_values : NULL, c->cursor, p->policy, p->failed, 0,
                           g->tables, 0, 0};
     if (status == GH_OK && passed.n)
       status = claim_then_place(t, be, &passed, 0, passed.keys, passed.values, NULL, failed, c, stream);
   }
-  gh__scratch_free(t, &scratch, stream);
+  gh__scratch_free(t, &sorting, stream);
+  gh__scratch_free(t, &words, stream);
   return status;
 }
 
