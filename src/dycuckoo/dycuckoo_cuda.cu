@@ -53,6 +53,7 @@ typedef struct dy_pass {
   int rerun;
   unsigned skip_table;
   int one_by_one;
+  unsigned span;             /* place: the operations a warp takes a round (1..32) */
   unsigned look_tables;      /* claim: the subtables its lookup reads (bit i: subtable i) */
   void *values_out;          /* find */
   uint64_t default_value;    /* find, integer values */
@@ -63,6 +64,19 @@ template <unsigned KB>
 static __device__ __forceinline__ uint64_t line_word(const void *line, unsigned lane) {
   return KB == 32 ? (uint64_t)__ldcg((const unsigned int *)line + lane)
                   : (uint64_t)__ldcg((const unsigned long long *)line + lane);
+}
+
+/* Whether a key line has an empty slot, read by one lane alone (8 loads of 16 bytes, all in flight). */
+template <unsigned KB>
+static __device__ __forceinline__ bool line_has_room(const void *line) {
+  bool room = false;
+#pragma unroll
+  for (unsigned q = 0; q < GH_DY_LINE_BYTES / 16u; ++q) {
+    const uint4 v = __ldcg((const uint4 *)line + q);
+    room |= KB == 32 ? (v.x == 0xFFFFFFFFu || v.y == 0xFFFFFFFFu || v.z == 0xFFFFFFFFu || v.w == 0xFFFFFFFFu)
+                     : ((v.x & v.y) == 0xFFFFFFFFu || (v.z & v.w) == 0xFFFFFFFFu);
+  }
+  return room;
 }
 
 template <unsigned KB>
@@ -222,7 +236,12 @@ static __device__ __forceinline__ void tally_flush(dy_tally *c, gh_dy_counters *
 enum { DY_DONE = 0, DY_NO_ROOM = 1, DY_BUSY = 2 };
 
 /* Stores an absent key (the whole warp): a free slot in one of its buckets, the chosen subtable
- * first; else a resident of one of them moved to its bucket in a later subtable. */
+ * first; else a resident of one of them moved to its bucket in a later subtable.
+ * In a place pass slots only fill (nothing is erased meanwhile, and a move fills the slot it
+ * empties with the key it makes room for), so a bucket read full without its lock is full: the
+ * warp reads its buckets, and all the residents' buckets at once, before it locks any, and locks
+ * only those that showed room. (Locking each in turn kept a key's steps one after another; a few
+ * thousand keys a pass took 0.65 ms on an H100.) */
 template <unsigned KB, unsigned VB>
 static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry *g, uint64_t key, dy_value value,
                                         unsigned skip, bool wait, dy_tally *c) {
@@ -237,12 +256,13 @@ static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry
       const unsigned i = (first + step) % g->tables;
       if (i == skip || (pass == 1u && i + 1u == g->tables)) continue;
       const uint64_t b = gh_dy_bucket(g, i, key);
+      void *line = gh_dy_line(g, d->keys[i], b);
+      if (pass == 0u && !__ballot_sync(0xFFFFFFFFu, lane < g->slots && line_word<KB>(line, lane) == empty)) continue;
       if (!warp_try_lock(&d->locks[i][b], wait)) {
         busy = true;
         continue;
       }
       locked += 1;
-      void *line = gh_dy_line(g, d->keys[i], b);
       const uint64_t word = lane < g->slots ? line_word<KB>(line, lane) : empty;
       const unsigned free_lanes = __ballot_sync(0xFFFFFFFFu, word == empty) & slot_lanes;
       /* A free slot (in pass 1 too: pass 0 may have found this bucket's lock taken). */
@@ -268,7 +288,9 @@ static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry
       for (unsigned j = i + 1u; j < g->tables; ++j) {
         if (j == skip) continue;
         const uint64_t my_target = lane < g->slots ? gh_dy_bucket(g, j, word) : 0u;
-        for (unsigned r = 0; r < g->slots; ++r) {
+        const bool target_room = lane < g->slots && line_has_room<KB>(gh_dy_line(g, d->keys[j], my_target));
+        for (unsigned movable = __ballot_sync(0xFFFFFFFFu, target_room); movable; movable &= movable - 1u) {
+          const unsigned r = __ffs(movable) - 1u;
           const uint64_t y = __shfl_sync(0xFFFFFFFFu, my_target, r);
           if (!warp_try_lock(&d->locks[j][y], wait)) {
             busy = true;
@@ -330,8 +352,8 @@ static __device__ bool warp_merge_stored(const dy_device *d, const gh_dy_geometr
   return false;
 }
 
-/* The warp-cooperative loop of a place pass: lanes hold operations i = base + lane; the warp takes
- * the pending ones in turn (a ballot), and those that lost a lock go round again. Revoting alone
+/* The warp-cooperative loop of a place pass: lanes below pass.span hold operations i = base + lane;
+ * the warp takes the pending ones in turn (a ballot), and those that lost a lock go round again. Revoting alone
  * does not guarantee progress (warps crowding a few buckets can keep taking each other's locks),
  * so after DY_REVOTES rounds the warp waits for the locks of what is left, in subtable order. */
 #define DY_REVOTES 4u
@@ -342,9 +364,9 @@ __global__ void dy_place_kernel(dy_device device, dy_pass pass) {
   const uint64_t warps = gh_grid_threads() / 32u;
   dy_tally c;
   memset(&c, 0, sizeof c);
-  for (uint64_t base = gh_thread_index() / 32u * 32u; base < pass.n; base += warps * 32u) {
+  for (uint64_t base = gh_thread_index() / 32u * pass.span; base < pass.n; base += warps * pass.span) {
     const uint64_t i = base + lane;
-    const bool mine = i < pass.n && (!pass.rerun || pass.flags[i]);
+    const bool mine = lane < pass.span && i < pass.n && (!pass.rerun || pass.flags[i]);
     const uint64_t my_key = mine ? gh__read_word(pass.keys, i, KB) : 0u;
     const dy_value my_value = input_value<VB>(&g, mine ? pass.values : NULL, i);
     unsigned pending = __ballot_sync(0xFFFFFFFFu, mine);
@@ -968,8 +990,20 @@ static gh_status launch_pass(gh_table *t, const void *kernel, dy_pass *pass, voi
   return gh__cuda_launch(t, kernel, (pass->n + 31u) / 32u * 32u, kBlockThreads, args, stream);
 }
 
-/* A claim or place pass. */
-static gh_status launch_place(gh_table *t, const void *kernel, const gh_dy_place *p, void *stream) {
+/* A place pass's operations a warp: a key goes through locks and line reads one step after another,
+ * and a warp's keys one after another, so a pass of a few keys (those a claim pass flagged: tens to
+ * thousands) spreads them over every warp that fits on the GPU, down to one each, instead of
+ * queuing them 32 deep in a few warps (32 a warp, a few thousand keys took 0.65 ms a pass on an
+ * H100: bench/results/2026-12-07-h100-dycuckoo-c-ncu.txt). A pass with work for every warp keeps
+ * 32, a lane each. */
+static unsigned place_span(const void *kernel, uint64_t n) {
+  const uint64_t warps = (uint64_t)gh_cuda_resident_grid(UINT64_MAX / 2u, kernel, kBlockThreads) * (kBlockThreads / 32u);
+  const uint64_t span = (n + warps - 1u) / warps;
+  return span < 1u ? 1u : span > 32u ? 32u : (unsigned)span;
+}
+
+/* A claim or place pass (spread: a place pass, its operations spread by place_span). */
+static gh_status launch_place(gh_table *t, const void *kernel, const gh_dy_place *p, int spread, void *stream) {
   dy_pass pass;
   memset(&pass, 0, sizeof pass);
   pass.keys = p->keys;
@@ -981,19 +1015,20 @@ static gh_status launch_place(gh_table *t, const void *kernel, const gh_dy_place
   pass.skip_table = p->skip_table;
   pass.one_by_one = p->one_by_one;
   pass.look_tables = p->look_tables;
-  if (!p->one_by_one) return launch_pass(t, kernel, &pass, stream);
-  /* One warp: its operations go one at a time. */
+  pass.span = spread && !p->one_by_one ? place_span(kernel, p->n) : 32u;
   dy_device device = gh__dy_device(t);
   void *args[] = {&device, &pass};
-  return gh__cuda_launch(t, kernel, 32u, 32, args, stream);
+  /* One warp when one_by_one: its operations go one at a time. */
+  const uint64_t warps = p->one_by_one ? 1u : (p->n + pass.span - 1u) / pass.span;
+  return gh__cuda_launch(t, kernel, warps * 32u, p->one_by_one ? 32 : kBlockThreads, args, stream);
 }
 
 static gh_status cuda_claim(gh_table *t, const gh_dy_place *p, void *stream) {
-  return launch_place(t, kernels_for(&state(t)->geometry).claim, p, stream);
+  return launch_place(t, kernels_for(&state(t)->geometry).claim, p, 0, stream);
 }
 
 static gh_status cuda_place(gh_table *t, const gh_dy_place *p, void *stream) {
-  return launch_place(t, kernels_for(&state(t)->geometry).place, p, stream);
+  return launch_place(t, kernels_for(&state(t)->geometry).place, p, 1, stream);
 }
 
 static gh_status cuda_erase_pass(gh_table *t, const void *keys, uint64_t n, const uint8_t *skip_flags,

@@ -224,6 +224,7 @@ const bench_row bench_rows[] = {
     {"dycuckoo-c", AX_DESIGN, ALL, 3, {D_DYCUCKOO, D_WARPDRIVE, D_SLAB}},
     {"dycuckoo-c", AX_N, ALL, PER_MODE, {1e8, P2(22), P2(20), P2(16)}},
     {"dycuckoo-c", AX_BATCH, ALL, PER_MODE, {1e6, P2(16), P2(14), P2(10)}},
+    {"dycuckoo-c", AX_D, ALL, 1, {4}},
     {"dycuckoo-c", AX_DELETES, QUICK, 1, {40}},
     {"dycuckoo-c", AX_DELETES, ALL, 5, {10, 20, 30, 40, 50}},
     {"dycuckoo-c", AX_FILL_MIN, ALL, 1, {0.4}},
