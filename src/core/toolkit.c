@@ -201,15 +201,6 @@ gh_status gh__run_length_encode(gh_table *t, const void *keys_in, uint64_t n, un
   return gh__host_run_length_encode(t, keys_in, n, key_bits, unique_out, counts_out, runs_out);
 }
 
-gh_status gh__select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
-                             unsigned index_bits, uint64_t *count_out, void *stream) {
-#if defined(GH_HAVE_CUDA)
-  if (on_device(t)) return gh__cuda_select_flagged(t, flags, n, base, positions_out, index_bits, count_out, stream);
-#endif
-  (void)stream;
-  return gh__host_select_flagged(t, flags, n, base, positions_out, index_bits, count_out);
-}
-
 gh_status gh__expand_offsets(gh_table *t, const uint64_t *offsets, uint64_t n, uint64_t total, uint64_t *rows_out,
                              void *stream) {
   if (total == 0) return GH_OK;

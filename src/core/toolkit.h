@@ -119,12 +119,6 @@ gh_status gh__sort_pairs(gh_table *t, const void *keys_in, void *keys_out, const
 gh_status gh__run_length_encode(gh_table *t, const void *keys_in, uint64_t n, unsigned key_bits, void *unique_out,
                                 uint64_t *counts_out, uint64_t *runs_out, void *stream);
 
-/* The positions of the flagged elements, in order: out[j] = base + the j-th i < n with flags[i]
- * != 0, index_bits (32 or 64) wide; *count_out (backend memory, one uint64_t, read it with
- * gh__to_host) = how many. */
-gh_status gh__select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
-                             unsigned index_bits, uint64_t *count_out, void *stream);
-
 /* Digits gh__host_partition takes at most (gh__cuda_sort_by_digit sorts 16- or 32-bit digits). */
 #define GH_PARTITION_MAX_DIGITS 65536u
 
@@ -150,8 +144,6 @@ gh_status gh__host_sort_pairs(gh_table *t, const void *keys_in, void *keys_out, 
                               void *values_out, uint64_t n, unsigned key_bits, unsigned value_bits);
 gh_status gh__host_run_length_encode(gh_table *t, const void *keys_in, uint64_t n, unsigned key_bits,
                                      void *unique_out, uint64_t *counts_out, uint64_t *runs_out);
-gh_status gh__host_select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
-                                  unsigned index_bits, uint64_t *count_out);
 gh_status gh__host_expand_offsets(gh_table *t, const uint64_t *offsets, uint64_t n, uint64_t *rows_out);
 
 #if defined(GH_HAVE_CUDA)
@@ -187,8 +179,6 @@ gh_status gh__cuda_sort_pairs(gh_table *t, const void *keys_in, void *keys_out, 
                               void *values_out, uint64_t n, unsigned key_bits, unsigned value_bits, void *stream);
 gh_status gh__cuda_run_length_encode(gh_table *t, const void *keys_in, uint64_t n, unsigned key_bits,
                                      void *unique_out, uint64_t *counts_out, uint64_t *runs_out, void *stream);
-gh_status gh__cuda_select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
-                                  unsigned index_bits, uint64_t *count_out, void *stream);
 gh_status gh__cuda_expand_offsets(gh_table *t, const uint64_t *offsets, uint64_t n, uint64_t total, uint64_t *rows_out,
                                   void *stream);
 #endif

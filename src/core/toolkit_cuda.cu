@@ -1,10 +1,8 @@
-/* toolkit_cuda.cu - the CUDA half of core/toolkit.h (CUB's scan, radix sort, run-length
- * encode and select, queued on the caller's stream) and the launch helpers of core/kernels.cuh. */
+/* toolkit_cuda.cu - the CUDA half of core/toolkit.h (CUB's scan, radix sort and run-length
+ * encode, queued on the caller's stream) and the launch helpers of core/kernels.cuh. */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
-#include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
 #include <cuda_runtime.h>
 #include <limits.h>
 
@@ -277,23 +275,6 @@ extern "C" gh_status gh__cuda_run_length_encode(gh_table *t, const void *keys_in
   if (key_bits == 64)
     return encode_typed<64>(t, keys_in, n, unique_out, counts_out, runs_out, (cudaStream_t)stream);
   return encode_typed<32>(t, keys_in, n, unique_out, counts_out, runs_out, (cudaStream_t)stream);
-}
-
-template <typename Index>
-static gh_status select_typed(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
-                              uint64_t *count_out, cudaStream_t stream) {
-  const thrust::counting_iterator<Index> positions((Index)base);
-  return cub_run(t, "CUB select", stream, [&](void *temp, size_t &bytes) {
-    return cub::DeviceSelect::Flagged(temp, bytes, positions, flags, (Index *)positions_out, count_out, (int64_t)n,
-                                      stream);
-  });
-}
-
-extern "C" gh_status gh__cuda_select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base,
-                                             void *positions_out, unsigned index_bits, uint64_t *count_out,
-                                             void *stream) {
-  if (index_bits == 64) return select_typed<uint64_t>(t, flags, n, base, positions_out, count_out, (cudaStream_t)stream);
-  return select_typed<uint32_t>(t, flags, n, base, positions_out, count_out, (cudaStream_t)stream);
 }
 
 /* Each non-empty row's index at its first entry (the rest zero), then a running maximum carries it

@@ -1,4 +1,4 @@
-/* toolkit_host.c - the host backend's scan, sort, run-length encode and select (core/toolkit.h). They run
+/* toolkit_host.c - the host backend's scan, sort and run-length encode (core/toolkit.h). They run
  * on the calling thread: they serve bookkeeping passes (ids, multi-value builds) whose cost is
  * small next to the table operations around them. */
 #include <stdlib.h>
@@ -67,16 +67,6 @@ gh_status gh__host_run_length_encode(gh_table *t, const void *keys_in, uint64_t 
     previous = key;
   }
   *runs_out = runs;
-  return GH_OK;
-}
-
-gh_status gh__host_select_flagged(gh_table *t, const uint8_t *flags, uint64_t n, uint64_t base, void *positions_out,
-                                  unsigned index_bits, uint64_t *count_out) {
-  uint64_t count = 0;
-  (void)t;
-  for (uint64_t i = 0; i < n; ++i)
-    if (flags[i]) gh__write_word(positions_out, count++, index_bits, base + i);
-  *count_out = count;
   return GH_OK;
 }
 

@@ -1,6 +1,7 @@
 /* dycuckoo_bulk.h - the bulk steps of the DyCuckoo design, one element each (GH_HD): the host
- * backend runs them in a parallel loop, the CUDA backend one thread per element. Merging the
- * duplicates among a batch's keys that found no free slot, flagging the inputs of keys not placed,
+ * backend runs them in a parallel loop, the CUDA backend one thread per element. Collecting the
+ * keys of a batch that found no free slot into a set (their copies merged), flagging the inputs of
+ * keys not placed,
  * doubling and halving a subtable (the CUDA backend runs those a warp per bucket, through the slot
  * steps below).
  * Internal to the library (the device-side headers do not need them). */
@@ -11,32 +12,32 @@
 #include "gpuhash/detail/dycuckoo.h"
 
 typedef enum gh_dy_bulk_kind {
-  GH_DY_GATHER,      /* key j of a batch's keys that found no free slot, by its input position */
-  GH_DY_REDUCE_RUNS, /* run r of a sorted batch: its values merged by the policy */
-  GH_DY_FLAG_RUNS,   /* run r not placed: every input position of its key flagged */
+  GH_DY_COLLECT,        /* input position i, flagged by its claim pass: its key into the flagged set,
+                         * its value merged into that key's */
+  GH_DY_FLAG_UNPLACED,  /* input position i, flagged: failed_out[i] when its key's set entry was not placed */
   GH_DY_UPSIZE,      /* old bucket b of subtable `table` into 2b and 2b + 1 of its double */
   GH_DY_MERGE_COUNT, /* new bucket b of a halved subtable: how many keys do not fit */
   GH_DY_MERGE        /* new bucket b: old 2b and 2b + 1 merged, the rest to the residuals */
 } gh_dy_bulk_kind;
 
-/* The arguments of a bulk step (the fields its kind reads). The keys of a batch that found no free
- * slot are gathered by their input positions (index, index_bits wide) and sorted by key with those
- * positions as payload; their runs of equal keys start at starts[r] and hold counts[r] inputs. */
+/* The arguments of a bulk step (the fields its kind reads). The keys of a chunk that found no free
+ * slot (claim_flags) go into the flagged set: open addressing with linear probing over set_mask + 1
+ * entries (a power of two, at least twice the flagged inputs, so probing always ends), a free
+ * entry holding the empty key (never a flagged one: the all-ones key lives beside the subtables);
+ * values beside the keys, each entry's merged from its key's copies. */
 typedef struct gh_dy_bulk {
   gh_dy_geometry g;
   int kind;
   int policy;
   unsigned table;
-  unsigned index_bits;
-  void *index;
-  const uint64_t *starts;
-  const uint64_t *counts;
-  const void *keys_in;     /* the caller's keys (GATHER) */
-  void *gathered_keys;     /* GATHER */
-  const void *values_in;   /* the caller's values (REDUCE_RUNS) */
-  void *run_values;        /* one merged value per run (REDUCE_RUNS) */
-  const uint8_t *run_failed;
-  uint8_t *failed_out;     /* per input position (FLAG_RUNS) */
+  const uint8_t *claim_flags; /* per input position of the chunk (COLLECT, FLAG_UNPLACED) */
+  const void *keys_in;        /* the chunk's keys */
+  const void *values_in;      /* the chunk's values, or NULL */
+  void *set_keys;
+  void *set_values;           /* ADD, MIN, MAX: filled with the policy's identity before COLLECT */
+  const uint8_t *set_failed;  /* per entry: not placed (FLAG_UNPLACED) */
+  uint64_t set_mask;
+  uint8_t *failed_out;        /* per input position of the chunk (FLAG_UNPLACED), or NULL */
   unsigned long long *flagged;
   const void *old_keys;
   const void *old_values;
@@ -96,30 +97,69 @@ GH_HD void gh_dy_merge_slot(const gh_dy_bulk *a, uint64_t i, unsigned half, unsi
 /* Halving: how many of the live keys of old buckets 2i and 2i + 1 do not fit new bucket i. */
 GH_HD uint64_t gh_dy_merge_residuals(const gh_dy_geometry *g, unsigned live) { return live > g->slots ? live - g->slots : 0u; }
 
+/* The flagged set's entry of key (linear probing from a mix of its bits). With insert, the key takes
+ * the first free entry on its way unless a copy has one already (*won: this call took it); without,
+ * the entry a COLLECT gave it. */
+GH_HD uint64_t gh_dy_set_entry(const gh_dy_bulk *a, uint64_t key, int insert, int *won) {
+  const unsigned bits = a->g.key_bits;
+  const uint64_t empty = gh_dy_empty_key(&a->g);
+  uint64_t h = key ^ (key >> 33);
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  *won = 0;
+  for (uint64_t e = h & a->set_mask;; e = (e + 1u) & a->set_mask) {
+    void *at = (char *)a->set_keys + e * (bits / 8u);
+    const uint64_t seen = !insert ? gh__read_word(at, 0, bits)
+                          : bits == 32u ? gh_cas_u32(at, (uint32_t)empty, (uint32_t)key)
+                                        : gh_cas_u64(at, empty, key);
+    if (seen == key) return e;
+    if (seen == empty) {
+      *won = insert;
+      return e;
+    }
+  }
+}
+
+/* COLLECT's value: copies combine in the entry by the policy's atomic (ADD, MIN, MAX on integer
+ * values), else the copy that took the entry leaves its value (KEEP_FIRST, OVERWRITE, records: of a
+ * batch's copies an arbitrary one wins, gpuhash.h). */
+GH_HD void gh_dy_collect_value(const gh_dy_bulk *a, uint64_t entry, const void *value, int won) {
+  const gh_dy_geometry *g = &a->g;
+  void *to = (char *)a->set_values + entry * g->value_bytes;
+  const int combines = a->policy == GH_ADD || a->policy == GH_MIN || a->policy == GH_MAX;
+  if (!combines || !gh_dy_values_are_words(g)) {
+    if (won) gh_dy_value_copy(g, to, value);
+    return;
+  }
+  uint64_t v = 0;
+  memcpy(&v, value, g->value_bytes);
+  const int wide = g->value_bytes == 8u;
+  if (a->policy == GH_ADD) {
+    if (wide) gh_add_u64(to, v); else gh_add_u32(to, (uint32_t)v);
+  } else if (a->policy == GH_MIN) {
+    if (wide) gh_min_u64(to, v); else gh_min_u32(to, (uint32_t)v);
+  } else {
+    if (wide) gh_max_u64(to, v); else gh_max_u32(to, (uint32_t)v);
+  }
+}
+
 GH_HD void gh_dy_bulk_one(const gh_dy_bulk *a, uint64_t i) {
   const gh_dy_geometry *g = &a->g;
   const uint64_t empty = gh_dy_empty_key(g);
   switch (a->kind) {
-    case GH_DY_GATHER:
-      gh__write_word(a->gathered_keys, i, g->key_bits,
-                     gh__read_word(a->keys_in, gh__read_word(a->index, i, a->index_bits), g->key_bits));
-      break;
-    case GH_DY_REDUCE_RUNS: {
-      /* The run's values in input order (the sort is stable), merged into the first one's copy. */
-      void *merged = (char *)a->run_values + i * g->value_bytes;
-      for (uint64_t j = 0; j < a->counts[i]; ++j) {
-        const void *value = (const char *)a->values_in +
-                            gh__read_word(a->index, a->starts[i] + j, a->index_bits) * g->value_bytes;
-        if (j == 0) gh_dy_value_copy(g, merged, value);
-        else gh_dy_value_merge(g, a->policy, merged, value);
-      }
+    case GH_DY_COLLECT: {
+      if (!a->claim_flags[i]) break;
+      int won;
+      const uint64_t entry = gh_dy_set_entry(a, gh__read_word(a->keys_in, i, g->key_bits), 1, &won);
+      if (a->values_in && g->value_bytes)
+        gh_dy_collect_value(a, entry, (const char *)a->values_in + i * g->value_bytes, won);
       break;
     }
-    case GH_DY_FLAG_RUNS: {
-      if (!a->run_failed[i]) break;
-      if (a->failed_out)
-        for (uint64_t j = 0; j < a->counts[i]; ++j) a->failed_out[gh__read_word(a->index, a->starts[i] + j, a->index_bits)] = 1;
-      gh_add_u64(a->flagged, a->counts[i]);
+    case GH_DY_FLAG_UNPLACED: {
+      int won;
+      if (!a->claim_flags[i] || !a->set_failed[gh_dy_set_entry(a, gh__read_word(a->keys_in, i, g->key_bits), 0, &won)]) break;
+      if (a->failed_out) a->failed_out[i] = 1;
+      gh_add_u64(a->flagged, 1u);
       break;
     }
     case GH_DY_UPSIZE: {

@@ -366,8 +366,9 @@ __global__ void dy_place_kernel(dy_device device, dy_pass pass) {
   memset(&c, 0, sizeof c);
   for (uint64_t base = gh_thread_index() / 32u * pass.span; base < pass.n; base += warps * pass.span) {
     const uint64_t i = base + lane;
-    const bool mine = lane < pass.span && i < pass.n && (!pass.rerun || pass.flags[i]);
-    const uint64_t my_key = mine ? gh__read_word(pass.keys, i, KB) : 0u;
+    const bool taken = lane < pass.span && i < pass.n && (!pass.rerun || pass.flags[i]);
+    const uint64_t my_key = taken ? gh__read_word(pass.keys, i, KB) : 0u;
+    const bool mine = taken && my_key != gh_dy_empty_key(&g); /* (a flagged set's free entries) */
     const dy_value my_value = input_value<VB>(&g, mine ? pass.values : NULL, i);
     unsigned pending = __ballot_sync(0xFFFFFFFFu, mine);
     for (unsigned round = 0; pending; ++round) {

@@ -214,6 +214,7 @@ static gh_counters pass_chunk(void *context, uint64_t begin, uint64_t end, int c
   for (uint64_t i = begin; i < end; ++i) {
     if (p->rerun && !p->failed[i]) continue;
     const uint64_t key = gh__read_word(p->keys, i, g->key_bits);
+    if (!claim && key == gh_dy_empty_key(g)) continue; /* (a flagged set's free entries) */
     const void *value = p->values ? (const char *)p->values + i * g->value_bytes : NULL;
     const int failed = claim            ? claim_one(c->s, p, key, value)
                        : p->one_by_one ? place_one_by_one(c->s, p, key, value)

@@ -408,11 +408,12 @@ static gh_status grow_for(gh_table *t, const gh_dy_backend *be, uint64_t keys, v
 }
 
 /* Halves the largest subtables while theta is below fill_min and one is above the size the
- * config's capacity gave (the floor: a table sized ahead never shrinks below it). A halving that finds no room for its residuals, or no memory, ends it without error. */
+ * config's capacity gave (the floor: a table sized ahead never shrinks below it). A halving that finds no room for its residuals, or no memory, ends it without error.
+ * *c: the counters, as read just before (a wait saved), read again after each halving. */
 static gh_status shrink_to_bounds(gh_table *t, const gh_dy_backend *be, gh_dy_counters *c, void *stream) {
   gh_dy_table *s = state(t);
-  for (;;) {
-    gh_status status = read_counters(t, c, stream);
+  for (int fresh = 1;; fresh = 0) {
+    gh_status status = fresh ? GH_OK : read_counters(t, c, stream);
     if (status != GH_OK) return status;
     const uint64_t keys = stored_keys(c, s->geometry.tables) - c->side;
     const unsigned i = largest(&s->geometry);
@@ -436,61 +437,41 @@ static void refresh_choice(gh_table *t, const gh_dy_counters *c) { gh__dy_set_ch
 
 /* ---- Insert and erase ----------------------------------------------------------------------------- */
 
-/* The scratch arrays of the keys a claim pass could not place: their input positions, their keys,
- * both sorted by key, and their runs of equal keys (key, start, length, merged value, failed). */
-typedef struct batch_scratch {
-  gh_scratch index, keys, sorted_index, sorted_keys, run_keys, starts, counts, runs, run_values, run_failed;
-} batch_scratch;
+/* The flagged set (dycuckoo_bulk.h) in one scratch block: keys, values, a failed byte an entry. */
+typedef struct flagged_set {
+  gh_scratch block;
+  uint64_t capacity;
+  void *keys, *values;
+  uint8_t *failed;
+} flagged_set;
 
-static void free_batch_scratch(gh_table *t, batch_scratch *b, void *stream) {
-  gh_scratch *all[] = {&b->index, &b->keys, &b->sorted_index, &b->sorted_keys, &b->run_keys, &b->starts,
-                       &b->counts, &b->runs, &b->run_values, &b->run_failed};
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh__scratch_free(t, all[i], stream);
-}
+static size_t to_16(size_t bytes) { return (bytes + 15u) / 16u * 16u; }
 
-/* The m keys at the input positions flags[0..chunk) marks (positions begin + i of the batch):
- * gathered, sorted by key and merged per key by the policy (in input order: KEEP_FIRST keeps the
- * first, OVERWRITE the last). *runs = distinct keys. */
-static gh_status merge_flagged(gh_table *t, const gh_dy_backend *be, batch_scratch *b, gh_dy_bulk *a,
-                               const uint8_t *flags, uint64_t begin, uint64_t chunk, uint64_t m, const void *keys,
-                               const void *values, uint64_t *runs, void *stream) {
+/* The m inputs flagged in a->claim_flags (positions of a->keys_in / values_in; copies of a key among
+ * them), each key once in a new flagged set with its copies' values merged: one pass over the chunk, no sort and
+ * nothing read back (the merge path it replaced gathered, sorted and run-length encoded them, a
+ * dozen launches and a wait, for the tens to thousands of keys a chunk flags). */
+static gh_status collect_flagged(gh_table *t, const gh_dy_backend *be, flagged_set *set, gh_dy_bulk *a, uint64_t chunk,
+                                 uint64_t m, void *stream) {
   const gh_dy_geometry *g = &state(t)->geometry;
-  const size_t key_bytes = g->key_bits / 8u;
-  a->index_bits = begin + chunk <= UINT32_MAX ? 32u : 64u;
-  const size_t index_bytes = a->index_bits / 8u;
-  gh_status status = gh__scratch_alloc(t, &b->index, m * index_bytes);
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->keys, m * key_bytes);
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->sorted_index, m * index_bytes);
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->sorted_keys, m * key_bytes);
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->run_keys, m * key_bytes);
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->starts, (m + 1u) * sizeof(uint64_t));
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->counts, (m + 1u) * sizeof(uint64_t));
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->runs, sizeof(uint64_t));
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->run_values, m * g->value_bytes);
-  if (status == GH_OK) status = gh__scratch_alloc(t, &b->run_failed, m);
+  set->capacity = 32u;
+  while (set->capacity < 2u * m) set->capacity *= 2u;
+  const size_t key_bytes = to_16(set->capacity * (g->key_bits / 8u)), value_bytes = to_16(set->capacity * g->value_bytes);
+  gh_status status = gh__scratch_alloc_on(t, &set->block, key_bytes + value_bytes + set->capacity, stream);
   if (status != GH_OK) return status;
-  a->index = b->index.ptr;
-  a->keys_in = keys;
-  a->gathered_keys = b->keys.ptr;
-  /* (select's count is m, known: it goes to runs, which the run-length encode overwrites) */
-  status = gh__select_flagged(t, flags, chunk, begin, b->index.ptr, a->index_bits, (uint64_t *)b->runs.ptr, stream);
-  if (status == GH_OK) status = run_bulk(t, be, a, GH_DY_GATHER, m, stream);
-  if (status == GH_OK)
-    status = gh__sort_pairs(t, b->keys.ptr, b->sorted_keys.ptr, b->index.ptr, b->sorted_index.ptr, m, g->key_bits,
-                            a->index_bits, stream);
-  if (status == GH_OK)
-    status = gh__run_length_encode(t, b->sorted_keys.ptr, m, g->key_bits, b->run_keys.ptr, (uint64_t *)b->counts.ptr,
-                                   (uint64_t *)b->runs.ptr, stream);
-  if (status == GH_OK) status = gh__to_host(t, runs, b->runs.ptr, sizeof *runs, stream);
-  if (status == GH_OK) status = gh__exclusive_sum_u64(t, (uint64_t *)b->counts.ptr, (uint64_t *)b->starts.ptr, *runs, stream);
-  a->index = b->sorted_index.ptr;
-  a->starts = (const uint64_t *)b->starts.ptr;
-  a->counts = (const uint64_t *)b->counts.ptr;
-  a->values_in = values;
-  a->run_values = b->run_values.ptr;
-  a->run_failed = (const uint8_t *)b->run_failed.ptr;
-  if (status == GH_OK && values) status = run_bulk(t, be, a, GH_DY_REDUCE_RUNS, *runs, stream);
-  return status;
+  set->keys = set->block.ptr;
+  set->values = (char *)set->block.ptr + key_bytes;
+  set->failed = (uint8_t *)set->block.ptr + key_bytes + value_bytes;
+  const int combines = a->policy == GH_ADD || a->policy == GH_MIN || a->policy == GH_MAX;
+  status = gh__fill(t, set->keys, 0xFF, key_bytes, stream); /* the empty key, all ones at either width */
+  if (status == GH_OK && a->values_in && combines && gh_dy_values_are_words(g))
+    status = gh__fill(t, set->values, a->policy == GH_MIN ? 0xFF : 0, value_bytes, stream);
+  if (status == GH_OK) status = gh__fill(t, set->failed, 0, set->capacity, stream);
+  a->set_keys = set->keys;
+  a->set_values = set->values;
+  a->set_failed = set->failed;
+  a->set_mask = set->capacity - 1u;
+  return status == GH_OK ? run_bulk(t, be, a, GH_DY_COLLECT, chunk, stream) : status;
 }
 
 /* Runs place passes over p (rerun after the first), the smallest subtable doubling before each
@@ -520,48 +501,48 @@ static gh_status place_until_stored(gh_table *t, const gh_dy_backend *be, gh_dy_
   return status;
 }
 
-/* Stores the m keys of positions [begin, begin + chunk) that the claim pass flagged (flags): merged
- * per key, then placed with moves (place_until_stored). Keys that still found no room (memory ran
- * out) are flagged in failed_out and counted in *failed. Without memory for the merge, the keys go
- * one at a time instead: slow, but it needs none, so a failure never leaves the batch half done. */
+/* Stores the m keys of positions [begin, begin + chunk) that the claim pass flagged (flags): each
+ * once (collect_flagged), then placed with moves (place_until_stored). Keys that still found no
+ * room (memory ran out) are flagged in failed_out and counted in *failed. Without memory for the
+ * set, the keys go one at a time instead: slow, but it needs none, so a failure never leaves the
+ * batch half done. *c: the counters after it. */
 static gh_status place_flagged(gh_table *t, const gh_dy_backend *be, uint8_t *flags, uint64_t begin, uint64_t chunk,
                                uint64_t m, const void *keys, const void *values, gh_dup_policy policy,
-                               uint8_t *failed_out, uint64_t *failed, void *stream) {
+                               uint8_t *failed_out, uint64_t *failed, gh_dy_counters *c, void *stream) {
   gh_dy_table *s = state(t);
   const gh_dy_geometry *g = &s->geometry;
-  batch_scratch b;
-  memset(&b, 0, sizeof b);
+  const char *chunk_keys = (const char *)keys + begin * (g->key_bits / 8u);
+  const char *chunk_values = values ? (const char *)values + begin * g->value_bytes : NULL;
+  flagged_set set;
+  memset(&set, 0, sizeof set);
   gh_dy_bulk a;
   memset(&a, 0, sizeof a);
   a.policy = (int)policy;
-  uint64_t runs = 0;
-  gh_dy_counters c;
-  memset(&c, 0, sizeof c);
-  gh_status status = merge_flagged(t, be, &b, &a, flags, begin, chunk, m, keys, values, &runs, stream);
+  a.claim_flags = flags;
+  a.keys_in = chunk_keys;
+  a.values_in = chunk_values;
+  gh_status status = collect_flagged(t, be, &set, &a, chunk, m, stream);
   if (status == GH_OK) {
-    gh_dy_place p = {b.run_keys.ptr, values ? b.run_values.ptr : NULL, runs, (int)policy,
-                     (uint8_t *)b.run_failed.ptr, 0, g->tables, 0, 0};
-    status = place_until_stored(t, be, &p, &c, stream);
-    if (status == GH_OK && c.failed > 0) {
-      a.failed_out = failed_out;
+    gh_dy_place p = {set.keys, chunk_values ? set.values : NULL, set.capacity, (int)policy, set.failed, 0, g->tables, 0, 0};
+    status = place_until_stored(t, be, &p, c, stream);
+    if (status == GH_OK && c->failed > 0) {
+      a.failed_out = failed_out ? failed_out + begin : NULL;
       a.flagged = &s->counters->flagged;
-      status = run_bulk(t, be, &a, GH_DY_FLAG_RUNS, runs, stream);
-      if (status == GH_OK) status = read_counters(t, &c, stream);
-      if (status == GH_OK) *failed += c.flagged;
+      status = run_bulk(t, be, &a, GH_DY_FLAG_UNPLACED, chunk, stream);
+      if (status == GH_OK) status = read_counters(t, c, stream);
+      if (status == GH_OK) *failed += c->flagged;
     }
   } else if (status == GH_ERR_OUT_OF_MEMORY) {
     gh__clear_error(t);
-    gh_dy_place p = {(const char *)keys + begin * (g->key_bits / 8u),
-                     values ? (const char *)values + begin * g->value_bytes : NULL, chunk, (int)policy, flags, 1,
-                     g->tables, 1, 0};
-    status = place_until_stored(t, be, &p, &c, stream);
+    gh_dy_place p = {chunk_keys, chunk_values, chunk, (int)policy, flags, 1, g->tables, 1, 0};
+    status = place_until_stored(t, be, &p, c, stream);
     /* What is still flagged did not fit. */
-    if (status == GH_OK && c.failed > 0) {
+    if (status == GH_OK && c->failed > 0) {
       if (failed_out) status = gh__copy(t, failed_out + begin, flags, chunk, stream);
-      *failed += c.failed;
+      *failed += c->failed;
     }
   }
-  free_batch_scratch(t, &b, stream);
+  gh__scratch_free(t, &set.block, stream);
   return status;
 }
 
@@ -577,7 +558,7 @@ static gh_status claim_then_place(gh_table *t, const gh_dy_backend *be, const gh
   if (status == GH_OK) status = read_counters(t, c, stream);
   if (status == GH_OK && c->failed)
     status = place_flagged(t, be, p->failed, begin, p->n, c->failed, keys, values, (gh_dup_policy)p->policy,
-                           failed_out, failed, stream);
+                           failed_out, failed, c, stream);
   return status;
 }
 
@@ -678,13 +659,14 @@ gh_status gh__dy_insert(gh_table *t, const gh_dy_backend *be, const void *keys, 
   gh_scratch flags;
   gh_dy_counters c;
   *failed = 0;
-  gh_status status = gh__scratch_alloc(t, &flags, n);
+  gh_status status = gh__scratch_alloc_on(t, &flags, n, stream);
   if (status != GH_OK) return status;
   if (failed_out) status = gh__fill(t, failed_out, 0, n, stream);
+  /* (each chunk's passes end with the counters read: only the first chunk reads them first) */
+  if (status == GH_OK) status = read_counters(t, &c, stream);
   for (uint64_t begin = 0; status == GH_OK && begin < n;) {
-    status = read_counters(t, &c, stream);
     const uint64_t rest = n - begin, eighth = total_slots(g) / 8u + 1u;
-    if (status == GH_OK) status = grow_for(t, be, table_keys(s, &c) + (rest < eighth ? rest : eighth), stream);
+    status = grow_for(t, be, table_keys(s, &c) + (rest < eighth ? rest : eighth), stream);
     if (status != GH_OK) break;
     const double limit = t->config.fill_max * (double)total_slots(g) - (double)table_keys(s, &c);
     const uint64_t room = s->growth_starved ? rest : limit < 1.0 ? 1u : (uint64_t)limit;

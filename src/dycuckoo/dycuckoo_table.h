@@ -57,8 +57,9 @@ typedef struct gh_dy_place {
  *    again there. Copies of one key in the batch visit the same buckets in the same order, and a
  *    bucket only fills meanwhile, so they meet: no key is stored twice. A key whose buckets are all
  *    full is flagged in failed[] (zeroed by the caller) and left alone.
- *  - place: stores distinct keys known to be absent (those claim flagged, duplicates merged; a
- *    halving's residuals): a free slot, else a resident moved to its bucket in a later subtable. */
+ *  - place: stores distinct keys known to be absent (those claim flagged, each once in a flagged set
+ *    whose free entries, holding the empty key, it passes over; a halving's residuals): a free
+ *    slot, else a resident moved to its bucket in a later subtable. */
 typedef struct gh_dy_backend {
   gh_status (*bulk)(gh_table *t, const gh_dy_bulk *a, uint64_t n, void *stream);
   gh_status (*claim)(gh_table *t, const gh_dy_place *p, void *stream);
