@@ -18,8 +18,9 @@
  *               their allocations failing in turn: the table stays valid and keeps every key it
  *               acknowledged; an insert may report keys it could not place (GH_ERR_OUT_OF_MEMORY,
  *               flagged), nothing else. Then a table that cannot grow (a memory limit) given more
- *               new keys than it holds, some twice, under ADD, MIN and OVERWRITE: every copy of a key
- *               left out flagged and absent, every other key present with its copies' merged value
+ *               new keys than it has room for, a third of them twice, under every policy and 32-
+ *               and 64-bit keys and values: residents moved to make room, every copy of a key left
+ *               out flagged and absent, every other key present with its copies' merged value
  *   records     values of 4, 8, 24 and 128 bytes (opaque records), 32- and 64-bit keys, universes of
  *               1000 and many keys (the all-ones key among them): insert (KEEP_FIRST / OVERWRITE),
  *               find (with a default record) and erase batches against a reference, validate and
@@ -610,82 +611,115 @@ static void check_keys(gh_table *t, unsigned vb, const uint64_t *keys, const uin
   free(got);
 }
 
-/* A table that cannot grow (the allocator's limit leaves room for an insert's staging, flags and
- * flagged set, not for doubling a subtable) given more new keys than its slots hold, a third of them
- * twice: the keys whose buckets were all full go through the flagged set once each, their copies'
- * values merged by the policy, the place pass stores what it can, and every copy of a key left out
- * is flagged in failed_out and absent; every other key is present with its merged value. */
-static void overfull_case(gh_dup_policy policy) {
+/* A table that cannot grow (the allocator's limit leaves room for anything smaller than doubling a
+ * subtable: an insert's staging, flags and flagged set, or without room for the set the slow way
+ * that needs none) at theta about 0.8, given new keys for 1.25 times its free slots, a third of
+ * them twice: the keys whose buckets were all full go through the flagged set
+ * once each, their copies' values merged by the policy, the place pass stores what it can (moves
+ * residents: counted, so a pass that stored nothing fails the test), and every copy of a key left
+ * out is flagged in failed_out and absent; every other key is present with its merged value. */
+static void overfull_case(unsigned key_bits, unsigned value_bits, gh_dup_policy policy) {
   tu_tracker *tr = tu_tracker_new();
   const uint64_t base_n = 1u << 15;
-  tu_rng rng = tu_rng_make(tu_mix_seed(dy_seed, 5, 5, (uint64_t)policy));
-  gh_config cfg = dy_config(32, 32, base_n);
+  const size_t key_bytes = key_bits / 8u, value_bytes = value_bits / 8u;
+  tu_rng rng = tu_rng_make(tu_mix_seed(dy_seed, key_bits, value_bits, 5u + (uint64_t)policy));
+  gh_config cfg = dy_config(key_bits, value_bits, base_n + base_n / 9u);
   cfg.hash_functions = 2;
   tu_tracker_attach(tr, &cfg);
-  tu_set_context("dycuckoo overfull %s policy %d seed 0x%016llx", tu_backend_name(dy_backend), (int)policy,
-                 (unsigned long long)dy_seed);
+  tu_set_context("dycuckoo overfull %s k%u v%u policy %d seed 0x%016llx", tu_backend_name(dy_backend), key_bits,
+                 value_bits, (int)policy, (unsigned long long)dy_seed);
   gh_table *t = NULL;
   REQUIRE(gh_create(&cfg, &t) == GH_OK, "gh_create: %s", gh_last_create_error());
-  gh_stats st;
-  REQUIRE(gh_get_stats(t, &st) == GH_OK, "gh_get_stats: %s", gh_last_error(t));
+  gh_stats before, after;
+  REQUIRE(gh_get_stats(t, &before) == GH_OK, "gh_get_stats: %s", gh_last_error(t));
+  const uint64_t line_slots = 128u / key_bytes;
   uint64_t slots = 0, smallest = UINT64_MAX;
-  for (unsigned i = 0; i < st.subtables; ++i) {
-    slots += st.subtable_buckets[i] * 32u;
-    if (st.subtable_buckets[i] < smallest) smallest = st.subtable_buckets[i];
+  for (unsigned i = 0; i < before.subtables; ++i) {
+    slots += before.subtable_buckets[i] * line_slots;
+    if (before.subtable_buckets[i] < smallest) smallest = before.subtable_buckets[i];
   }
-  /* The base fills the table to fill_max; the new keys would take it to 1.125. */
-  const uint64_t fresh = slots / 8u, extra = fresh / 3u + 1u, n = fresh + extra;
+  const uint64_t fresh = (slots - base_n) + (slots - base_n) / 4u, extra = (fresh + 2u) / 3u, n = fresh + extra;
   uint64_t *keys = (uint64_t *)tu_xmalloc((base_n + n) * 8u), *values = (uint64_t *)tu_xmalloc((base_n + n) * 8u);
-  tu_gen_unique_keys(&rng, 32, base_n + fresh, NULL, keys);
-  tu_gen_values(&rng, 32, base_n + n, values);
+  tu_gen_unique_keys(&rng, key_bits, base_n + fresh, NULL, keys);
+  tu_gen_values(&rng, value_bits, base_n + n, values);
   uint64_t *batch = keys + base_n;
+  const uint64_t *batch_values = values + base_n;
   for (uint64_t j = 0; j < extra; ++j) batch[fresh + j] = batch[3u * j];
-  void *pk = tu_pack(keys, base_n + n, 32), *pv = tu_pack(values, base_n + n, 32);
+  void *pk = tu_pack(keys, base_n + n, key_bits), *pv = tu_pack(values, base_n + n, value_bits);
   REQUIRE(gh_insert(t, pk, pv, base_n, GH_OVERWRITE, NULL, NULL) == GH_OK, "base insert: %s", gh_last_error(t));
-  uint64_t set_entries = 32;
-  while (set_entries < 2u * n) set_entries *= 2u;
-  const size_t headroom = (size_t)n * 9u + (size_t)set_entries * 9u + 65536u;
-  const size_t doubling = (size_t)smallest * 2u * (2u * 128u + 4u);
-  REQUIRE(headroom < doubling, "the test's limit (%zu bytes) would let a subtable double (%zu)", headroom, doubling);
-  tu_tracker_set_limit(tr, tu_tracker_live_bytes(tr, GH_MEMORY_HOST) + tu_tracker_live_bytes(tr, GH_MEMORY_DEVICE) + headroom);
-  tu_set_phase("%llu new keys (%llu of them twice) into a full table of %llu slots that cannot grow",
-               (unsigned long long)fresh, (unsigned long long)extra, (unsigned long long)slots);
+  REQUIRE(gh_get_stats(t, &before) == GH_OK, "gh_get_stats: %s", gh_last_error(t));
+  REQUIRE(before.upsizes == 0, "the base insert grew the table (%llu doublings)", (unsigned long long)before.upsizes);
+  const size_t doubling = (size_t)smallest * 2u * (128u + line_slots * value_bytes + 4u);
+  const size_t staging = (size_t)n * (key_bytes + value_bytes + 1u);
+  REQUIRE(2u * staging < doubling, "the batch's staging (%zu bytes) leaves too little room below a doubling (%zu)", staging,
+          doubling);
+  tu_tracker_set_limit(tr, tu_tracker_live_bytes(tr, GH_MEMORY_HOST) + tu_tracker_live_bytes(tr, GH_MEMORY_DEVICE) + doubling - 1u);
+  tu_set_phase("%llu new keys (%llu of them twice) into %llu free slots of a table that cannot grow",
+               (unsigned long long)fresh, (unsigned long long)extra, (unsigned long long)(slots - base_n));
   uint8_t *failed = (uint8_t *)tu_xmalloc(n), *found = (uint8_t *)tu_xmalloc(n);
   memset(failed, 0xA5, n);
-  const gh_status status = gh_insert(t, (uint32_t *)pk + base_n, (uint32_t *)pv + base_n, n, policy, failed, NULL);
+  const gh_status status = gh_insert(t, (char *)pk + base_n * key_bytes, (char *)pv + base_n * value_bytes, n, policy,
+                                     failed, NULL);
   char message[512];
   snprintf(message, sizeof message, "%s", gh_last_error(t));
   tu_tracker_set_limit(tr, 0);
   CHECK(status == GH_ERR_OUT_OF_MEMORY && strstr(message, "did not fit") != NULL, "insert returned %s: %s",
         gh_status_name(status), message);
   CHECK_OK(t, gh_validate(t));
-  uint32_t *got = (uint32_t *)tu_xmalloc(n * 4u);
-  uint64_t flagged = 0;
-  if (CHECK_OK(t, gh_find(t, (uint32_t *)pk + base_n, n, got, found, NULL, NULL)))
+  if (CHECK_OK(t, gh_get_stats(t, &after)))
+    CHECK(after.upsizes == 0 && after.evictions > before.evictions,
+          "the place pass stored nothing (evictions %llu -> %llu) or the table grew (%llu doublings)",
+          (unsigned long long)before.evictions, (unsigned long long)after.evictions, (unsigned long long)after.upsizes);
+  void *got_packed = tu_xmalloc(n * value_bytes);
+  uint64_t *got = (uint64_t *)tu_xmalloc(n * 8u), flagged = 0;
+  const uint64_t mask = tu_mask(value_bits);
+  if (CHECK_OK(t, gh_find(t, (char *)pk + base_n * key_bytes, n, got_packed, found, NULL, NULL))) {
+    tu_unpack(got_packed, n, value_bits, got);
     for (uint64_t i = 0; i < n; ++i) {
       /* The copies of key i: positions j and fresh + j / 3 share a key where j is a multiple of 3. */
       const uint64_t first = i < fresh ? i : 3u * (i - fresh), second = first % 3u == 0 ? fresh + first / 3u : first;
-      const uint32_t a = (uint32_t)values[base_n + first], b = (uint32_t)values[base_n + second];
-      const uint32_t want = policy == GH_ADD ? a + (second != first ? b : 0u) : policy == GH_MIN ? (a < b ? a : b) : 0u;
+      const uint64_t a = batch_values[first], b = batch_values[second];
+      const uint64_t merged = policy == GH_ADD   ? (a + (second != first ? b : 0u)) & mask
+                              : policy == GH_MIN ? (a < b ? a : b)
+                              : policy == GH_MAX ? (a > b ? a : b)
+                                                 : a;
+      const int either = policy == GH_KEEP_FIRST || policy == GH_OVERWRITE;
       flagged += failed[i] == 1;
       if (!CHECK(failed[i] <= 1 && failed[first] == failed[second] && found[i] == !failed[i],
                  "position %llu (key 0x%llx): failed_out %u (its copy's %u), found %u", (unsigned long long)i,
                  (unsigned long long)batch[i], failed[i], failed[second == i ? first : second], found[i]))
         break;
-      if (found[i] && !CHECK(policy == GH_OVERWRITE ? got[i] == a || got[i] == b : got[i] == want,
-                             "key 0x%llx: value %u, its copies %u and %u merged by policy %d", (unsigned long long)batch[i],
-                             got[i], a, b, (int)policy))
+      if (found[i] && !CHECK(either ? got[i] == a || got[i] == b : got[i] == merged,
+                             "key 0x%llx: value 0x%llx, its copies 0x%llx and 0x%llx merged by policy %d",
+                             (unsigned long long)batch[i], (unsigned long long)got[i], (unsigned long long)a,
+                             (unsigned long long)b, (int)policy))
         break;
     }
+  }
   CHECK(flagged > 0 && tu_mentions_count(message, flagged), "%llu positions flagged; message: %s",
         (unsigned long long)flagged, message);
-  check_keys(t, 32, keys, values, base_n, 1, NULL);
+  /* The base keys are all there, with their values. */
+  memset(found, 0, n);
+  void *base_got = tu_xmalloc(base_n * value_bytes);
+  uint8_t *base_found = (uint8_t *)tu_xmalloc(base_n);
+  uint64_t *base_values = (uint64_t *)tu_xmalloc(base_n * 8u);
+  if (CHECK_OK(t, gh_find(t, pk, base_n, base_got, base_found, NULL, NULL))) {
+    tu_unpack(base_got, base_n, value_bits, base_values);
+    for (uint64_t i = 0; i < base_n; ++i)
+      if (!CHECK(base_found[i] && base_values[i] == values[i], "base key 0x%llx: found %u, value 0x%llx, stored 0x%llx",
+                 (unsigned long long)keys[i], base_found[i], (unsigned long long)base_values[i],
+                 (unsigned long long)values[i]))
+        break;
+  }
   gh_destroy(t);
   tu_tracker_check_clean(tr, "after the overfull insert");
   tu_tracker_delete(tr);
-  printf("  alloc: policy %d, %llu new keys into a full table that cannot grow: %llu positions left out, flagged\n",
-         (int)policy, (unsigned long long)fresh, (unsigned long long)flagged);
-  free(keys), free(values), free(pk), free(pv), free(failed), free(found), free(got);
+  printf("  alloc: k%u v%u policy %d, %llu new keys into %llu free slots that cannot grow: %llu positions left out, "
+         "flagged; %llu residents moved\n",
+         key_bits, value_bits, (int)policy, (unsigned long long)fresh, (unsigned long long)(slots - base_n),
+         (unsigned long long)flagged, (unsigned long long)(after.evictions - before.evictions));
+  free(keys), free(values), free(pk), free(pv), free(failed), free(found), free(got), free(got_packed);
+  free(base_got), free(base_found), free(base_values);
 }
 
 static void part_alloc(void) {
@@ -746,9 +780,13 @@ static void part_alloc(void) {
   }
   tu_tracker_check_clean(tr, "after the allocation-failure runs");
   tu_tracker_delete(tr);
-  static const gh_dup_policy overfull_policies[] = {GH_ADD, GH_MIN, GH_OVERWRITE};
-  for (size_t i = 0; i < sizeof overfull_policies / sizeof overfull_policies[0] && tu_failure_count() == 0; ++i)
-    overfull_case(overfull_policies[i]);
+  static const struct {
+    unsigned key_bits, value_bits;
+    gh_dup_policy policy;
+  } overfull[] = {{32, 32, GH_ADD},  {32, 32, GH_MIN}, {32, 32, GH_MAX},       {32, 32, GH_KEEP_FIRST},
+                  {32, 32, GH_OVERWRITE}, {64, 64, GH_ADD}, {64, 64, GH_OVERWRITE}, {32, 64, GH_MAX}, {64, 32, GH_MIN}};
+  for (size_t i = 0; i < sizeof overfull / sizeof overfull[0] && tu_failure_count() == 0; ++i)
+    overfull_case(overfull[i].key_bits, overfull[i].value_bits, overfull[i].policy);
   CHECK(runs[0] > 1 && runs[1] > 1, "allocations met: insert %llu, erase %llu", (unsigned long long)runs[0],
         (unsigned long long)runs[1]);
   printf("  alloc: an insert that grows (%llu allocations failed in turn, %llu left flagged keys), an erase that "

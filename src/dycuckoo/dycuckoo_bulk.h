@@ -1,9 +1,8 @@
 /* dycuckoo_bulk.h - the bulk steps of the DyCuckoo design, one element each (GH_HD): the host
  * backend runs them in a parallel loop, the CUDA backend one thread per element. Collecting the
  * keys of a batch that found no free slot into a set (their copies merged), flagging the inputs of
- * keys not placed,
- * doubling and halving a subtable (the CUDA backend runs those a warp per bucket, through the slot
- * steps below).
+ * keys not placed, doubling and halving a subtable (the CUDA backend runs those a warp per bucket,
+ * through the slot steps below).
  * Internal to the library (the device-side headers do not need them). */
 #ifndef GH_DYCUCKOO_BULK_H
 #define GH_DYCUCKOO_BULK_H

@@ -14,14 +14,16 @@
  *    an operation waits for it (no lane of the warp holds one then, so waiting closes no cycle).
  *    A key's first round takes the lock of its first bucket while the group looks for a copy
  *    stored before the pass (only in subtables that held keys then).
- *  - place (keys known to be absent, few): a whole warp per operation, free slot first, else a
- *    resident moved to a later subtable while both buckets are locked.
+ *  - place (keys known to be absent, few): a whole warp per operation, the operations spread over
+ *    every resident warp; free slot first, else a resident moved to a later subtable while both
+ *    buckets are locked. Buckets read full without their locks are passed over unlocked (in a
+ *    place pass slots only fill).
  *  - erase: find's walk; at the hit the lane holding the key CASes it to EMPTY. (A warp per key, one
  *    operation after another, took 56 ms of erases in the dynamic workload where groups take 31:
  *    bench/results/2026-11-23-h200-dycuckoo-c-erase-groups.txt.)
  * Per-subtable key counts stay in registers and reach the counters once per warp. The bulk steps
- * run dycuckoo_bulk.h, the host backend's code: merging duplicates one thread per element,
- * resizing a warp per bucket. */
+ * run dycuckoo_bulk.h, the host backend's code: collecting flagged keys into the flagged set one
+ * thread per element, resizing a warp per bucket. */
 #include <cuda_runtime.h>
 
 #include "core/kernels.cuh"
@@ -239,9 +241,9 @@ enum { DY_DONE = 0, DY_NO_ROOM = 1, DY_BUSY = 2 };
  * first; else a resident of one of them moved to its bucket in a later subtable.
  * In a place pass slots only fill (nothing is erased meanwhile, and a move fills the slot it
  * empties with the key it makes room for), so a bucket read full without its lock is full: the
- * warp reads its buckets, and all the residents' buckets at once, before it locks any, and locks
- * only those that showed room. (Locking each in turn kept a key's steps one after another; a few
- * thousand keys a pass took 0.65 ms on an H100.) */
+ * first round passes over full buckets without locking them, and while a full bucket is held for
+ * a move, every lane reads its resident's bucket in the later subtable at once, unlocked, and only
+ * those that showed room are locked. (Locking each in turn kept a key's steps one after another.) */
 template <unsigned KB, unsigned VB>
 static __device__ int warp_place_absent(const dy_device *d, const gh_dy_geometry *g, uint64_t key, dy_value value,
                                         unsigned skip, bool wait, dy_tally *c) {
@@ -992,11 +994,11 @@ static gh_status launch_pass(gh_table *t, const void *kernel, dy_pass *pass, voi
 }
 
 /* A place pass's operations a warp: a key goes through locks and line reads one step after another,
- * and a warp's keys one after another, so a pass of a few keys (those a claim pass flagged: tens to
- * thousands) spreads them over every warp that fits on the GPU, down to one each, instead of
- * queuing them 32 deep in a few warps (32 a warp, a few thousand keys took 0.65 ms a pass on an
- * H100: bench/results/2026-12-07-h100-dycuckoo-c-ncu.txt). A pass with work for every warp keeps
- * 32, a lane each. */
+ * and a warp's keys one after another, so a pass of a few keys (those a claim pass flagged)
+ * spreads them over every warp that fits on the GPU, down to one each, instead of queuing them 32
+ * deep in a few warps (32 a warp, a pass took 0.65 ms on an H100:
+ * bench/results/2026-12-07-h100-dycuckoo-c-ncu.txt). A pass with work for every warp keeps 32, a
+ * lane each. */
 static unsigned place_span(const void *kernel, uint64_t n) {
   const uint64_t warps = (uint64_t)gh_cuda_resident_grid(UINT64_MAX / 2u, kernel, kBlockThreads) * (kBlockThreads / 32u);
   const uint64_t span = (n + warps - 1u) / warps;

@@ -450,7 +450,7 @@ static size_t to_16(size_t bytes) { return (bytes + 15u) / 16u * 16u; }
 /* The m inputs flagged in a->claim_flags (positions of a->keys_in / values_in; copies of a key among
  * them), each key once in a new flagged set with its copies' values merged: one pass over the chunk, no sort and
  * nothing read back (the merge path it replaced gathered, sorted and run-length encoded them, a
- * dozen launches and a wait, for the tens to thousands of keys a chunk flags). */
+ * dozen launches and a wait, for the few keys a chunk flags). */
 static gh_status collect_flagged(gh_table *t, const gh_dy_backend *be, flagged_set *set, gh_dy_bulk *a, uint64_t chunk,
                                  uint64_t m, void *stream) {
   const gh_dy_geometry *g = &state(t)->geometry;
