@@ -13,9 +13,7 @@
 #include "bench.h"
 #define TARGET_COUNT 34 /* the issues' targets the summary reports (TARGETS below) */
 
-#ifndef GH_GIT_COMMIT
-#define GH_GIT_COMMIT "unknown"
-#endif
+#include "gh_commit.h" /* GH_GIT_COMMIT, written at each build (cmake/commit_stamp.cmake) */
 #define RESERVE_BYTES ((size_t)256 << 20) /* left free for the CUDA context, the library */
 enum { SKIPPED = 2 }; /* a state not measured by design: the rest of its table goes too */
 
