@@ -135,6 +135,9 @@ uint64_t gh__host_partition(uint64_t n, unsigned digits, unsigned (*digit)(const
  * ordinary way. (Zipf keys at 2^27 took warpdrive's bulk insert 1.46 s on an H100, against 17 ms
  * by the ordinary insert; docs/benchmarks.md, "Skewed keys stall the bulk insert".) */
 #define GH_PARTITION_LONGEST_RUN_REGIONS 4u
+static inline int gh_partition_too_skewed(uint64_t longest, uint64_t region_slots) {
+  return longest > (uint64_t)GH_PARTITION_LONGEST_RUN_REGIONS * region_slots;
+}
 
 /* ---- The backends' implementations (called through the functions above) ------------------------ */
 

@@ -1057,10 +1057,8 @@ static gh_status cuda_bulk(gh_table *t, const gh_dy_bulk *a, uint64_t n, void *s
 /* The default: a chunk of at least 2^20 keys and one key per 16 slots (the build writes out every
  * region with a key in it; the claim pass costs a key a line read and write) into a table of at
  * least four regions (smaller ones sit in the cache anyway). */
-static int cuda_regions_by_default(gh_table *t, uint64_t n, uint64_t regions) {
-  const gh_dy_geometry *g = &state(t)->geometry;
-  uint64_t slots = 0;
-  for (unsigned i = 0; i < g->tables; ++i) slots += gh_dy_table_slots(g, i);
+static int cuda_regions_by_default(gh_table *t, uint64_t n, uint64_t regions, uint64_t slots) {
+  (void)t;
   return n >= (1ull << 20) && n >= slots / 16u && regions >= 4u;
 }
 

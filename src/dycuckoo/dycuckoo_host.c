@@ -373,8 +373,8 @@ static gh_status host_regions_build(gh_table *t, const gh_dy_by_regions *r, void
   return GH_OK;
 }
 
-static int host_regions_by_default(gh_table *t, uint64_t n, uint64_t regions) {
-  (void)t, (void)n, (void)regions;
+static int host_regions_by_default(gh_table *t, uint64_t n, uint64_t regions, uint64_t slots) {
+  (void)t, (void)n, (void)regions, (void)slots;
   return 0;
 }
 

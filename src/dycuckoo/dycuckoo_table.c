@@ -575,7 +575,7 @@ static int regions_apply(gh_table *t, const gh_dy_backend *be, const gh_dy_place
   const uint64_t least = t->config.bulk_min_keys;
   if (p->look_tables != 0 || failed_out != NULL || s->published != NULL || !gh_dy_regions_fit(&s->geometry)) return 0;
   if (p->n == 0 || (least != 0 && p->n < least) || regions > be->max_regions) return 0;
-  return least != 0 || be->regions_by_default(t, p->n, regions);
+  return least != 0 || be->regions_by_default(t, p->n, regions, total_slots(&s->geometry));
 }
 
 /* The chunk p by regions when regions_apply (*taken = 1), its passed keys then claimed and placed
@@ -609,7 +609,7 @@ static gh_status insert_by_regions(gh_table *t, const gh_dy_backend *be, gh_dy_p
   r.work = (char *)sorting.ptr + copy_bytes;
   uint64_t longest = 0;
   gh_status status = be->regions_partition(t, &r, &longest, stream);
-  if (status == GH_OK && longest <= (uint64_t)GH_PARTITION_LONGEST_RUN_REGIONS * GH_DY_REGION_WORDS) {
+  if (status == GH_OK && !gh_partition_too_skewed(longest, GH_DY_REGION_WORDS)) {
     *taken = 1;
     r.passed_keys = r.words;
     r.passed_values = (char *)r.words + p->n * (g->key_bits / 8u);

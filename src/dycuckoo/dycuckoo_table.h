@@ -69,8 +69,8 @@ typedef struct gh_dy_backend {
   gh_status (*erase)(gh_table *t, const void *keys, uint64_t n, const uint8_t *skip_flags, unsigned skip_table,
                      uint8_t *erased_out, void *stream);
   /* The build by regions. gh_config.bulk_min_keys = 0: whether a chunk of n keys into an empty table
-   * of `regions` regions goes by regions. */
-  int (*regions_by_default)(gh_table *t, uint64_t n, uint64_t regions);
+   * of `regions` regions and `slots` slots goes by regions. */
+  int (*regions_by_default)(gh_table *t, uint64_t n, uint64_t regions, uint64_t slots);
   size_t (*regions_partition_bytes)(gh_table *t, uint64_t n, uint64_t regions);
   /* r->sorted = the chunk's words in runs by region; *longest = the longest run (the call waits). */
   gh_status (*regions_partition)(gh_table *t, const gh_dy_by_regions *r, uint64_t *longest, void *stream);

@@ -396,10 +396,10 @@ static int bulk_applies(gh_table *t, const gh_wd_bulk_backend *b, uint64_t n, in
   return t->config.bulk_min_keys != 0 || b->takes_by_default(t, n, *regions);
 }
 
-/* Whether a partition's longest run is too long for a block (GH_PARTITION_LONGEST_RUN_REGIONS):
- * a region holds 2^shift windows of slots, so a run several times longer repeats a few keys. */
+/* Whether a partition's longest run is too long for a block (gh_partition_too_skewed): a region
+ * holds 2^shift windows of slots. */
 static int runs_too_long(const gh_wd_geometry *g, unsigned shift, uint64_t longest) {
-  return longest > (uint64_t)GH_PARTITION_LONGEST_RUN_REGIONS * ((uint64_t)g->window_width << shift);
+  return gh_partition_too_skewed(longest, (uint64_t)g->window_width << shift);
 }
 
 /* All the scratch of a bulk call, before anything changes: two copies of the batch's entries and
