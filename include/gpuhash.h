@@ -291,7 +291,17 @@ typedef struct gh_config {
    * taken for a batch with failed_out, for other widths, or for a table whose device view was
    * taken. 0 = the default: on the CUDA backend, batches of at least 2^20 keys and one key per 16
    * slots into a table of at least four regions; never on the host backend. 1 and UINT64_MAX and
-   * the rule for skewed batches as for warpdrive. */
+   * the rule for skewed batches as for warpdrive.
+   * cuckoo (bucket_slots 4, 8 or 16; 4- or 8-byte slots: 32-bit keys with 32-bit values or none,
+   * sets of 64-bit keys): an insert whose new keys number at least this many into a table that
+   * holds no keys (new or cleared) puts them in their first buckets a region at a time (64 KB of
+   * slots, in a block's shared memory; on the host, a thread's buffer), each region written out
+   * whole; the keys whose first bucket was full then go the ordinary way. The table holds the keys
+   * and values the ordinary insert's would (of copies of a key in one batch, an arbitrary one's
+   * under GH_KEEP_FIRST and GH_OVERWRITE). Scratch: a copy of the batch and the sort's (without it
+   * the ordinary insert runs). 0 = the default: on the CUDA backend, batches of at least 2^20 keys
+   * and one key per 16 slots; never on the host backend. 1 and UINT64_MAX and the rule for skewed
+   * batches as for warpdrive. */
   uint64_t bulk_min_keys;
   /* ---- appended after 0.7 ---- */
   /* cuckoo: slots per bucket: 1 (default: the chapter's layout, a key in one of its d slots), 4, 8

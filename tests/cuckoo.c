@@ -1212,6 +1212,37 @@ static void bad_all(void) {
 
 /* Before every run of the insert: its next two build attempts use degenerate constants, so the
  * insert restarts (gathers every key, clears the slots, places them again) at least twice. */
+/* The tracker and arrays of an allocation-failure case (its context set): keys with the special
+ * patterns, and room for batches of that many entries with their values. */
+typedef struct ck_alloc_arrays {
+  tu_tracker *tracker;
+  uint64_t *keys, *batch, *values;
+} ck_alloc_arrays;
+
+static ck_alloc_arrays ck_alloc_arrays_make(tu_rng *rng, gh_config *cfg, const char *what, uint64_t case_seed,
+                                            uint64_t keys, uint64_t room) {
+  ck_alloc_arrays a;
+  ck_context(what, cfg, case_seed);
+  a.tracker = tu_tracker_new();
+  a.keys = ck_keys_with_specials(rng, cfg->key_bits, keys);
+  a.batch = (uint64_t *)tu_xmalloc((size_t)room * sizeof *a.batch);
+  a.values = (uint64_t *)tu_xmalloc((size_t)room * sizeof *a.values);
+  tu_tracker_attach(a.tracker, cfg);
+  return a;
+}
+
+static void ck_alloc_arrays_free(ck_alloc_arrays *a) {
+  tu_tracker_delete(a->tracker);
+  free(a->values);
+  free(a->batch);
+  free(a->keys);
+}
+
+/* The policy a variant's inserts take: a map's is the caller's choice. */
+static gh_dup_policy ck_variant_policy(gh_variant variant, gh_dup_policy map_policy) {
+  return variant == GH_VARIANT_MULTIVALUE ? GH_APPEND : variant == GH_VARIANT_MAP ? map_policy : GH_KEEP_FIRST;
+}
+
 static void force_two_restarts(gh_table *table, void *arg) {
   (void)arg;
   gh__cuckoo_force_failures(table, 2);
@@ -1223,17 +1254,13 @@ static void alloc_case(unsigned index, gh_variant variant, unsigned key_bits, un
   unsigned d = 2 + (unsigned)tu_below(&rng, 4);
   gh_config cfg = ck_config(&rng, variant, key_bits, value_bits, 400, d,
                             (gh_hash_family)tu_below(&rng, 2), ck_min_factor_of(d) + 0.25);
-  tu_tracker *tracker = tu_tracker_new();
-  uint64_t *keys = ck_keys_with_specials(&rng, key_bits, n1 + n2 + 600);
-  uint64_t *batch = (uint64_t *)tu_xmalloc((size_t)(3 * (n1 + n2 + 600)) * sizeof *batch);
-  uint64_t *values = (uint64_t *)tu_xmalloc((size_t)(3 * (n1 + n2 + 600)) * sizeof *values);
-  const gh_dup_policy policy = variant == GH_VARIANT_MULTIVALUE ? GH_APPEND
-                               : variant == GH_VARIANT_MAP      ? GH_MAX
-                                                                : GH_KEEP_FIRST;
+  ck_alloc_arrays a = ck_alloc_arrays_make(&rng, &cfg, "allocation failures during forced restarts", case_seed,
+                                           n1 + n2 + 600, 3 * (n1 + n2 + 600));
+  tu_tracker *tracker = a.tracker;
+  uint64_t *keys = a.keys, *batch = a.batch, *values = a.values;
+  const gh_dup_policy policy = ck_variant_policy(variant, GH_MAX);
   tu_model model;
   tu_op op;
-  tu_tracker_attach(tracker, &cfg);
-  ck_context("allocation failures during forced restarts", &cfg, case_seed);
   tu_set_phase("create");
   if (!tu_model_create(&model, &cfg)) goto out;
   /* A first batch, without failures. */
@@ -1282,10 +1309,7 @@ static void alloc_case(unsigned index, gh_variant variant, unsigned key_bits, un
   tu_model_destroy(&model);
   tu_tracker_check_clean(tracker, "after gh_destroy");
 out:
-  tu_tracker_delete(tracker);
-  free(values);
-  free(batch);
-  free(keys);
+  ck_alloc_arrays_free(&a);
 }
 
 static void alloc_all(void) {
@@ -1481,6 +1505,152 @@ typedef struct ck_part_entry {
   void (*run)(void);
 } ck_part_entry;
 
+/* ---------------------------------------------------------------------------------------- */
+/* Part: regions (cuckoo.h, "First buckets by regions")                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+static const gh_ck_table *ck_state(gh_table *table) { return (const gh_ck_table *)table->impl; }
+
+/* A map or set whose batches into an empty table go by regions (bulk_min_keys = 1) or never
+ * (UINT64_MAX), against the reference: a first batch with up to 3 copies a key under a random
+ * policy (filled to `first_load` of the slots, so that first buckets overflow), new and present
+ * keys, the workout (erase, re-insert, every policy), a clear and an empty table's batch again,
+ * then one key more times than four regions hold slots (the partition's skew rule: the chains take
+ * it). Tables of 16-byte slots never go by regions. */
+static void regions_case(unsigned index, unsigned slots, unsigned d, unsigned key_bits, unsigned value_bits,
+                         double load, int by_regions) {
+  const uint64_t case_seed = tu_mix_seed(ck_seed, 31, index, (uint64_t)by_regions);
+  tu_rng rng = tu_rng_make(case_seed);
+  const uint64_t n = (1u << 16) + tu_below(&rng, 1u << 14);
+  gh_config cfg = ck_config(&rng, GH_VARIANT_MAP, key_bits, value_bits, n, d, (gh_hash_family)(index % 2), 1.0 / load);
+  tu_table h;
+  cfg.bucket_slots = slots;
+  cfg.bulk_min_keys = by_regions ? 1u : UINT64_MAX;
+  ck_context(by_regions ? "regions: empty tables' batches by regions" : "regions: every batch by chains", &cfg,
+             case_seed);
+  tu_set_phase("create");
+  if (!tu_table_create(&h, &cfg)) return;
+  const int wide = gh_slot_bytes(key_bits, value_bits) > 8u, expect = by_regions && !wide;
+  uint64_t *keys = ck_keys_with_specials(&rng, key_bits, n);
+  uint64_t *batch = (uint64_t *)tu_xmalloc((size_t)(3 * n) * sizeof *batch);
+  uint64_t *values = (uint64_t *)tu_xmalloc((size_t)(3 * n) * sizeof *values);
+  const uint64_t first = n * 9 / 10;
+  uint64_t m = tu_gen_repeats(&rng, keys, first, 3, batch);
+  tu_gen_values(&rng, value_bits, m, values);
+  size_t p = (size_t)tu_below(&rng, 5);
+  tu_set_phase("%llu keys into the empty table, up to 3 copies each (%s)", (unsigned long long)first,
+               ck_policy_names[p]);
+  tu_insert(&h, batch, values, m, ck_policies[p], 0, NULL);
+  tu_check_all(&h);
+  CHECK(ck_state(h.table)->region_builds == (uint64_t)expect, "%llu batches went by regions, expected %d",
+        (unsigned long long)ck_state(h.table)->region_builds, expect);
+  /* Full first buckets leave entries to the chains: both halves of the path ran. */
+  CHECK(!expect || ck_state(h.table)->region_passed > 0, "no entry of a table at load %.2f found its first bucket full",
+        load * 0.9);
+  const uint64_t passed = ck_state(h.table)->region_passed;
+  tu_set_phase("the rest of the keys and a part of the first, up to twice each (a table with keys: chains)");
+  m = tu_gen_repeats(&rng, keys + first / 2, n - first / 2, 2, batch);
+  tu_gen_values(&rng, value_bits, m, values);
+  tu_insert(&h, batch, values, m, GH_ADD, 0, NULL);
+  tu_check_all(&h);
+  CHECK(ck_state(h.table)->region_builds == (uint64_t)expect, "a batch into a table with keys went by regions");
+  ck_map_workout(&rng, &h, keys, n);
+  tu_set_phase("clear, then all keys into the empty table again, up to twice each (MIN)");
+  tu_clear(&h);
+  m = tu_gen_repeats(&rng, keys, n, 2, batch);
+  tu_gen_values(&rng, value_bits, m, values);
+  tu_insert(&h, batch, values, m, GH_MIN, 0, NULL);
+  tu_check_all(&h);
+  tu_check_find(&h, keys, n, TU_FIND_VALUES | TU_FIND_FOUND);
+  CHECK(ck_state(h.table)->region_builds == 2u * (uint64_t)expect, "%llu batches went by regions, expected %d",
+        (unsigned long long)ck_state(h.table)->region_builds, 2 * expect);
+  {
+    /* One new key more times than four regions hold slots into an empty table: the partition's
+     * longest run sends it to the chains (gh_partition_too_skewed). */
+    const uint64_t copies = 4u * GH_REGION_WORDS + 100u, builds = ck_state(h.table)->region_builds;
+    uint64_t *hot = (uint64_t *)tu_xmalloc((size_t)copies * sizeof *hot);
+    uint64_t *hot_values = (uint64_t *)tu_xmalloc((size_t)copies * sizeof *hot_values);
+    tu_clear(&h);
+    ck_unique_keys(&rng, key_bits, 1, NULL, hot);
+    for (uint64_t i = 1; i < copies; ++i) hot[i] = hot[0];
+    tu_gen_values(&rng, value_bits, copies, hot_values);
+    tu_set_phase("one key %llu times into the empty table (ADD)", (unsigned long long)copies);
+    tu_insert(&h, hot, hot_values, copies, GH_ADD, 0, NULL);
+    tu_check_all(&h);
+    tu_check_find(&h, hot, 1, TU_FIND_VALUES | TU_FIND_FOUND);
+    CHECK(ck_state(h.table)->region_builds == builds, "a batch of one key %llu times went by regions",
+          (unsigned long long)copies);
+    free(hot_values);
+    free(hot);
+  }
+  printf("  %u slots a bucket, d=%u, k%u v%u, load %.2f, %s: %llu batches by regions, %llu entries passed on "
+         "from the first, restarts %llu\n",
+         slots, d, key_bits, value_bits, load, by_regions ? "by regions" : "chains only",
+         (unsigned long long)ck_state(h.table)->region_builds, (unsigned long long)passed,
+         (unsigned long long)ck_stats(h.table).restarts);
+  tu_table_destroy(&h);
+  free(values);
+  free(batch);
+  free(keys);
+}
+
+/* Every variant by regions against the reference model: an insert into an empty table whose
+ * allocations fail in turn, up to the regions' scratch, whose failure leaves the batch to the
+ * chains (a failed insert must change nothing, the completed one hold every key); then the same
+ * batch into another empty table with no failure, by regions. */
+static void regions_variant_case(unsigned index, gh_variant variant, unsigned key_bits, unsigned value_bits) {
+  const uint64_t case_seed = tu_mix_seed(ck_seed, 32, index, 0), n = 1u << 14;
+  tu_rng rng = tu_rng_make(case_seed);
+  gh_config cfg = ck_config(&rng, variant, key_bits, value_bits, n, 2, GH_HASH_MULTIPLY, 1.0 / 0.9);
+  cfg.bucket_slots = 8;
+  cfg.bulk_min_keys = 1;
+  ck_alloc_arrays a = ck_alloc_arrays_make(&rng, &cfg, "regions: every variant, allocation failures", case_seed, n,
+                                           2 * n);
+  uint64_t *keys = a.keys, *batch = a.batch, *values = a.values;
+  const gh_dup_policy policy = ck_variant_policy(variant, GH_ADD);
+  tu_model model;
+  tu_op op;
+  tu_set_phase("create");
+  if (!tu_model_create(&model, &cfg)) goto out;
+  memset(&op, 0, sizeof op);
+  op.kind = TU_OP_INSERT;
+  op.policy = policy;
+  op.keys = batch;
+  op.values = values;
+  op.n = tu_gen_repeats(&rng, keys, n, 2, batch);
+  tu_multi_values(&rng, value_bits, op.n, values);
+  op.name = "insert into an empty table by regions";
+  tu_fail_each_allocation(a.tracker, &model, &rng, &op);
+  /* The runs end at the first that completes: the one whose regions' scratch failed. */
+  CHECK(ck_state(tu_model_table(&model))->region_builds == 0u, "the insert that completed went by regions: its "
+        "scratch was expected to fail and leave the batch to the chains");
+  tu_model_destroy(&model);
+  tu_set_phase("the same batch into another empty table, no failures");
+  if (!tu_model_create(&model, &cfg)) goto out;
+  tu_model_insert(&model, batch, values, op.n, policy, 0);
+  CHECK(ck_state(tu_model_table(&model))->region_builds == 1u, "%llu inserts went by regions, expected 1",
+        (unsigned long long)ck_state(tu_model_table(&model))->region_builds);
+  tu_set_phase("destroy");
+  tu_model_destroy(&model);
+  tu_tracker_check_clean(a.tracker, "after gh_destroy");
+out:
+  ck_alloc_arrays_free(&a);
+}
+
+static void regions_all(void) {
+  static const unsigned widths[][2] = {{32, 32}, {32, 0}, {64, 0}};
+  unsigned index = 0;
+  for (unsigned slots = 4; slots <= 16; slots *= 2)
+    for (unsigned w = 0; w < 3; ++w, ++index)
+      regions_case(index, slots, 2 + index % 2, widths[w][0], widths[w][1], slots == 4 ? 0.85 : 0.95, 1);
+  regions_case(index++, 8, 2, 32, 32, 0.8, 0);
+  regions_case(index++, 8, 2, 64, 32, 0.8, 1);
+  regions_variant_case(0, GH_VARIANT_MAP, 32, 32);
+  regions_variant_case(1, GH_VARIANT_MAP, 64, 0);
+  regions_variant_case(2, GH_VARIANT_COMPACTING, 32, 32);
+  regions_variant_case(3, GH_VARIANT_MULTIVALUE, 32, 64);
+}
+
 static void restarts_all(void) {
   restarts_min_factor();
   restarts_forced();
@@ -1494,6 +1664,7 @@ static const ck_part_entry ck_parts[] = {
     {"bad", bad_all},
     {"alloc", alloc_all},
     {"buckets", buckets_all},
+    {"regions", regions_all},
 };
 
 int main(int argc, char **argv) {
@@ -1531,7 +1702,7 @@ int main(int argc, char **argv) {
   return tu_finish("cuckoo");
 usage:
   fprintf(stderr,
-          "usage: %s host|cuda [--part restarts|functions|incremental|multiplicity|bad|alloc|buckets] "
+          "usage: %s host|cuda [--part restarts|functions|incremental|multiplicity|bad|alloc|buckets|regions] "
           "[--seed S] [--bucket-slots 1|4|8|16]\n",
           argv[0]);
   return 2;

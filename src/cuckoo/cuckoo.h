@@ -57,6 +57,7 @@
 
 #include "gpuhash/detail/hash.h"
 #include "gpuhash/detail/slot.h"
+#include "core/region_words.h"
 
 #define GH_CK_MAX_FUNCTIONS 5u
 #define GH_CK_PRIME32 4294967291ull          /* 2^32 - 5 */
@@ -447,6 +448,55 @@ GH_HD int gh_ck_dedupe_stash_entry(const gh_ck_geometry *g, uint64_t j, int poli
     return 1;
   }
   return 0;
+}
+
+/* ---- First buckets by regions ------------------------------------------------------------------
+ * A large batch into a table that holds no keys (a new or cleared one, of 4- or 8-byte slots):
+ * each entry goes to its first bucket if that has room, which is where most keys end up (at load
+ * 0.8, all but about 7 % with 8 slots a bucket, 3 % with 16: the Poisson overflow of a bucket). The
+ * batch is put in runs by the region of its first bucket (GH_REGION_WORDS consecutive slots), each
+ * region is built apart from the table (core/region_words.h: in shared memory on the GPU, a block a
+ * region) and written out whole, and the entries whose first bucket was full go on to the eviction
+ * chains as any batch does. A key stored before could be anywhere, hence only into an empty table;
+ * the copies of a key meet in its first bucket and merge there, and a key whose first bucket was
+ * full is stored nowhere, so the chains' marks still cover every copy (Invariant above). */
+
+GH_HD uint64_t gh_ck_regions(const gh_ck_geometry *g) { return (g->slot_count + GH_REGION_WORDS - 1u) / GH_REGION_WORDS; }
+
+/* The region of key's first bucket. */
+GH_HD uint64_t gh_ck_first_region(const gh_ck_geometry *g, uint64_t key) {
+  return (gh_ck_bucket(g, key, 0) << g->bucket_shift) / GH_REGION_WORDS;
+}
+
+/* An entry (slot bits) of region `region` into its first bucket in the region's words. */
+GH_HD gh_region_outcome gh_ck_first_put(const gh_ck_geometry *g, uint64_t *words, uint64_t region, gh_slot_bits entry,
+                                        int policy) {
+  const gh_slot_format f = g->format;
+  const uint64_t key = gh_slot_bits_key(f, entry);
+  const uint64_t b = gh_ck_bucket(g, key, 0) - region * (GH_REGION_WORDS >> g->bucket_shift);
+  const unsigned slots = 1u << g->bucket_shift;
+  return gh_region_insert(words + (b << g->bucket_shift), slots, gh_region_flip(b, slots), f.key_bits,
+                          f.value_bits != 0, gh_region_word(f.key_bits, key, gh_slot_bits_value(f, entry)), policy);
+}
+
+/* An entry back from a region word (an empty word gives an empty slot). */
+GH_HD gh_slot_bits gh_ck_word_entry(const gh_ck_geometry *g, uint64_t word) {
+  const gh_slot_format f = g->format;
+  return gh_slot_pack(f, gh_region_word_key(f.key_bits, word), word >> 32);
+}
+
+/* Slot j of region `region`, out of its words into the table. */
+GH_HD void gh_ck_first_store(const gh_ck_geometry *g, void *slots, uint64_t region, const uint64_t *words, uint64_t j) {
+  const unsigned per = 1u << g->bucket_shift;
+  const uint64_t b = j >> g->bucket_shift;
+  const uint64_t word = words[(b << g->bucket_shift) + ((j & (per - 1u)) ^ gh_region_flip(b, per))];
+  gh_slot_write(g->format, gh_slot_at(g->format, slots, region * GH_REGION_WORDS + j), gh_ck_word_entry(g, word));
+}
+
+/* How many slots region `region` has (the last may have fewer). */
+GH_HD uint64_t gh_ck_region_slots(const gh_ck_geometry *g, uint64_t region) {
+  const uint64_t first = region * GH_REGION_WORDS;
+  return g->slot_count - first < GH_REGION_WORDS ? g->slot_count - first : GH_REGION_WORDS;
 }
 
 #endif /* GH_CUCKOO_H */

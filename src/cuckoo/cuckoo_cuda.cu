@@ -573,6 +573,80 @@ __global__ void ck_gather_values_kernel(const gh_ck_key_info *info, const void *
   }
 }
 
+/* ---- First buckets by regions (cuckoo.h) -------------------------------------------------------- */
+
+/* The partition's digits: each entry's region. */
+template <unsigned KB, unsigned VB>
+__global__ void ck_first_digits_kernel(gh_ck_geometry geometry, const void *entries, uint64_t m, void *digits,
+                                       unsigned digit_bytes) {
+  const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
+  const gh_slot_format f = g.format;
+  for (uint64_t i = gh_thread_index(); i < m; i += gh_grid_threads()) {
+    const uint64_t key = gh_slot_bits_key(f, gh_slot_read(f, gh_slot_at(f, (void *)entries, i)));
+    gh_partition_digit(digits, digit_bytes, i, gh_ck_first_region(&g, key));
+  }
+}
+
+/* A block a region, in shared memory: 512 threads, three blocks an SM (64 KB each, and the warps'
+ * held words). */
+static const int kRegionThreads = 512;
+static const int kRegionBlocksPerSM = 3;
+/* Words a warp holds back before it appends them to the passed entries (7 % of the entries at load
+ * 0.8 with 8 slots a bucket: one append per warp and region, at its end). */
+static const unsigned kRegionHeld = 64;
+
+/* Writes a passed word into the batch's entries (core/kernels.cuh's held buffers). */
+struct ck_pass_on {
+  const gh_ck_geometry *g;
+  void *entries;
+  __device__ void operator()(uint64_t at, const uint64_t &word) const {
+    gh_slot_write(g->format, gh_slot_at(g->format, entries, at), gh_ck_word_entry(g, word));
+  }
+};
+
+/* Block r builds region r: its words start empty (the table holds no keys); each warp puts its
+ * share of the region's run of sorted entries in (a lane's next entry loaded while it puts one),
+ * its warps apart (no barrier until the region is done), holding back the entries whose first
+ * bucket was full; then the block writes the region out whole, coalesced. A region without entries
+ * keeps its empty slots. */
+template <unsigned KB, unsigned VB>
+__global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
+    ck_first_region_kernel(gh_ck_geometry geometry, void *slots, const void *sorted, const uint64_t *starts,
+                           void *entries, int policy, gh_ck_counters *counters) {
+  extern __shared__ unsigned long long ck_region_words[];
+  __shared__ uint64_t held_words[kRegionThreads / 32][kRegionHeld];
+  const uint64_t region = blockIdx.x, begin = starts[region], end = starts[region + 1u];
+  if (begin == end) return;
+  const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
+  const gh_slot_format f = g.format;
+  const uint64_t region_slots = gh_ck_region_slots(&g, region);
+  uint64_t *words = (uint64_t *)ck_region_words;
+  for (uint64_t j = threadIdx.x; j < region_slots; j += blockDim.x) words[j] = GH_REGION_EMPTY;
+  __syncthreads();
+  const unsigned lane = threadIdx.x % 32u;
+  uint64_t *held = held_words[threadIdx.x / 32u];
+  unsigned holding = 0;
+  const ck_pass_on pass_on = {&g, entries};
+  unsigned long long inserted = 0;
+  const uint64_t warp_first = begin + (threadIdx.x - lane);
+  gh_slot_bits next = {~0ull, ~0ull};
+  if (warp_first + lane < end) next = gh_slot_read(f, gh_slot_at(f, (void *)sorted, warp_first + lane));
+  for (uint64_t step = warp_first; step < end; step += blockDim.x) {
+    const uint64_t i = step + lane;
+    const gh_slot_bits entry = next;
+    if (i + blockDim.x < end) next = gh_slot_read(f, gh_slot_at(f, (void *)sorted, i + blockDim.x));
+    gh_region_outcome outcome = GH_REGION_MERGED;
+    if (i < end) outcome = gh_ck_first_put(&g, words, region, entry, policy);
+    inserted += outcome == GH_REGION_INSERTED;
+    const uint64_t word = gh_region_word(KB, gh_slot_bits_key(f, entry), gh_slot_bits_value(f, entry));
+    gh_warp_hold(held, kRegionHeld, &holding, outcome == GH_REGION_FULL, word, &counters->count, pass_on);
+  }
+  gh_warp_append_held(held, holding, &counters->count, pass_on);
+  gh_warp_add(&counters->placed, inserted);
+  __syncthreads();
+  for (uint64_t j = threadIdx.x; j < region_slots; j += blockDim.x) gh_ck_first_store(&g, slots, region, words, j);
+}
+
 /* ---- Launching -------------------------------------------------------------------------------- */
 
 static gh_status launch(gh_table *t, const void *kernel, uint64_t threads, void *stream, void **args) {
@@ -595,11 +669,24 @@ static uint64_t piece_lanes(const gh_ck_geometry *g) {
 
 typedef struct hot_kernels {
   const void *prepare, *place, *place_bucketed, *find, *find_with_stash, *find_bucketed, *find_bucketed_with_stash;
+  const void *first_digits, *first_region; /* NULL where a slot takes 16 bytes */
 } hot_kernels;
+
+/* The first-bucket kernels of a width pair, or NULL where a slot is wider than a region's word. */
+template <unsigned KB, unsigned VB, bool ONE_WORD = (KB + VB <= 64u)>
+struct ck_first_kernels_of {
+  static const void *digits(void) { return (const void *)ck_first_digits_kernel<KB, VB>; }
+  static const void *region(void) { return (const void *)ck_first_region_kernel<KB, VB>; }
+};
+template <unsigned KB, unsigned VB>
+struct ck_first_kernels_of<KB, VB, false> {
+  static const void *digits(void) { return NULL; }
+  static const void *region(void) { return NULL; }
+};
 
 
 static hot_kernels kernels_for(gh_slot_format f) {
-  hot_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  hot_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 #define GH_CK_KERNELS_CASE(kb, vb)                                                   \
   if (f.key_bits == kb && f.value_bits == vb) {                                      \
     k.prepare = (const void *)ck_prepare_kernel<kb, vb>;                             \
@@ -609,6 +696,8 @@ static hot_kernels kernels_for(gh_slot_format f) {
     k.find_with_stash = (const void *)ck_find_kernel<kb, vb, true>;                  \
     k.find_bucketed = (const void *)ck_find_bucketed_kernel<kb, vb, false>;          \
     k.find_bucketed_with_stash = (const void *)ck_find_bucketed_kernel<kb, vb, true>; \
+    k.first_digits = ck_first_kernels_of<kb, vb>::digits();                          \
+    k.first_region = ck_first_kernels_of<kb, vb>::region();                          \
   }
   GH_WIDTHS(GH_CK_KERNELS_CASE)
 #undef GH_CK_KERNELS_CASE
@@ -814,6 +903,44 @@ static gh_status cuda_gather_values(gh_table *t, const gh_ck_key_info *info, con
   return launch(t, (const void *)ck_gather_values_kernel, n, stream, args);
 }
 
+static size_t cuda_first_work_bytes(gh_table *t, uint64_t m, uint64_t regions) {
+  return gh__cuda_partition_bytes(m, state(t)->geometry.format.slot_bytes, (unsigned)regions);
+}
+
+static gh_status cuda_partition_first(gh_table *t, const gh_ck_geometry *g, const void *entries, uint64_t m, void *sorted,
+                                      void *work, size_t work_bytes, uint64_t *longest, void *stream) {
+  const unsigned regions = (unsigned)gh_ck_regions(g);
+  gh_partition_work w = gh__cuda_partition_work(work, work_bytes, m, regions);
+  gh_ck_geometry geometry = *g;
+  void *args[] = {&geometry, (void *)&entries, &m, &w.digits_in, &w.digit_bytes};
+  gh_status status = launch(t, kernels_for(g->format).first_digits, m, stream, args);
+  if (status == GH_OK)
+    status = gh__cuda_partition(t, &w, entries, sorted, m, g->format.slot_bytes, regions, longest, stream);
+  return status;
+}
+
+static gh_status cuda_place_first(gh_table *t, const gh_ck_geometry *g, const void *sorted, void *work, size_t work_bytes,
+                                  uint64_t m, int policy, void *entries, uint64_t *placed, uint64_t *passed,
+                                  void *stream) {
+  const uint64_t regions = gh_ck_regions(g);
+  const gh_partition_work w = gh__cuda_partition_work(work, work_bytes, m, (unsigned)regions);
+  gh_ck_geometry geometry = *g;
+  void *slots = state(t)->slots;
+  gh_ck_counters *counters = state(t)->counters;
+  const uint64_t *starts = w.starts;
+  void *args[] = {&geometry, &slots, (void *)&sorted, (void *)&starts, &entries, &policy, &counters};
+  gh_ck_counters after;
+  gh_status status = gh__fill(t, counters, 0, sizeof *counters, stream);
+  if (status == GH_OK)
+    status = gh__cuda_launch_regions(t, kernels_for(g->format).first_region, regions, kRegionThreads,
+                                     GH_REGION_WORDS * sizeof(uint64_t), args, stream);
+  if (status == GH_OK) status = gh__to_host(t, &after, counters, sizeof after, stream);
+  if (status != GH_OK) return status;
+  *placed = after.placed;
+  *passed = after.count;
+  return GH_OK;
+}
+
 extern "C" const gh_ck_backend gh__cuckoo_cuda_backend = {
     .prepare = cuda_prepare,
     .place = cuda_place,
@@ -832,4 +959,10 @@ extern "C" const gh_ck_backend gh__cuckoo_cuda_backend = {
     .value_counts = cuda_value_counts,
     .removed_values = cuda_removed_values,
     .gather_values = cuda_gather_values,
+    .first_work_bytes = cuda_first_work_bytes,
+    .partition_first = cuda_partition_first,
+    .place_first = cuda_place_first,
+    .first_by_default = 1,
+    /* (a block a region, up to the grid's 2^31 - 1) */
+    .max_regions = 0x7FFFFFFFu,
 };

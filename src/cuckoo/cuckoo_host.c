@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/parallel.h"
+#include "core/toolkit.h"
 #include "core/words.h"
 #include "cuckoo/cuckoo_table.h"
 
@@ -354,6 +355,79 @@ static gh_status host_gather_values(gh_table *t, const gh_ck_key_info *info, con
   return GH_OK;
 }
 
+/* ---- First buckets by regions (cuckoo.h) ----------------------------------------------------------
+ * Not the default here (gh_config.bulk_min_keys = 0 leaves it off: the partition runs on one
+ * thread, and CPU caches serve the chains' buckets no worse). When asked, it runs the GPU's steps,
+ * a thread a region at a time in a buffer of its own, so that the host backend tests them. */
+typedef struct host_first {
+  const gh_ck_geometry *g;
+  void *slots;
+  const void *entries;
+  void *sorted;
+  const uint64_t *ends; /* where each region's run of `sorted` ends */
+  void *passed_out;
+  uint64_t passed; /* atomic output position */
+  int policy;
+} host_first;
+
+static unsigned entry_region(const void *context, uint64_t i) {
+  const host_first *h = (const host_first *)context;
+  const gh_slot_format f = h->g->format;
+  return (unsigned)gh_ck_first_region(h->g, gh_slot_bits_key(f, gh_slot_read(f, gh_slot_at(f, (void *)h->entries, i))));
+}
+
+static void move_entry(const void *context, uint64_t i, uint64_t to) {
+  const host_first *h = (const host_first *)context;
+  const gh_slot_format f = h->g->format;
+  memcpy(gh_slot_at(f, h->sorted, to), gh_slot_at(f, (void *)h->entries, i), f.slot_bytes);
+}
+
+static size_t host_first_work_bytes(gh_table *t, uint64_t m, uint64_t regions) {
+  (void)t, (void)m;
+  return (size_t)regions * sizeof(uint64_t);
+}
+
+static gh_status host_partition_first(gh_table *t, const gh_ck_geometry *g, const void *entries, uint64_t m, void *sorted,
+                                      void *work, size_t work_bytes, uint64_t *longest, void *stream) {
+  host_first h = {.g = g, .entries = entries, .sorted = sorted};
+  (void)t, (void)work_bytes, (void)stream;
+  *longest = gh__host_partition(m, (unsigned)gh_ck_regions(g), entry_region, move_entry, &h, (uint64_t *)work);
+  return GH_OK;
+}
+
+/* Counters: [0] keys added. */
+static gh_counters first_chunk(void *context, uint64_t begin, uint64_t end) {
+  host_first *h = (host_first *)context;
+  const gh_ck_geometry *g = h->g;
+  const gh_slot_format f = g->format;
+  uint64_t words[GH_REGION_WORDS];
+  gh_counters counted = {{0}};
+  for (uint64_t region = begin; region < end; ++region) {
+    const uint64_t from = region ? h->ends[region - 1u] : 0u, slots = gh_ck_region_slots(g, region);
+    if (from == h->ends[region]) continue;
+    for (uint64_t j = 0; j < slots; ++j) words[j] = GH_REGION_EMPTY;
+    for (uint64_t i = from; i < h->ends[region]; ++i) {
+      const gh_slot_bits entry = gh_slot_read(f, gh_slot_at(f, h->sorted, i));
+      const gh_region_outcome outcome = gh_ck_first_put(g, words, region, entry, h->policy);
+      counted.value[0] += outcome == GH_REGION_INSERTED;
+      if (outcome == GH_REGION_FULL) gh_slot_write(f, gh_slot_at(f, h->passed_out, gh_fetch_add_u64(&h->passed, 1u)), entry);
+    }
+    for (uint64_t j = 0; j < slots; ++j) gh_ck_first_store(g, h->slots, region, words, j);
+  }
+  return counted;
+}
+
+static gh_status host_place_first(gh_table *t, const gh_ck_geometry *g, const void *sorted, void *work, size_t work_bytes,
+                                  uint64_t m, int policy, void *entries, uint64_t *placed, uint64_t *passed,
+                                  void *stream) {
+  host_first h = {.g = g, .slots = ((gh_ck_table *)t->impl)->slots, .sorted = (void *)sorted,
+                  .ends = (const uint64_t *)work, .passed_out = entries, .policy = policy};
+  (void)work_bytes, (void)m, (void)stream;
+  *placed = gh__parallel_for(gh_ck_regions(g), t->config.host_threads, first_chunk, &h).value[0];
+  *passed = h.passed;
+  return GH_OK;
+}
+
 const gh_ck_backend gh__cuckoo_host_backend = {
     .prepare = host_prepare,
     .place = host_place,
@@ -372,4 +446,9 @@ const gh_ck_backend gh__cuckoo_host_backend = {
     .value_counts = host_value_counts,
     .removed_values = host_removed_values,
     .gather_values = host_gather_values,
+    .first_work_bytes = host_first_work_bytes,
+    .partition_first = host_partition_first,
+    .place_first = host_place_first,
+    .first_by_default = 0,
+    .max_regions = GH_PARTITION_MAX_DIGITS,
 };

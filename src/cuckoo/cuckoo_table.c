@@ -350,6 +350,57 @@ static uint32_t *moved_marks(gh_table *t, uint64_t m, size_t *bytes, void *strea
   return moved;
 }
 
+/* First buckets by regions (cuckoo.h) take by default a batch of at least 2^20 entries and a
+ * sixteenth of the slots: every region that has entries is written out whole, which costs more
+ * than it saves for a small batch into a large table. */
+#define GH_CK_REGIONS_MIN_BATCH (1ull << 20)
+
+/* Whether a batch of m entries goes to its first buckets by regions: a bucketed table of 4- or
+ * 8-byte slots that holds no keys, no test-forced failure in force, and gh_config.bulk_min_keys'
+ * size rule (0: the default above, where the backend takes it). */
+static int first_by_regions(gh_table *t, uint64_t m) {
+  const gh_ck_table *w = state(t);
+  const gh_ck_geometry *g = &w->geometry;
+  if (m == 0 || w->main_keys != 0 || g->bucket_shift == 0 || g->format.slot_bytes > 8u || w->forced_failures > 0 ||
+      w->forced_attempt || gh_ck_regions(g) > w->backend->max_regions)
+    return 0;
+  if (t->config.bulk_min_keys != 0) return m >= t->config.bulk_min_keys;
+  return w->backend->first_by_default && m >= GH_CK_REGIONS_MIN_BATCH && m * 16u >= g->slot_count;
+}
+
+/* The batch's first buckets by regions where first_by_regions says so; the batch keeps the
+ * entries whose first bucket was full. Its scratch (a sorted copy of the entries and the
+ * partition's work space) comes first: without it, or when the partition shows a run several
+ * regions long (a few keys repeated: one block would apply them one after another), the batch goes
+ * to the chains whole. */
+static gh_status place_first_buckets(gh_table *t, gh_ck_batch *batch, int policy, void *stream) {
+  gh_ck_table *w = state(t);
+  const gh_ck_backend *b = w->backend;
+  const uint64_t m = batch->count;
+  if (!first_by_regions(t, m)) return GH_OK;
+  const size_t copy_bytes = (size_t)m * entry_bytes(w), work_bytes = b->first_work_bytes(t, m, gh_ck_regions(&w->geometry));
+  gh_scratch sorting = {NULL, 0, gh__backend_memory(t), 0, NULL};
+  if (gh__scratch_alloc_on(t, &sorting, copy_bytes + work_bytes, stream) != GH_OK) {
+    gh__clear_error(t);
+    return GH_OK;
+  }
+  void *work = (char *)sorting.ptr + copy_bytes;
+  uint64_t longest = 0, placed = 0, passed = 0;
+  gh_status status = b->partition_first(t, &w->geometry, batch->entries, m, sorting.ptr, work, work_bytes, &longest, stream);
+  if (status == GH_OK && !gh_partition_too_skewed(longest, GH_REGION_WORDS)) {
+    status = b->place_first(t, &w->geometry, sorting.ptr, work, work_bytes, m, policy, batch->entries, &placed, &passed,
+                            stream);
+    if (status == GH_OK) {
+      w->main_keys += placed;
+      batch->count = passed;
+      w->region_builds += 1;
+      w->region_passed += passed;
+    }
+  }
+  gh__scratch_free(t, &sorting, stream);
+  return status;
+}
+
 /* Places the batch; restarts with fresh constants until every entry is in. The table grows when
  * the keys it holds plus the entries left over exceed its capacity, and by 1/8 after a few
  * restarts at one size while it holds fewer slots than twice its keys need. Entries still left
@@ -361,13 +412,14 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
   gh_ck_table *w = state(t);
   const gh_ck_backend *b = w->backend;
   unsigned restarts_here = 0, restarts_now = 0;
-  gh_status status = GH_OK;
   size_t moved_bytes = 0;
-  /* (a batch that phase 1 emptied places nothing, so it leaves no copies to clean up) */
-  if (batch->count == 0) may_repeat = 0;
+  gh_status status = place_first_buckets(t, batch, policy, stream);
+  /* (a batch that phase 1 emptied, or whose first buckets took it all, merging its copies there,
+   * places nothing more, so it leaves no copies to clean up) */
+  if (status != GH_OK || batch->count == 0) may_repeat = 0;
   uint32_t *moved = may_repeat ? moved_marks(t, batch->count, &moved_bytes, stream) : NULL;
   uint64_t marks = 0;
-  while (batch->count > 0) {
+  while (status == GH_OK && batch->count > 0) {
     uint64_t placed = 0, left = 0;
     set_eviction_limit(&w->geometry, w->main_keys + batch->count);
     /* While the entries may overflow the table, chains are kept short: an overfull table then

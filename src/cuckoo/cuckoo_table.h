@@ -105,6 +105,20 @@ typedef struct gh_ck_backend {
                              const uint32_t *ids, const uint8_t *found, const uint64_t *offsets, uint64_t n,
                              uint64_t default_value, const void *keys, void *keys_out, void *values_out,
                              void *stream);
+  /* First buckets by regions (cuckoo.h), for m entries of a batch into a table that holds no keys.
+   * The work space partition_first takes beside the sorted copy (m entries); then the entries put
+   * in runs by the region of their first bucket into `sorted` (*longest: the longest run); then
+   * place_first builds every region from its run and writes it into the slots, the entries whose
+   * first bucket was full to entries[0, *passed), *placed = keys added. */
+  size_t (*first_work_bytes)(gh_table *t, uint64_t m, uint64_t regions);
+  gh_status (*partition_first)(gh_table *t, const gh_ck_geometry *g, const void *entries, uint64_t m, void *sorted,
+                               void *work, size_t work_bytes, uint64_t *longest, void *stream);
+  gh_status (*place_first)(gh_table *t, const gh_ck_geometry *g, const void *sorted, void *work, size_t work_bytes,
+                           uint64_t m, int policy, void *entries, uint64_t *placed, uint64_t *passed, void *stream);
+  /* Whether large batches go by regions when gh_config.bulk_min_keys is 0: where a region is built
+   * in fast memory of its own (the GPU's shared memory), not on the host. */
+  int first_by_default;
+  uint64_t max_regions;
 } gh_ck_backend;
 
 typedef struct gh_ck_table {
@@ -121,6 +135,8 @@ typedef struct gh_ck_table {
   uint64_t attempts;      /* constants drawn so far (each build attempt draws fresh ones) */
   uint64_t restarts;
   uint64_t grows;
+  uint64_t region_builds; /* batches whose first buckets were built by regions (tests read these) */
+  uint64_t region_passed; /* their entries whose first bucket was full */
   unsigned forced_failures; /* test hook: attempts still to use degenerate constants */
   int forced_attempt;       /* the constants in force are such an attempt's: its chains give up at once */
   /* compacting: keys in id order */

@@ -7,6 +7,7 @@
 #ifndef GH_DYCUCKOO_BULK_H
 #define GH_DYCUCKOO_BULK_H
 
+#include "core/region_words.h"
 #include "core/words.h"
 #include "gpuhash/detail/dycuckoo.h"
 
@@ -199,16 +200,11 @@ GH_HD void gh_dy_bulk_one(const gh_dy_bulk *a, uint64_t i) {
  * that a slot is claimed, and a duplicate merged, with one CAS: 32-bit keys with values of at most 4
  * bytes, and sets of 64-bit keys. */
 
-/* A region's slots (8-byte words): 64 KB, three blocks an SM with their threads' registers. */
-#define GH_DY_REGION_WORDS 8192u
-/* An empty word: the key all ones, which never enters a bucket (it lives in the side entry). */
-#define GH_DY_REGION_EMPTY (~0ull)
-
 typedef enum gh_dy_region_outcome {
-  GH_DY_REGION_INSERTED, /* the key took a slot */
-  GH_DY_REGION_MERGED,   /* the key was there: its value merged by the policy */
-  GH_DY_REGION_FULL,     /* the bucket is full without the key */
-  GH_DY_REGION_SIDE      /* the all-ones key: the side entry's (gh_dy_region_put) */
+  GH_DY_REGION_INSERTED = GH_REGION_INSERTED,
+  GH_DY_REGION_MERGED = GH_REGION_MERGED,
+  GH_DY_REGION_FULL = GH_REGION_FULL,
+  GH_DY_REGION_SIDE /* the all-ones key: the side entry's (gh_dy_region_put) */
 } gh_dy_region_outcome;
 
 /* The regions of a table: subtable i's buckets in runs of 2^shift, numbered first[i] up to first[i + 1]. */
@@ -243,18 +239,11 @@ GH_HD int gh_dy_regions_fit(const gh_dy_geometry *g) {
 GH_HD gh_dy_regions gh_dy_regions_of(const gh_dy_geometry *g) {
   gh_dy_regions r;
   r.shift = 0;
-  while ((2u << r.shift) * g->slots <= GH_DY_REGION_WORDS) r.shift += 1u;
+  while ((2u << r.shift) * g->slots <= GH_REGION_WORDS) r.shift += 1u;
   r.first[0] = 0;
   for (unsigned i = 0; i < GH_DY_MAX_TABLES; ++i)
     r.first[i + 1u] = r.first[i] + (i < g->tables ? (g->buckets[i] + (1ull << r.shift) - 1u) >> r.shift : 0u);
   return r;
-}
-
-GH_HD uint64_t gh_dy_region_word(const gh_dy_geometry *g, uint64_t key, uint64_t value) {
-  return g->key_bits == 64 ? key : key | value << 32;
-}
-GH_HD uint64_t gh_dy_region_word_key(const gh_dy_geometry *g, uint64_t word) {
-  return g->key_bits == 64 ? word : word & 0xFFFFFFFFull;
 }
 
 /* The region of a key's bucket in its chosen subtable. */
@@ -280,56 +269,22 @@ GH_HD uint64_t gh_dy_region_buckets(const gh_dy_geometry *g, const gh_dy_regions
   return g->buckets[table] - first < all ? g->buckets[table] - first : all;
 }
 
-/* A region's buckets lie one after another, `slots` words each, slot k of bucket b at word
- * k ^ flip(b) of it: the threads of a warp read slot k of their buckets at the same time, and with
- * buckets a multiple of 128 bytes apart all of those words would lie in one bank of shared memory. */
-GH_HD unsigned gh_dy_region_flip(const gh_dy_geometry *g, uint64_t b) { return (unsigned)(b & (g->slots - 1u)); }
-
-/* A key of the region's (not the all-ones key) into its bucket of the region (words), whose other
- * threads may claim slots at the same time. Slots fill in order and never empty during a build, so
- * the key is either in the filled slots before the first empty one or absent: a thread reads on
- * until it finds the key or claims the first empty slot, and a lost claim reads that slot again
- * (two copies of a key meet there). Reads are plain volatile loads: on the GPU the words are in
- * shared memory, which the L2 loads of gpuhash/detail/atomics.h cannot address. */
-GH_HD gh_dy_region_outcome gh_dy_region_insert(const gh_dy_geometry *g, uint64_t *bucket, unsigned flip, uint64_t word,
-                                               int policy) {
-  const volatile uint64_t *seen_at = bucket;
-  const uint64_t key = gh_dy_region_word_key(g, word);
-  for (unsigned k = 0; k < g->slots; ++k) {
-    uint64_t seen = seen_at[k ^ flip];
-    if (seen == GH_DY_REGION_EMPTY) {
-      seen = gh_cas_u64(&bucket[k ^ flip], GH_DY_REGION_EMPTY, word);
-      if (seen == GH_DY_REGION_EMPTY) return GH_DY_REGION_INSERTED;
-    }
-    if (gh_dy_region_word_key(g, seen) != key) continue;
-    /* The value merged by CAS on the whole word (a set has nothing to merge). */
-    while (g->value_bytes) {
-      const uint64_t stored = seen >> 32, merged = gh_policy_combine(policy, 32u, stored, word >> 32);
-      if (merged == stored) break;
-      const uint64_t before = gh_cas_u64(&bucket[k ^ flip], seen, gh_dy_region_word(g, key, merged));
-      if (before == seen) break;
-      seen = before;
-    }
-    return GH_DY_REGION_MERGED;
-  }
-  return GH_DY_REGION_FULL;
-}
-
 /* One word of a region (words), whose key's bucket is bucket b of the region: the all-ones key into
  * the side entry (counted there: GH_DY_REGION_SIDE), any other key into its bucket. */
 GH_HD gh_dy_region_outcome gh_dy_region_put(const gh_dy_geometry *g, uint64_t *words, uint64_t b, void *side,
                                             gh_dy_counters *counters, uint64_t word, int policy) {
-  if (gh_dy_region_word_key(g, word) == gh_dy_empty_key(g)) {
+  if (gh_region_word_key(g->key_bits, word) == gh_dy_empty_key(g)) {
     const uint64_t value = word >> 32; /* (its low 4 bytes: little-endian) */
     if (gh_dy_side_insert(g, side, g->value_bytes ? &value : NULL, policy)) gh_dy_count_side(counters, 1u);
     return GH_DY_REGION_SIDE;
   }
-  return gh_dy_region_insert(g, words + b * g->slots, gh_dy_region_flip(g, b), word, policy);
+  return (gh_dy_region_outcome)gh_region_insert(words + b * g->slots, g->slots, gh_region_flip(b, g->slots), g->key_bits,
+                                                g->value_bytes != 0, word, policy);
 }
 
 /* A word whose bucket was full, to position `at` of the passed keys and values. */
 GH_HD void gh_dy_region_pass_on(const gh_dy_geometry *g, const gh_dy_by_regions *r, uint64_t at, uint64_t word) {
-  gh__write_word(r->passed_keys, at, g->key_bits, gh_dy_region_word_key(g, word));
+  gh__write_word(r->passed_keys, at, g->key_bits, gh_region_word_key(g->key_bits, word));
   if (g->value_bytes) gh__write_word(r->passed_values, at, 32u, word >> 32);
 }
 
@@ -338,8 +293,8 @@ GH_HD void gh_dy_region_pass_on(const gh_dy_geometry *g, const gh_dy_by_regions 
  * reads it). A bucket's words stay within its line: a warp writes whole lines. */
 GH_HD void gh_dy_region_store(const gh_dy_geometry *g, void *keys, void *values, uint64_t first, uint64_t j,
                               uint64_t word) {
-  const uint64_t b = j / g->slots, slot = (first + b) * g->slots + ((j % g->slots) ^ gh_dy_region_flip(g, b));
-  gh__write_word(keys, slot, g->key_bits, gh_dy_region_word_key(g, word));
+  const uint64_t b = j / g->slots, slot = (first + b) * g->slots + ((j % g->slots) ^ gh_region_flip(b, g->slots));
+  gh__write_word(keys, slot, g->key_bits, gh_region_word_key(g->key_bits, word));
   if (g->value_bytes) gh__write_word(values, slot, 32u, word >> 32);
 }
 

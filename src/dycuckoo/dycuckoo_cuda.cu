@@ -881,7 +881,7 @@ __global__ void dy_resize_kernel(gh_dy_bulk a, uint64_t n) {
 __global__ void dy_region_words_kernel(gh_dy_geometry g, gh_dy_by_regions r, void *digits, unsigned digit_bytes) {
   for (uint64_t i = gh_thread_index(); i < r.n; i += gh_grid_threads()) {
     const uint64_t key = gh__read_word(r.keys, i, g.key_bits);
-    ((uint64_t *)r.words)[i] = gh_dy_region_word(&g, key, r.values ? ((const uint32_t *)r.values)[i] : 0u);
+    ((uint64_t *)r.words)[i] = gh_region_word(g.key_bits, key, r.values ? ((const uint32_t *)r.values)[i] : 0u);
     gh_partition_digit(digits, digit_bytes, i, gh_dy_region_of(&g, &r.map, key));
   }
 }
@@ -922,7 +922,7 @@ __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
   const uint64_t first = gh_dy_region_bucket(&r.map, table, region);
   const uint64_t slots = gh_dy_region_buckets(&device.g, &r.map, table, region) * g.slots;
   uint64_t *words = (uint64_t *)dy_region_words;
-  for (uint64_t j = threadIdx.x; j < slots; j += blockDim.x) words[j] = GH_DY_REGION_EMPTY;
+  for (uint64_t j = threadIdx.x; j < slots; j += blockDim.x) words[j] = GH_REGION_EMPTY;
   __syncthreads();
   const uint64_t *sorted = (const uint64_t *)r.sorted;
   const unsigned lane = threadIdx.x % 32u;
@@ -937,7 +937,7 @@ __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
     if (i + blockDim.x < end) next = sorted[i + blockDim.x];
     gh_dy_region_outcome outcome = GH_DY_REGION_SIDE;
     if (i < end) {
-      const uint64_t b = gh_dy_bucket_with(KB, seed, buckets, gh_dy_region_word_key(&g, word)) - first;
+      const uint64_t b = gh_dy_bucket_with(KB, seed, buckets, gh_region_word_key(KB, word)) - first;
       outcome = gh_dy_region_put(&g, words, b, device.side, device.counters, word, r.policy);
     }
     inserted += outcome == GH_DY_REGION_INSERTED;

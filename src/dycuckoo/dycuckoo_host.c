@@ -322,7 +322,7 @@ static void move_word(const void *context, uint64_t i, uint64_t to) {
   const host_regions *h = (const host_regions *)context;
   const gh_dy_geometry *g = &h->s->geometry;
   const uint64_t value = h->r->values ? gh__read_word(h->r->values, i, 32u) : 0u;
-  ((uint64_t *)h->r->sorted)[to] = gh_dy_region_word(g, gh__read_word(h->r->keys, i, g->key_bits), value);
+  ((uint64_t *)h->r->sorted)[to] = gh_region_word(g->key_bits, gh__read_word(h->r->keys, i, g->key_bits), value);
 }
 
 /* The partition's work space: where each region's run ends. */
@@ -344,17 +344,17 @@ static gh_counters regions_chunk(void *context, uint64_t begin, uint64_t end) {
   const gh_dy_by_regions *r = h->r;
   const gh_dy_geometry *g = &s->geometry;
   const uint64_t *ends = (const uint64_t *)r->work, *sorted = (const uint64_t *)r->sorted;
-  uint64_t words[GH_DY_REGION_WORDS];
+  uint64_t words[GH_REGION_WORDS];
   for (uint64_t region = begin; region < end; ++region) {
     const uint64_t from = region ? ends[region - 1u] : 0u;
     if (from == ends[region]) continue;
     const unsigned table = gh_dy_region_table(g, &r->map, region);
     const uint64_t first = gh_dy_region_bucket(&r->map, table, region);
     const uint64_t slots = gh_dy_region_buckets(g, &r->map, table, region) * g->slots;
-    for (uint64_t j = 0; j < slots; ++j) words[j] = GH_DY_REGION_EMPTY;
+    for (uint64_t j = 0; j < slots; ++j) words[j] = GH_REGION_EMPTY;
     uint64_t inserted = 0;
     for (uint64_t i = from; i < ends[region]; ++i) {
-      const uint64_t b = gh_dy_bucket(g, table, gh_dy_region_word_key(g, sorted[i])) - first;
+      const uint64_t b = gh_dy_bucket(g, table, gh_region_word_key(g->key_bits, sorted[i])) - first;
       const gh_dy_region_outcome outcome = gh_dy_region_put(g, words, b, s->side, s->counters, sorted[i], r->policy);
       inserted += outcome == GH_DY_REGION_INSERTED;
       if (outcome == GH_DY_REGION_FULL) gh_dy_region_pass_on(g, r, gh_fetch_add_u64(&s->counters->cursor, 1u), sorted[i]);

@@ -609,7 +609,7 @@ static gh_status insert_by_regions(gh_table *t, const gh_dy_backend *be, gh_dy_p
   r.work = (char *)sorting.ptr + copy_bytes;
   uint64_t longest = 0;
   gh_status status = be->regions_partition(t, &r, &longest, stream);
-  if (status == GH_OK && !gh_partition_too_skewed(longest, GH_DY_REGION_WORDS)) {
+  if (status == GH_OK && !gh_partition_too_skewed(longest, GH_REGION_WORDS)) {
     *taken = 1;
     r.passed_keys = r.words;
     r.passed_values = (char *)r.words + p->n * (g->key_bits / 8u);

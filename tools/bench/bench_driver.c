@@ -177,7 +177,8 @@ static void print_row(const bench_run *run, const bench_result *r) {
   if (!r->skipped) snprintf(rate, sizeof rate, r->rate >= 100.0 ? "%.1f" : "%.3f", r->rate);
   if (!isnan(frac)) snprintf(f, sizeof f, "%.3f", frac);
   if (ax[AX_VARIANT] > GH_VARIANT_MAP) NOTE("%s; ", name_of(AX_VARIANT, ax));
-  if (ax[AX_DESIGN] == D_WARPDRIVE && ax[AX_PATH] == PATH_ORDINARY) NOTE("ordinary calls; ");
+  if ((ax[AX_DESIGN] == D_WARPDRIVE || ax[AX_DESIGN] == D_CUCKOO) && ax[AX_PATH] == PATH_ORDINARY)
+    NOTE("ordinary calls; ");
   if (ax[AX_DESIGN] == D_WARPDRIVE && ax[AX_COMPACT] == COMPACT_IN_PLACE) NOTE("gh_compact in place; ");
   for (int a = 0; a < AX_COUNT; ++a)
     if (ax[a] >= 0 && bench_axes[a].note && (bench_designs[(int)ax[0]].axes & (1u << a)) &&

@@ -46,8 +46,8 @@ const bench_design_def bench_designs[D_COUNT] = {
     [D_WARPDRIVE] = {GH_WARPDRIVE, GH_OVERWRITE, 0, 0, COMMON | BIT(AX_G) | BIT(AX_LOAD) |
                                                           DYNAMIC | BIT(AX_FILL_MIN) | BIT(AX_PATH) |
                                                           BIT(AX_COMPACT)},
-    [D_CUCKOO] = {GH_CUCKOO, GH_KEEP_FIRST, 1, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) |
-                                                      BIT(AX_D) | BIT(AX_FACTOR) | BIT(AX_BUCKET) | BIT(AX_ABSENT)},
+    [D_CUCKOO] = {GH_CUCKOO, GH_KEEP_FIRST, 1, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_D) |
+                                                      BIT(AX_FACTOR) | BIT(AX_BUCKET) | BIT(AX_ABSENT) | BIT(AX_PATH)},
     [D_SORTED] = {0, 0, 0, 0, COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_ABSENT)},
     [D_SLAB] = {GH_SLAB, GH_OVERWRITE, 0, 0,
                 COMMON | BIT(AX_VARIANT) | BIT(AX_MULT) | BIT(AX_SLABS) | BIT(AX_START) | DYNAMIC | BIT(AX_UPDATES)},
@@ -155,6 +155,7 @@ const bench_row bench_rows[] = {
     {"cuckoo-e", AX_BUCKET, ALL, 3, {4, 8, 16}},
     {"cuckoo-e", AX_FACTOR, ALL, 3, {1.0 / 0.8, 1.0 / 0.9, 1.0 / 0.95}},
     {"cuckoo-e", AX_OP, ALL, 3, {OP_BUILD, OP_FIND, OP_FIND_ABSENT}},
+    {"cuckoo-e", AX_PATH, ALL, 1, {PATH_AUTO}},
     /* d: key(i mod u), u = ceil(n / multiplicity); a compacting find looks up the n keys (ids),
      * a multivalue one (gh_find_all) each distinct key once */
     {"cuckoo-d", AX_N, ALL, PER_MODE, {10000000, P2(21), P2(18), P2(15)}},
