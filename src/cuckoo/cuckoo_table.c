@@ -378,7 +378,10 @@ static gh_status place_first_buckets(gh_table *t, gh_ck_batch *batch, int policy
   const gh_ck_backend *b = w->backend;
   const uint64_t m = batch->count;
   if (!first_by_regions(t, m)) return GH_OK;
-  const size_t copy_bytes = (size_t)m * entry_bytes(w), work_bytes = b->first_work_bytes(t, m, gh_ck_regions(&w->geometry));
+  /* (the work space after the copy, aligned as an allocation would be: 4-byte slots leave the copy
+   * at any multiple of 4) */
+  const size_t copy_bytes = ((size_t)m * entry_bytes(w) + 255u) / 256u * 256u;
+  const size_t work_bytes = b->first_work_bytes(t, m, gh_ck_regions(&w->geometry));
   gh_scratch sorting = {NULL, 0, gh__backend_memory(t), 0, NULL};
   if (gh__scratch_alloc_on(t, &sorting, copy_bytes + work_bytes, stream) != GH_OK) {
     gh__clear_error(t);
