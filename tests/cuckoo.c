@@ -1513,7 +1513,7 @@ static const gh_ck_table *ck_state(gh_table *table) { return (const gh_ck_table 
 
 /* A map or set whose batches into an empty table go by regions (bulk_min_keys = 1) or never
  * (UINT64_MAX), against the reference: a first batch with up to 3 copies a key under a random
- * policy (filled to `first_load` of the slots, so that first buckets overflow), new and present
+ * policy (to 0.9 of `load`, so that first buckets overflow), new and present
  * keys, the workout (erase, re-insert, every policy), a clear and an empty table's batch again,
  * then one key more times than four regions hold slots (the partition's skew rule: the chains take
  * it). Tables of 16-byte slots never go by regions. */
@@ -1584,10 +1584,44 @@ static void regions_case(unsigned index, unsigned slots, unsigned d, unsigned ke
     free(hot);
   }
   printf("  %u slots a bucket, d=%u, k%u v%u, load %.2f, %s: %llu batches by regions, %llu entries passed on "
-         "from the first, restarts %llu\n",
+         "from the first (%llu unmerged), restarts %llu\n",
          slots, d, key_bits, value_bits, load, by_regions ? "by regions" : "chains only",
          (unsigned long long)ck_state(h.table)->region_builds, (unsigned long long)passed,
-         (unsigned long long)ck_stats(h.table).restarts);
+         (unsigned long long)ck_state(h.table)->region_spilled, (unsigned long long)ck_stats(h.table).restarts);
+  tu_table_destroy(&h);
+  free(values);
+  free(batch);
+  free(keys);
+}
+
+/* An empty table of 4-slot buckets filled to load 0.952 in one batch of up to 3 copies a key
+ * (GH_ADD): its regions pass on more keys than their sets of passed entries hold, so entries leave
+ * unmerged, copies among them, and the chains' clean-up must merge those. */
+static void regions_spill_case(unsigned index, unsigned key_bits, unsigned value_bits) {
+  const uint64_t case_seed = tu_mix_seed(ck_seed, 33, index, 0), n = 1u << 16;
+  tu_rng rng = tu_rng_make(case_seed);
+  gh_config cfg = ck_config(&rng, GH_VARIANT_MAP, key_bits, value_bits, n, 2, GH_HASH_MULTIPLY, 1.05);
+  tu_table h;
+  cfg.bucket_slots = 4;
+  cfg.bulk_min_keys = 1;
+  ck_context("regions: sets of passed entries overflow", &cfg, case_seed);
+  tu_set_phase("create");
+  if (!tu_table_create(&h, &cfg)) return;
+  uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * sizeof *keys);
+  uint64_t *batch = (uint64_t *)tu_xmalloc((size_t)(3 * n) * sizeof *batch);
+  uint64_t *values = (uint64_t *)tu_xmalloc((size_t)(3 * n) * sizeof *values);
+  ck_unique_keys(&rng, key_bits, n, NULL, keys);
+  const uint64_t m = tu_gen_repeats(&rng, keys, n, 3, batch);
+  tu_gen_values(&rng, value_bits, m, values);
+  tu_set_phase("%llu keys, up to 3 copies each, into the empty table (ADD)", (unsigned long long)n);
+  tu_insert(&h, batch, values, m, GH_ADD, 0, NULL);
+  tu_check_all(&h);
+  tu_check_find(&h, keys, n, TU_FIND_VALUES | TU_FIND_FOUND);
+  const gh_ck_table *w = ck_state(h.table);
+  CHECK(w->region_builds == 1u && w->region_spilled > 0, "%llu batches by regions, %llu entries passed on unmerged: "
+        "expected 1 and some", (unsigned long long)w->region_builds, (unsigned long long)w->region_spilled);
+  printf("  4 slots a bucket, k%u v%u, load %.3f in one batch: %llu entries passed on, %llu unmerged\n", key_bits,
+         value_bits, 1.0 / 1.05, (unsigned long long)w->region_passed, (unsigned long long)w->region_spilled);
   tu_table_destroy(&h);
   free(values);
   free(batch);
@@ -1645,6 +1679,8 @@ static void regions_all(void) {
       regions_case(index, slots, 2 + index % 2, widths[w][0], widths[w][1], slots == 4 ? 0.85 : 0.95, 1);
   regions_case(index++, 8, 2, 32, 32, 0.8, 0);
   regions_case(index++, 8, 2, 64, 32, 0.8, 1);
+  regions_spill_case(0, 32, 32);
+  regions_spill_case(1, 64, 0);
   regions_variant_case(0, GH_VARIANT_MAP, 32, 32);
   regions_variant_case(1, GH_VARIANT_MAP, 64, 0);
   regions_variant_case(2, GH_VARIANT_COMPACTING, 32, 32);

@@ -71,4 +71,16 @@ GH_HD gh_region_outcome gh_region_insert(uint64_t *bucket, unsigned slots, unsig
   return GH_REGION_FULL;
 }
 
+/* A small set of words beside a region, for the entries a region passes on (their bucket full):
+ * copies of a key meet and merge there too, so that what leaves the region repeats no key. The
+ * same insert, over GH_REGION_SET_WORDS words in the order k ^ start, start from the key's bits:
+ * positions never empty while the region is built, so a key is found along its order before the
+ * first empty word or is absent. */
+#define GH_REGION_SET_WORDS 1024u
+GH_HD gh_region_outcome gh_region_set_insert(uint64_t *set, unsigned key_bits, int with_value, uint64_t word,
+                                             int policy) {
+  const uint64_t start = (gh_region_word_key(key_bits, word) * 0x9E3779B97F4A7C15ull) >> 54; /* 10 bits */
+  return gh_region_insert(set, GH_REGION_SET_WORDS, (unsigned)start, key_bits, with_value, word, policy);
+}
+
 #endif /* GH_CORE_REGION_WORDS_H */

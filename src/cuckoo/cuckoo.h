@@ -458,8 +458,11 @@ GH_HD int gh_ck_dedupe_stash_entry(const gh_ck_geometry *g, uint64_t j, int poli
  * region is built apart from the table (core/region_words.h: in shared memory on the GPU, a block a
  * region) and written out whole, and the entries whose first bucket was full go on to the eviction
  * chains as any batch does. A key stored before could be anywhere, hence only into an empty table;
- * the copies of a key meet in its first bucket and merge there, and a key whose first bucket was
- * full is stored nowhere, so the chains' marks still cover every copy (Invariant above). */
+ * the copies of a key meet in its first bucket and merge there. The copies of a key whose first
+ * bucket was full meet in the region's set of passed entries (GH_REGION_SET_WORDS) and leave as
+ * one, so the chains get a batch without copies and no clean-up follows; only when a region's set
+ * fills do entries leave unmerged (spilled), and then the clean-up runs (a key passed on is stored
+ * nowhere, so the chains' marks still cover its copies: Invariant above). */
 
 GH_HD uint64_t gh_ck_regions(const gh_ck_geometry *g) { return (g->slot_count + GH_REGION_WORDS - 1u) / GH_REGION_WORDS; }
 
@@ -468,15 +471,23 @@ GH_HD uint64_t gh_ck_first_region(const gh_ck_geometry *g, uint64_t key) {
   return (gh_ck_bucket(g, key, 0) << g->bucket_shift) / GH_REGION_WORDS;
 }
 
-/* An entry (slot bits) of region `region` into its first bucket in the region's words. */
-GH_HD gh_region_outcome gh_ck_first_put(const gh_ck_geometry *g, uint64_t *words, uint64_t region, gh_slot_bits entry,
-                                        int policy) {
+/* An entry (slot bits) of region `region` into its first bucket in the region's words, else into
+ * the region's set of passed entries: GH_REGION_INSERTED (a key stored), GH_REGION_MERGED (into a
+ * copy, in the bucket or the set, or a first copy into the set: nothing stored yet) or
+ * GH_REGION_FULL (neither had room: *word leaves as it is). */
+GH_HD gh_region_outcome gh_ck_first_put(const gh_ck_geometry *g, uint64_t *words, uint64_t *passed_set,
+                                        uint64_t region, gh_slot_bits entry, int policy, uint64_t *word) {
   const gh_slot_format f = g->format;
   const uint64_t key = gh_slot_bits_key(f, entry);
   const uint64_t b = gh_ck_bucket(g, key, 0) - region * (GH_REGION_WORDS >> g->bucket_shift);
   const unsigned slots = 1u << g->bucket_shift;
-  return gh_region_insert(words + (b << g->bucket_shift), slots, gh_region_flip(b, slots), f.key_bits,
-                          f.value_bits != 0, gh_region_word(f.key_bits, key, gh_slot_bits_value(f, entry)), policy);
+  *word = gh_region_word(f.key_bits, key, gh_slot_bits_value(f, entry));
+  const gh_region_outcome outcome = gh_region_insert(words + (b << g->bucket_shift), slots, gh_region_flip(b, slots),
+                                                     f.key_bits, f.value_bits != 0, *word, policy);
+  if (outcome != GH_REGION_FULL) return outcome;
+  return gh_region_set_insert(passed_set, f.key_bits, f.value_bits != 0, *word, policy) == GH_REGION_FULL
+             ? GH_REGION_FULL
+             : GH_REGION_MERGED;
 }
 
 /* An entry back from a region word (an empty word gives an empty slot). */

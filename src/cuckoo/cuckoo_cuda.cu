@@ -587,34 +587,32 @@ __global__ void ck_first_digits_kernel(gh_ck_geometry geometry, const void *entr
   }
 }
 
-/* A block a region, in shared memory: 512 threads, three blocks an SM (64 KB each, and the warps'
- * held words). */
+/* A block a region, in shared memory: 512 threads, three blocks an SM (64 KB each, and the set of
+ * passed entries, 8 KB). */
 static const int kRegionThreads = 512;
 static const int kRegionBlocksPerSM = 3;
-/* Words a warp holds back before it appends them to the passed entries (7 % of the entries at load
- * 0.8 with 8 slots a bucket: one append per warp and region, at its end). */
-static const unsigned kRegionHeld = 64;
 
-/* Writes a passed word into the batch's entries (core/kernels.cuh's held buffers). */
-struct ck_pass_on {
-  const gh_ck_geometry *g;
-  void *entries;
-  __device__ void operator()(uint64_t at, const uint64_t &word) const {
-    gh_slot_write(g->format, gh_slot_at(g->format, entries, at), gh_ck_word_entry(g, word));
-  }
-};
+/* The lanes that pass a word on write it at the next places of the batch's entries (*cursor: one
+ * atomic a warp; every lane calls it). */
+static __device__ __forceinline__ void ck_pass_on(const gh_ck_geometry *g, void *entries, unsigned long long *cursor,
+                                                  int passes, uint64_t word) {
+  if (__ballot_sync(0xFFFFFFFFu, passes) == 0) return;
+  const uint64_t at = gh_warp_reserve_n(cursor, passes ? 1u : 0u);
+  if (passes) gh_slot_write(g->format, gh_slot_at(g->format, entries, at), gh_ck_word_entry(g, word));
+}
 
 /* Block r builds region r: its words start empty (the table holds no keys); each warp puts its
  * share of the region's run of sorted entries in (a lane's next entry loaded while it puts one),
- * its warps apart (no barrier until the region is done), holding back the entries whose first
- * bucket was full; then the block writes the region out whole, coalesced. A region without entries
- * keeps its empty slots. */
+ * its warps apart (no barrier until the region is done); an entry whose first bucket is full goes
+ * into the region's set of passed entries (merged with a copy there), or, the set full, straight
+ * to the batch's entries. Then the block appends the set to them and writes the region out whole,
+ * coalesced. A region without entries keeps its empty slots. */
 template <unsigned KB, unsigned VB>
 __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
     ck_first_region_kernel(gh_ck_geometry geometry, void *slots, const void *sorted, const uint64_t *starts,
                            void *entries, int policy, gh_ck_counters *counters) {
   extern __shared__ unsigned long long ck_region_words[];
-  __shared__ uint64_t held_words[kRegionThreads / 32][kRegionHeld];
+  __shared__ uint64_t passed_set[GH_REGION_SET_WORDS];
   const uint64_t region = blockIdx.x, begin = starts[region], end = starts[region + 1u];
   if (begin == end) return;
   const gh_ck_geometry g = constant_geometry<KB, VB>(geometry);
@@ -622,12 +620,10 @@ __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
   const uint64_t region_slots = gh_ck_region_slots(&g, region);
   uint64_t *words = (uint64_t *)ck_region_words;
   for (uint64_t j = threadIdx.x; j < region_slots; j += blockDim.x) words[j] = GH_REGION_EMPTY;
+  for (unsigned j = threadIdx.x; j < GH_REGION_SET_WORDS; j += blockDim.x) passed_set[j] = GH_REGION_EMPTY;
   __syncthreads();
   const unsigned lane = threadIdx.x % 32u;
-  uint64_t *held = held_words[threadIdx.x / 32u];
-  unsigned holding = 0;
-  const ck_pass_on pass_on = {&g, entries};
-  unsigned long long inserted = 0;
+  unsigned long long inserted = 0, spilled = 0;
   const uint64_t warp_first = begin + (threadIdx.x - lane);
   gh_slot_bits next = {~0ull, ~0ull};
   if (warp_first + lane < end) next = gh_slot_read(f, gh_slot_at(f, (void *)sorted, warp_first + lane));
@@ -636,14 +632,17 @@ __global__ void __launch_bounds__(kRegionThreads, kRegionBlocksPerSM)
     const gh_slot_bits entry = next;
     if (i + blockDim.x < end) next = gh_slot_read(f, gh_slot_at(f, (void *)sorted, i + blockDim.x));
     gh_region_outcome outcome = GH_REGION_MERGED;
-    if (i < end) outcome = gh_ck_first_put(&g, words, region, entry, policy);
+    uint64_t word = 0;
+    if (i < end) outcome = gh_ck_first_put(&g, words, passed_set, region, entry, policy, &word);
     inserted += outcome == GH_REGION_INSERTED;
-    const uint64_t word = gh_region_word(KB, gh_slot_bits_key(f, entry), gh_slot_bits_value(f, entry));
-    gh_warp_hold(held, kRegionHeld, &holding, outcome == GH_REGION_FULL, word, &counters->count, pass_on);
+    spilled += outcome == GH_REGION_FULL;
+    ck_pass_on(&g, entries, &counters->count, outcome == GH_REGION_FULL, word);
   }
-  gh_warp_append_held(held, holding, &counters->count, pass_on);
   gh_warp_add(&counters->placed, inserted);
+  gh_warp_add(&counters->gave_up, spilled);
   __syncthreads();
+  for (unsigned j = threadIdx.x; j < GH_REGION_SET_WORDS; j += blockDim.x)
+    ck_pass_on(&g, entries, &counters->count, passed_set[j] != GH_REGION_EMPTY, passed_set[j]);
   for (uint64_t j = threadIdx.x; j < region_slots; j += blockDim.x) gh_ck_first_store(&g, slots, region, words, j);
 }
 
@@ -921,7 +920,7 @@ static gh_status cuda_partition_first(gh_table *t, const gh_ck_geometry *g, cons
 
 static gh_status cuda_place_first(gh_table *t, const gh_ck_geometry *g, const void *sorted, void *work, size_t work_bytes,
                                   uint64_t m, int policy, void *entries, uint64_t *placed, uint64_t *passed,
-                                  void *stream) {
+                                  uint64_t *spilled, void *stream) {
   const uint64_t regions = gh_ck_regions(g);
   const gh_partition_work w = gh__cuda_partition_work(work, work_bytes, m, (unsigned)regions);
   gh_ck_geometry geometry = *g;
@@ -938,6 +937,7 @@ static gh_status cuda_place_first(gh_table *t, const gh_ck_geometry *g, const vo
   if (status != GH_OK) return status;
   *placed = after.placed;
   *passed = after.count;
+  *spilled = after.gave_up;
   return GH_OK;
 }
 

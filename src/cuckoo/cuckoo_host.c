@@ -395,23 +395,33 @@ static gh_status host_partition_first(gh_table *t, const gh_ck_geometry *g, cons
   return GH_OK;
 }
 
-/* Counters: [0] keys added. */
+static void pass_on(host_first *h, uint64_t word) {
+  const gh_slot_format f = h->g->format;
+  gh_slot_write(f, gh_slot_at(f, h->passed_out, gh_fetch_add_u64(&h->passed, 1u)), gh_ck_word_entry(h->g, word));
+}
+
+/* Counters: [0] keys added, [1] entries spilled (passed on unmerged). */
 static gh_counters first_chunk(void *context, uint64_t begin, uint64_t end) {
   host_first *h = (host_first *)context;
   const gh_ck_geometry *g = h->g;
   const gh_slot_format f = g->format;
-  uint64_t words[GH_REGION_WORDS];
+  uint64_t words[GH_REGION_WORDS], passed_set[GH_REGION_SET_WORDS];
   gh_counters counted = {{0}};
   for (uint64_t region = begin; region < end; ++region) {
     const uint64_t from = region ? h->ends[region - 1u] : 0u, slots = gh_ck_region_slots(g, region);
     if (from == h->ends[region]) continue;
     for (uint64_t j = 0; j < slots; ++j) words[j] = GH_REGION_EMPTY;
+    for (uint64_t j = 0; j < GH_REGION_SET_WORDS; ++j) passed_set[j] = GH_REGION_EMPTY;
     for (uint64_t i = from; i < h->ends[region]; ++i) {
+      uint64_t word = 0;
       const gh_slot_bits entry = gh_slot_read(f, gh_slot_at(f, h->sorted, i));
-      const gh_region_outcome outcome = gh_ck_first_put(g, words, region, entry, h->policy);
+      const gh_region_outcome outcome = gh_ck_first_put(g, words, passed_set, region, entry, h->policy, &word);
       counted.value[0] += outcome == GH_REGION_INSERTED;
-      if (outcome == GH_REGION_FULL) gh_slot_write(f, gh_slot_at(f, h->passed_out, gh_fetch_add_u64(&h->passed, 1u)), entry);
+      counted.value[1] += outcome == GH_REGION_FULL;
+      if (outcome == GH_REGION_FULL) pass_on(h, word);
     }
+    for (uint64_t j = 0; j < GH_REGION_SET_WORDS; ++j)
+      if (passed_set[j] != GH_REGION_EMPTY) pass_on(h, passed_set[j]);
     for (uint64_t j = 0; j < slots; ++j) gh_ck_first_store(g, h->slots, region, words, j);
   }
   return counted;
@@ -419,11 +429,13 @@ static gh_counters first_chunk(void *context, uint64_t begin, uint64_t end) {
 
 static gh_status host_place_first(gh_table *t, const gh_ck_geometry *g, const void *sorted, void *work, size_t work_bytes,
                                   uint64_t m, int policy, void *entries, uint64_t *placed, uint64_t *passed,
-                                  void *stream) {
+                                  uint64_t *spilled, void *stream) {
   host_first h = {.g = g, .slots = ((gh_ck_table *)t->impl)->slots, .sorted = (void *)sorted,
                   .ends = (const uint64_t *)work, .passed_out = entries, .policy = policy};
   (void)work_bytes, (void)m, (void)stream;
-  *placed = gh__parallel_for(gh_ck_regions(g), t->config.host_threads, first_chunk, &h).value[0];
+  const gh_counters counted = gh__parallel_for(gh_ck_regions(g), t->config.host_threads, first_chunk, &h);
+  *placed = counted.value[0];
+  *spilled = counted.value[1];
   *passed = h.passed;
   return GH_OK;
 }

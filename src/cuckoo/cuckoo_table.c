@@ -369,11 +369,11 @@ static int first_by_regions(gh_table *t, uint64_t m) {
 }
 
 /* The batch's first buckets by regions where first_by_regions says so; the batch keeps the
- * entries whose first bucket was full. Its scratch (a sorted copy of the entries and the
- * partition's work space) comes first: without it, or when the partition shows a run several
- * regions long (a few keys repeated: one block would apply them one after another), the batch goes
- * to the chains whole. */
-static gh_status place_first_buckets(gh_table *t, gh_ck_batch *batch, int policy, void *stream) {
+ * entries whose first bucket was full, *distinct when they repeat no key. Its scratch (a sorted
+ * copy of the entries and the partition's work space) comes first: without it, or when the
+ * partition shows a run several regions long (a few keys repeated: one block would apply them one
+ * after another), the batch goes to the chains whole. */
+static gh_status place_first_buckets(gh_table *t, gh_ck_batch *batch, int policy, int *distinct, void *stream) {
   gh_ck_table *w = state(t);
   const gh_ck_backend *b = w->backend;
   const uint64_t m = batch->count;
@@ -388,16 +388,18 @@ static gh_status place_first_buckets(gh_table *t, gh_ck_batch *batch, int policy
     return GH_OK;
   }
   void *work = (char *)sorting.ptr + copy_bytes;
-  uint64_t longest = 0, placed = 0, passed = 0;
+  uint64_t longest = 0, placed = 0, passed = 0, spilled = 0;
   gh_status status = b->partition_first(t, &w->geometry, batch->entries, m, sorting.ptr, work, work_bytes, &longest, stream);
   if (status == GH_OK && !gh_partition_too_skewed(longest, GH_REGION_WORDS)) {
     status = b->place_first(t, &w->geometry, sorting.ptr, work, work_bytes, m, policy, batch->entries, &placed, &passed,
-                            stream);
+                            &spilled, stream);
     if (status == GH_OK) {
       w->main_keys += placed;
       batch->count = passed;
+      *distinct = spilled == 0;
       w->region_builds += 1;
       w->region_passed += passed;
+      w->region_spilled += spilled;
     }
   }
   gh__scratch_free(t, &sorting, stream);
@@ -416,10 +418,11 @@ static gh_status place_all(gh_table *t, gh_ck_batch *batch, int policy, int may_
   const gh_ck_backend *b = w->backend;
   unsigned restarts_here = 0, restarts_now = 0;
   size_t moved_bytes = 0;
-  gh_status status = place_first_buckets(t, batch, policy, stream);
-  /* (a batch that phase 1 emptied, or whose first buckets took it all, merging its copies there,
-   * places nothing more, so it leaves no copies to clean up) */
-  if (status != GH_OK || batch->count == 0) may_repeat = 0;
+  int distinct = 0;
+  gh_status status = place_first_buckets(t, batch, policy, &distinct, stream);
+  /* (a batch that phase 1 emptied places nothing, and one whose first buckets merged its copies
+   * hands the chains none: no copies to clean up) */
+  if (status != GH_OK || batch->count == 0 || distinct) may_repeat = 0;
   uint32_t *moved = may_repeat ? moved_marks(t, batch->count, &moved_bytes, stream) : NULL;
   uint64_t marks = 0;
   while (status == GH_OK && batch->count > 0) {

@@ -109,12 +109,14 @@ typedef struct gh_ck_backend {
    * The work space partition_first takes beside the sorted copy (m entries); then the entries put
    * in runs by the region of their first bucket into `sorted` (*longest: the longest run); then
    * place_first builds every region from its run and writes it into the slots, the entries whose
-   * first bucket was full to entries[0, *passed), *placed = keys added. */
+   * first bucket was full to entries[0, *passed) (copies merged, but for *spilled of them, which
+   * found their region's set of passed entries full), *placed = keys added. */
   size_t (*first_work_bytes)(gh_table *t, uint64_t m, uint64_t regions);
   gh_status (*partition_first)(gh_table *t, const gh_ck_geometry *g, const void *entries, uint64_t m, void *sorted,
                                void *work, size_t work_bytes, uint64_t *longest, void *stream);
   gh_status (*place_first)(gh_table *t, const gh_ck_geometry *g, const void *sorted, void *work, size_t work_bytes,
-                           uint64_t m, int policy, void *entries, uint64_t *placed, uint64_t *passed, void *stream);
+                           uint64_t m, int policy, void *entries, uint64_t *placed, uint64_t *passed,
+                           uint64_t *spilled, void *stream);
   /* Whether large batches go by regions when gh_config.bulk_min_keys is 0: where a region is built
    * in fast memory of its own (the GPU's shared memory), not on the host. */
   int first_by_default;
@@ -137,6 +139,7 @@ typedef struct gh_ck_table {
   uint64_t grows;
   uint64_t region_builds; /* batches whose first buckets were built by regions (tests read these) */
   uint64_t region_passed; /* their entries whose first bucket was full */
+  uint64_t region_spilled; /* of those, passed on unmerged (a region's set of passed entries full) */
   unsigned forced_failures; /* test hook: attempts still to use degenerate constants */
   int forced_attempt;       /* the constants in force are such an attempt's: its chains give up at once */
   /* compacting: keys in id order */
