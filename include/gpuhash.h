@@ -293,8 +293,9 @@ typedef struct gh_config {
    * slots into a table of at least four regions; never on the host backend. 1 and UINT64_MAX and
    * the rule for skewed batches as for warpdrive.
    * cuckoo (bucket_slots 4, 8 or 16; 4- or 8-byte slots: 32-bit keys with 32-bit values or none,
-   * sets of 64-bit keys): an insert whose new keys number at least this many into a table that
-   * holds no keys (new or cleared) puts them in their first buckets a region at a time (64 KB of
+   * sets of 64-bit keys): an insert of at least this many keys not stored yet (copies counted) into a
+   * table whose slots hold no keys (new or cleared; also the multivalue table's rebuild of its key
+   * map on new slots) puts them in their first buckets a region at a time (64 KB of
    * slots, in a block's shared memory; on the host, a thread's buffer), each region written out
    * whole; the keys whose first bucket was full then go the ordinary way. The table holds the keys
    * and values the ordinary insert's would (of copies of a key in one batch, an arbitrary one's

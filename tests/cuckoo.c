@@ -1210,8 +1210,6 @@ static void bad_all(void) {
 /* Part: alloc                                                                               */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Before every run of the insert: its next two build attempts use degenerate constants, so the
- * insert restarts (gathers every key, clears the slots, places them again) at least twice. */
 /* The tracker and arrays of an allocation-failure case (its context set): keys with the special
  * patterns, and room for batches of that many entries with their values. */
 typedef struct ck_alloc_arrays {
@@ -1243,6 +1241,8 @@ static gh_dup_policy ck_variant_policy(gh_variant variant, gh_dup_policy map_pol
   return variant == GH_VARIANT_MULTIVALUE ? GH_APPEND : variant == GH_VARIANT_MAP ? map_policy : GH_KEEP_FIRST;
 }
 
+/* Before every run of the insert: its next two build attempts use degenerate constants, so the
+ * insert restarts (gathers every key, clears the slots, places them again) at least twice. */
 static void force_two_restarts(gh_table *table, void *arg) {
   (void)arg;
   gh__cuckoo_force_failures(table, 2);
@@ -1594,10 +1594,10 @@ static void regions_case(unsigned index, unsigned slots, unsigned d, unsigned ke
   free(keys);
 }
 
-/* An empty table of 4-slot buckets filled to load 0.952 in one batch of up to 3 copies a key
- * (GH_ADD): its regions pass on more keys than their sets of passed entries hold, so entries leave
+/* An empty table of 4-slot buckets filled to load 0.952 in one batch of up to 3 copies a key under
+ * `policy`: its regions pass on more keys than their sets of passed entries hold, so entries leave
  * unmerged, copies among them, and the chains' clean-up must merge those. */
-static void regions_spill_case(unsigned index, unsigned key_bits, unsigned value_bits) {
+static void regions_spill_case(unsigned index, unsigned key_bits, unsigned value_bits, size_t policy) {
   const uint64_t case_seed = tu_mix_seed(ck_seed, 33, index, 0), n = 1u << 16;
   tu_rng rng = tu_rng_make(case_seed);
   gh_config cfg = ck_config(&rng, GH_VARIANT_MAP, key_bits, value_bits, n, 2, GH_HASH_MULTIPLY, 1.05);
@@ -1613,15 +1613,51 @@ static void regions_spill_case(unsigned index, unsigned key_bits, unsigned value
   ck_unique_keys(&rng, key_bits, n, NULL, keys);
   const uint64_t m = tu_gen_repeats(&rng, keys, n, 3, batch);
   tu_gen_values(&rng, value_bits, m, values);
-  tu_set_phase("%llu keys, up to 3 copies each, into the empty table (ADD)", (unsigned long long)n);
-  tu_insert(&h, batch, values, m, GH_ADD, 0, NULL);
+  tu_set_phase("%llu keys, up to 3 copies each, into the empty table (%s)", (unsigned long long)n,
+               ck_policy_names[policy]);
+  tu_insert(&h, batch, values, m, ck_policies[policy], 0, NULL);
   tu_check_all(&h);
   tu_check_find(&h, keys, n, TU_FIND_VALUES | TU_FIND_FOUND);
   const gh_ck_table *w = ck_state(h.table);
   CHECK(w->region_builds == 1u && w->region_spilled > 0, "%llu batches by regions, %llu entries passed on unmerged: "
         "expected 1 and some", (unsigned long long)w->region_builds, (unsigned long long)w->region_spilled);
-  printf("  4 slots a bucket, k%u v%u, load %.3f in one batch: %llu entries passed on, %llu unmerged\n", key_bits,
-         value_bits, 1.0 / 1.05, (unsigned long long)w->region_passed, (unsigned long long)w->region_spilled);
+  printf("  4 slots a bucket, k%u v%u, load %.3f in one batch (%s): %llu entries passed on, %llu unmerged\n",
+         key_bits, value_bits, 1.0 / 1.05, ck_policy_names[policy], (unsigned long long)w->region_passed,
+         (unsigned long long)w->region_spilled);
+  tu_table_destroy(&h);
+  free(values);
+  free(batch);
+  free(keys);
+}
+
+/* Many copies of a few keys, below the partition's skew limit, among keys given once, into an empty
+ * table by regions under each policy: the copies meet in one bucket word (or one word of the set of
+ * passed entries) from many threads at once, and their values merge there. */
+static void regions_hot_case(unsigned index, size_t policy) {
+  const uint64_t case_seed = tu_mix_seed(ck_seed, 34, index, 0), n = 1u << 16, hot = 64, copies = 400;
+  tu_rng rng = tu_rng_make(case_seed);
+  gh_config cfg = ck_config(&rng, GH_VARIANT_MAP, 32, 32, n, 2, GH_HASH_MULTIPLY, 1.25);
+  tu_table h;
+  cfg.bucket_slots = 8;
+  cfg.bulk_min_keys = 1;
+  ck_context("regions: hot keys", &cfg, case_seed);
+  tu_set_phase("create");
+  if (!tu_table_create(&h, &cfg)) return;
+  const uint64_t once = n / 2, m = once + hot * copies;
+  uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)(once + hot) * sizeof *keys);
+  uint64_t *batch = (uint64_t *)tu_xmalloc((size_t)m * sizeof *batch);
+  uint64_t *values = (uint64_t *)tu_xmalloc((size_t)m * sizeof *values);
+  ck_unique_keys(&rng, 32, once + hot, NULL, keys);
+  for (uint64_t i = 0; i < once; ++i) batch[i] = keys[i];
+  for (uint64_t i = 0; i < hot * copies; ++i) batch[once + i] = keys[once + i % hot];
+  tu_shuffle(&rng, batch, m);
+  tu_gen_values(&rng, 32, m, values);
+  tu_set_phase("%llu keys once and %llu keys %llu times each into the empty table (%s)", (unsigned long long)once,
+               (unsigned long long)hot, (unsigned long long)copies, ck_policy_names[policy]);
+  tu_insert(&h, batch, values, m, ck_policies[policy], 0, NULL);
+  tu_check_all(&h);
+  tu_check_find(&h, keys, once + hot, TU_FIND_VALUES | TU_FIND_FOUND);
+  CHECK(ck_state(h.table)->region_builds == 1u, "the batch did not go by regions");
   tu_table_destroy(&h);
   free(values);
   free(batch);
@@ -1679,8 +1715,11 @@ static void regions_all(void) {
       regions_case(index, slots, 2 + index % 2, widths[w][0], widths[w][1], slots == 4 ? 0.85 : 0.95, 1);
   regions_case(index++, 8, 2, 32, 32, 0.8, 0);
   regions_case(index++, 8, 2, 64, 32, 0.8, 1);
-  regions_spill_case(0, 32, 32);
-  regions_spill_case(1, 64, 0);
+  for (size_t p = 0; p < 5; ++p) {
+    regions_spill_case((unsigned)p, 32, 32, p);
+    regions_hot_case((unsigned)p, p);
+  }
+  regions_spill_case(5, 64, 0, 2);
   regions_variant_case(0, GH_VARIANT_MAP, 32, 32);
   regions_variant_case(1, GH_VARIANT_MAP, 64, 0);
   regions_variant_case(2, GH_VARIANT_COMPACTING, 32, 32);

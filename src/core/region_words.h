@@ -34,7 +34,7 @@ GH_HD uint64_t gh_region_word_key(unsigned key_bits, uint64_t word) {
 /* Slot k of bucket b (of `slots` words, a power of two) lies at word k ^ flip of it. Without the
  * flip the threads of a warp, each reading slot k of its own bucket, would meet in a few banks of
  * shared memory (buckets 64 bytes apart: 2 of the 16 8-byte positions of a 128-byte row; DyCuckoo's
- * 256-byte buckets: 1). The flip takes the bucket's bits above those that fix where it starts in
+ * buckets of 16 or 32 words: 1). The flip takes the bucket's bits above those that fix where it starts in
  * a row, so that lanes of random buckets spread over every position. */
 GH_HD unsigned gh_region_flip(uint64_t b, unsigned slots) {
   unsigned row_shift = 0; /* log2 of the buckets a 128-byte row holds */

@@ -457,7 +457,9 @@ GH_HD int gh_ck_dedupe_stash_entry(const gh_ck_geometry *g, uint64_t j, int poli
  * batch is put in runs by the region of its first bucket (GH_REGION_WORDS consecutive slots), each
  * region is built apart from the table (core/region_words.h: in shared memory on the GPU, a block a
  * region) and written out whole, and the entries whose first bucket was full go on to the eviction
- * chains as any batch does. A key stored before could be anywhere, hence only into an empty table;
+ * chains as any batch does. A region is written out whole over the table's slots, hence only into
+ * a table whose main slots hold no keys (and the device's shared memory must hold a region: 72 KB a
+ * block with the set below, which sm_80 and later give);
  * the copies of a key meet in its first bucket and merge there. The copies of a key whose first
  * bucket was full meet in the region's set of passed entries (GH_REGION_SET_WORDS) and leave as
  * one, so the chains get a batch without copies and no clean-up follows; only when a region's set

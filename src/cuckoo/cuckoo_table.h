@@ -108,7 +108,8 @@ typedef struct gh_ck_backend {
   /* First buckets by regions (cuckoo.h), for m entries of a batch into a table that holds no keys.
    * The work space partition_first takes beside the sorted copy (m entries); then the entries put
    * in runs by the region of their first bucket into `sorted` (*longest: the longest run); then
-   * place_first builds every region from its run and writes it into the slots, the entries whose
+   * place_first builds every region that has a run and writes it over its slots (the others stay
+   * as they are: empty, in a table that holds no keys), the entries whose
    * first bucket was full to entries[0, *passed) (copies merged, but for *spilled of them, which
    * found their region's set of passed entries full), *placed = keys added. */
   size_t (*first_work_bytes)(gh_table *t, uint64_t m, uint64_t regions);
