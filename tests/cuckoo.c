@@ -1511,6 +1511,24 @@ typedef struct ck_part_entry {
 
 static const gh_ck_table *ck_state(gh_table *table) { return (const gh_ck_table *)table->impl; }
 
+/* A table of `slots`-slot buckets whose batches into an empty table go by regions from
+ * bulk_min_keys keys, created with its context set; 0 when creation failed (reported). */
+static int ck_regions_create(tu_table *h, gh_config *cfg, unsigned slots, uint64_t bulk_min_keys, const char *what,
+                             uint64_t case_seed) {
+  cfg->bucket_slots = slots;
+  cfg->bulk_min_keys = bulk_min_keys;
+  ck_context(what, cfg, case_seed);
+  tu_set_phase("create");
+  return tu_table_create(h, cfg);
+}
+
+/* The three arrays a regions case fills: keys, the batch and its values. */
+static void ck_free_batch_arrays(uint64_t *keys, uint64_t *batch, uint64_t *values) {
+  free(values);
+  free(batch);
+  free(keys);
+}
+
 /* A map or set whose batches into an empty table go by regions (bulk_min_keys = 1) or never
  * (UINT64_MAX), against the reference: a first batch with up to 3 copies a key under a random
  * policy (to 0.9 of `load`, so that first buckets overflow), new and present
@@ -1524,12 +1542,10 @@ static void regions_case(unsigned index, unsigned slots, unsigned d, unsigned ke
   const uint64_t n = (1u << 16) + tu_below(&rng, 1u << 14);
   gh_config cfg = ck_config(&rng, GH_VARIANT_MAP, key_bits, value_bits, n, d, (gh_hash_family)(index % 2), 1.0 / load);
   tu_table h;
-  cfg.bucket_slots = slots;
-  cfg.bulk_min_keys = by_regions ? 1u : UINT64_MAX;
-  ck_context(by_regions ? "regions: empty tables' batches by regions" : "regions: every batch by chains", &cfg,
-             case_seed);
-  tu_set_phase("create");
-  if (!tu_table_create(&h, &cfg)) return;
+  if (!ck_regions_create(&h, &cfg, slots, by_regions ? 1u : UINT64_MAX,
+                         by_regions ? "regions: empty tables' batches by regions" : "regions: every batch by chains",
+                         case_seed))
+    return;
   const int wide = gh_slot_bytes(key_bits, value_bits) > 8u, expect = by_regions && !wide;
   uint64_t *keys = ck_keys_with_specials(&rng, key_bits, n);
   uint64_t *batch = (uint64_t *)tu_xmalloc((size_t)(3 * n) * sizeof *batch);
@@ -1589,9 +1605,7 @@ static void regions_case(unsigned index, unsigned slots, unsigned d, unsigned ke
          (unsigned long long)ck_state(h.table)->region_builds, (unsigned long long)passed,
          (unsigned long long)ck_state(h.table)->region_spilled, (unsigned long long)ck_stats(h.table).restarts);
   tu_table_destroy(&h);
-  free(values);
-  free(batch);
-  free(keys);
+  ck_free_batch_arrays(keys, batch, values);
 }
 
 /* An empty table of 4-slot buckets filled to load 0.952 in one batch of up to 3 copies a key under
@@ -1602,11 +1616,7 @@ static void regions_spill_case(unsigned index, unsigned key_bits, unsigned value
   tu_rng rng = tu_rng_make(case_seed);
   gh_config cfg = ck_config(&rng, GH_VARIANT_MAP, key_bits, value_bits, n, 2, GH_HASH_MULTIPLY, 1.05);
   tu_table h;
-  cfg.bucket_slots = 4;
-  cfg.bulk_min_keys = 1;
-  ck_context("regions: sets of passed entries overflow", &cfg, case_seed);
-  tu_set_phase("create");
-  if (!tu_table_create(&h, &cfg)) return;
+  if (!ck_regions_create(&h, &cfg, 4, 1, "regions: sets of passed entries overflow", case_seed)) return;
   uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)n * sizeof *keys);
   uint64_t *batch = (uint64_t *)tu_xmalloc((size_t)(3 * n) * sizeof *batch);
   uint64_t *values = (uint64_t *)tu_xmalloc((size_t)(3 * n) * sizeof *values);
@@ -1625,9 +1635,7 @@ static void regions_spill_case(unsigned index, unsigned key_bits, unsigned value
          key_bits, value_bits, 1.0 / 1.05, ck_policy_names[policy], (unsigned long long)w->region_passed,
          (unsigned long long)w->region_spilled);
   tu_table_destroy(&h);
-  free(values);
-  free(batch);
-  free(keys);
+  ck_free_batch_arrays(keys, batch, values);
 }
 
 /* Many copies of a few keys, below the partition's skew limit, among keys given once, into an empty
@@ -1638,11 +1646,7 @@ static void regions_hot_case(unsigned index, size_t policy) {
   tu_rng rng = tu_rng_make(case_seed);
   gh_config cfg = ck_config(&rng, GH_VARIANT_MAP, 32, 32, n, 2, GH_HASH_MULTIPLY, 1.25);
   tu_table h;
-  cfg.bucket_slots = 8;
-  cfg.bulk_min_keys = 1;
-  ck_context("regions: hot keys", &cfg, case_seed);
-  tu_set_phase("create");
-  if (!tu_table_create(&h, &cfg)) return;
+  if (!ck_regions_create(&h, &cfg, 8, 1, "regions: hot keys", case_seed)) return;
   const uint64_t once = n / 2, m = once + hot * copies;
   uint64_t *keys = (uint64_t *)tu_xmalloc((size_t)(once + hot) * sizeof *keys);
   uint64_t *batch = (uint64_t *)tu_xmalloc((size_t)m * sizeof *batch);
@@ -1659,9 +1663,7 @@ static void regions_hot_case(unsigned index, size_t policy) {
   tu_check_find(&h, keys, once + hot, TU_FIND_VALUES | TU_FIND_FOUND);
   CHECK(ck_state(h.table)->region_builds == 1u, "the batch did not go by regions");
   tu_table_destroy(&h);
-  free(values);
-  free(batch);
-  free(keys);
+  ck_free_batch_arrays(keys, batch, values);
 }
 
 /* Every variant by regions against the reference model: an insert into an empty table whose
