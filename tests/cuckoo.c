@@ -1312,11 +1312,54 @@ out:
   ck_alloc_arrays_free(&a);
 }
 
+/* A batch past the capacity that finds memory neither for the larger table nor for a compact stash
+ * keeps the batch's own block as the stash: live bytes capped at what the table held plus the
+ * batch's block (its entries, rounded to 256 bytes, and a flag byte each) and less than one more
+ * entry. The insert still stores every key (what the slots cannot hold waits in the stash); the
+ * next insert takes the stash back and frees that block; nothing leaks and nothing is freed twice. */
+static void stash_without_memory_case(unsigned index, unsigned key_bits, unsigned value_bits) {
+  const uint64_t case_seed = tu_mix_seed(ck_seed, 14, index, 0), n1 = 400, n2 = 300;
+  tu_rng rng = tu_rng_make(case_seed);
+  const unsigned d = 2 + index % 2;
+  gh_config cfg = ck_config(&rng, GH_VARIANT_MAP, key_bits, value_bits, n1, d, (gh_hash_family)tu_below(&rng, 2),
+                            ck_min_factor_of(d) + 0.05);
+  ck_alloc_arrays a = ck_alloc_arrays_make(&rng, &cfg, "a stash kept in the batch's block", case_seed, n1 + n2, n1 + n2);
+  const size_t entry = gh_slot_bytes(key_bits, value_bits);
+  const size_t block = (n2 * entry + 255u) / 256u * 256u + n2;
+  tu_model model;
+  tu_set_phase("create");
+  if (!tu_model_create(&model, &cfg)) goto out;
+  tu_gen_values(&rng, value_bits, n1 + n2, a.values);
+  tu_set_phase("the first batch");
+  tu_model_insert(&model, a.keys, a.values, n1, GH_OVERWRITE, 0);
+  gh_table *table = tu_model_table(&model);
+  tu_set_phase("a batch past the capacity, with room for nothing but the batch");
+  tu_tracker_set_limit(a.tracker, tu_tracker_live_bytes(a.tracker, GH_MEMORY_HOST) +
+                                      tu_tracker_live_bytes(a.tracker, GH_MEMORY_DEVICE) + block + entry - 1u);
+  tu_model_insert(&model, a.keys + n1, a.values + n1, n2, GH_OVERWRITE, 0);
+  tu_tracker_set_limit(a.tracker, 0);
+  CHECK(tu_tracker_limit_refusals(a.tracker) >= 2, "the larger table and the compact stash should both have been "
+        "refused memory; the limit refused %llu allocations", (unsigned long long)tu_tracker_limit_refusals(a.tracker));
+  CHECK(ck_stats(table).stash_keys > 0, "the keys the slots could not hold should wait in the stash");
+  tu_model_check(&rng, &model);
+  tu_set_phase("the next batch takes the stash back");
+  tu_model_insert(&model, a.keys, a.values + n2, n1 / 2, GH_OVERWRITE, 0);
+  tu_model_check(&rng, &model);
+  tu_set_phase("destroy");
+  tu_model_destroy(&model);
+  tu_tracker_check_clean(a.tracker, "after gh_destroy");
+out:
+  ck_alloc_arrays_free(&a);
+}
+
 static void alloc_all(void) {
   alloc_case(0, GH_VARIANT_MAP, 32, 32);
   alloc_case(1, GH_VARIANT_MAP, 64, 0);
   alloc_case(2, GH_VARIANT_COMPACTING, 64, 32);
   alloc_case(3, GH_VARIANT_MULTIVALUE, 32, 64);
+  stash_without_memory_case(0, 32, 32);
+  stash_without_memory_case(1, 64, 0);
+  stash_without_memory_case(2, 32, 0);
 }
 
 /* ---------------------------------------------------------------------------------------- */
