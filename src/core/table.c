@@ -277,6 +277,13 @@ uint64_t gh__value_word(const gh_table *t, const void *value) {
   return t->config.value_bits == 64 ? *(const uint64_t *)value : *(const uint32_t *)value;
 }
 
+static int compare_keys(const void *x, const void *y) {
+  const uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+void gh__sort_keys_host(uint64_t *keys, uint64_t n) { qsort(keys, (size_t)n, sizeof *keys, compare_keys); }
+
 static size_t key_bytes(const gh_table *t) { return t->config.key_bits / 8u; }
 static size_t value_bytes(const gh_table *t) { return t->config.value_bits / 8u; }
 

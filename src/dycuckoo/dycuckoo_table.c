@@ -815,11 +815,6 @@ gh_status gh__dy_export_host(gh_table *t, void *keys_out, void *values_out, uint
   return GH_OK;
 }
 
-static int compare_u64(const void *x, const void *y) {
-  const uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-  return a < b ? -1 : a > b;
-}
-
 /* Describes the first violation into message; 0 when the snapshot is sound. */
 static int check_snapshot(const gh_table *t, const snapshot *shot, char *message, size_t size) {
   const gh_dy_table *s = (const gh_dy_table *)t->impl;
@@ -908,7 +903,7 @@ static int check_snapshot(const gh_table *t, const snapshot *shot, char *message
         const uint64_t key = gh_dy_line_key(g, (const char *)shot->keys[i] + b * GH_DY_LINE_BYTES, k);
         if (key != empty) all[at++] = key;
       }
-  qsort(all, at, sizeof *all, compare_u64);
+  gh__sort_keys_host(all, at);
   for (uint64_t j = 1; j < at; ++j)
     if (all[j] == all[j - 1]) {
       snprintf(message, size, "key %llu is stored twice", (unsigned long long)all[j]);

@@ -554,6 +554,24 @@ static int check_csr(const gh_table *t, const uint64_t *offsets, const void *edg
   return 0;
 }
 
+/* A map or set holds each key once (the edges of one key would be under one vertex, in the order the
+ * builds left them: sorted here instead). */
+static gh_status check_keys_once(gh_table *t, const void *edge_slots) {
+  const gh_hg_table *s = state(t);
+  uint64_t *keys = (uint64_t *)malloc((s->edges ? s->edges : 1u) * sizeof *keys);
+  if (keys == NULL)
+    return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: no host memory to check %llu keys for repeats",
+                    (unsigned long long)s->edges);
+  for (uint64_t e = 0; e < s->edges; ++e) keys[e] = gh_hg_edge_key(edge_format(t), edge_slots, e);
+  gh__sort_keys_host(keys, s->edges);
+  gh_status status = GH_OK;
+  for (uint64_t e = 1; e < s->edges && status == GH_OK; ++e)
+    if (keys[e] == keys[e - 1u])
+      status = gh__fail(t, GH_ERR_CORRUPT, "validate: key %llu is stored twice in a map", (unsigned long long)keys[e]);
+  free(keys);
+  return status;
+}
+
 gh_status gh__hg_validate(gh_table *t) {
   gh_hg_table *s = state(t);
   const size_t offsets_bytes = (s->vertices + 1u) * sizeof(uint64_t), edges_bytes = s->edges * edge_format(t).slot_bytes;
@@ -564,6 +582,7 @@ gh_status gh__hg_validate(gh_table *t) {
   char message[GH_ERROR_CAPACITY - 64];
   if (status == GH_OK && check_csr(t, (const uint64_t *)copy, copy + offsets_bytes, message, sizeof message))
     status = gh__fail(t, GH_ERR_CORRUPT, "validate: %s", message);
+  if (status == GH_OK && t->config.variant != GH_VARIANT_MULTIVALUE) status = check_keys_once(t, copy + offsets_bytes);
   free(copy);
   return status;
 }

@@ -416,11 +416,6 @@ gh_status gh__slab_size(gh_table *t, uint64_t *size) {
 
 /* ---- Walking a host copy: stats and validate ------------------------------------------------------ */
 
-static int compare_u64(const void *a, const void *b) {
-  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Walks every list (host memory), checking the invariants; collects the live keys into keys_out
  * (room for `room`). Returns 0 and a message on the first violation. */
 static int walk(const gh_slab_table *s, uint8_t *seen, uint64_t *keys_out, uint64_t room, uint64_t *live_out,
@@ -580,7 +575,7 @@ static gh_status walk_all(gh_table *t, const char *who, uint64_t *live, uint64_t
                         who, used, (unsigned long long)bits, (unsigned long long)slabs);
   }
   if (status == GH_OK) {
-    qsort(keys, (size_t)size, sizeof *keys, compare_u64);
+    gh__sort_keys_host(keys, size);
     *distinct = size ? 1 : 0;
     for (uint64_t i = 1; i < size; ++i) {
       if (keys[i] != keys[i - 1]) {
