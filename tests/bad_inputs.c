@@ -130,6 +130,17 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
   if (tu_design_has(bad_design, GH_CAP_ERASE))
     EXPECT_REFUSED(&h, gh_erase(h.table, NULL, 5, flags, &u, NULL), GH_ERR_INVALID_ARGUMENT);
 
+  /* n larger than any array can be (a length in bytes passed as a count, a negative count cast):
+   * refused before anything is read. */
+  {
+    const uint64_t huge = (uint64_t)1 << 62;
+    EXPECT_REFUSED(&h, gh_insert(h.table, keys, vals, huge, GH_OVERWRITE, flags, NULL), GH_ERR_INVALID_ARGUMENT);
+    EXPECT_REFUSED(&h, gh_find(h.table, keys, huge, vals_out, flags, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
+    EXPECT_REFUSED(&h, gh_contains(h.table, keys, (uint64_t)-5, flags, NULL), GH_ERR_INVALID_ARGUMENT);
+    if (tu_design_has(bad_design, GH_CAP_ERASE))
+      EXPECT_REFUSED(&h, gh_erase(h.table, keys, huge, flags, &u, NULL), GH_ERR_INVALID_ARGUMENT);
+  }
+
   /* n == 0 is a no-op, whatever the pointers (an empty std::vector's data() may be NULL). */
   EXPECT_OK_UNCHANGED(&h, gh_insert(h.table, keys, vals, 0, GH_OVERWRITE, flags, NULL));
   EXPECT_OK_UNCHANGED(&h, gh_insert(h.table, NULL, NULL, 0, GH_OVERWRITE, NULL, NULL));
@@ -196,8 +207,8 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
   EXPECT_REFUSED(&h, gh_capacity(h.table, NULL), GH_ERR_INVALID_ARGUMENT);
   EXPECT_REFUSED(&h, gh_get_config(h.table, NULL), GH_ERR_INVALID_ARGUMENT);
 
-  /* Export: count is required, keys_out too; a set takes no values_out; a buffer smaller than
-   * the table is refused before anything is written. */
+  /* Export: count is required, keys_out too; a set takes no values_out, a map needs one; a buffer
+   * smaller than the table is refused before anything is written. */
   CHECK_OK(h.table, gh_size(h.table, &size));
   EXPECT_REFUSED(&h, gh_export(h.table, out_keys, vals_out, 200, NULL, NULL),
                  GH_ERR_INVALID_ARGUMENT);
@@ -205,6 +216,8 @@ static void test_bulk_arguments(gh_backend backend, unsigned value_bits) {
   if (is_set) {
     EXPECT_REFUSED(&h, gh_export(h.table, out_keys, out_values, 200, &u, NULL),
                    GH_ERR_INVALID_ARGUMENT);
+  } else {
+    EXPECT_REFUSED(&h, gh_export(h.table, out_keys, NULL, 200, &u, NULL), GH_ERR_INVALID_ARGUMENT);
   }
   memset(out_keys, 0xA5, sizeof out_keys);
   memset(out_values, 0xA5, sizeof out_values);
@@ -326,6 +339,15 @@ static const char *break_config(int index, gh_config *c) {
     case 23:
       c->device = -1;
       return "device";
+    /* A gh_config not made by gh_config_default (garbage, or another library's struct): sizes of
+     * no release, below the first, or beyond this library's (from a newer header or not). */
+    case 24: c->struct_size = 8; return "struct_size";
+    case 25: c->struct_size = sizeof *c - 4u; return "struct_size";
+    case 26: c->struct_size = sizeof *c + 64u; return "struct_size";
+    case 27:
+      c->struct_size = sizeof *c + 64u;
+      c->version = GH_VERSION_NUMBER + 1u;
+      return "struct_size";
     default: return NULL;
   }
 }

@@ -18,8 +18,9 @@
  *                probe sequence, another of its buckets, another subtable, its list; hashgraph:
  *                over another edge of its vertex), with the counts raised to match: a key held
  *                twice and nothing else wrong
- *   and the design's own: dycuckoo a bucket lock held between calls, hashgraph offsets that
- *   decrease.
+ *   and the design's own: warpdrive's side slot holding neither the marker nor the empty
+ *   pattern, dycuckoo's bucket lock held between calls, hashgraph's offsets decreasing, slab's
+ *   auxiliary lane cleared, an empty entry before a stored one, a next address naming no slab.
  * For a map (32-bit keys, 32-bit values) and a set (64-bit keys). A design this file has no hooks
  * for fails: a new design adds its own here.
  */
@@ -72,13 +73,19 @@ typedef struct count_view {
  * gh_validate must give; NULL when this table offers no place for it. */
 typedef const char *(*own_break)(gh_table *t);
 
-/* One design's hooks into its state (t->impl). */
+typedef struct named_break {
+  const char *name;
+  own_break apply;
+} named_break;
+
+/* One design's hooks into its state (t->impl): its entries, its count, the "twice" break, and up
+ * to three breaks of its own (a NULL apply ends them). */
 typedef struct design_hooks {
   const char *design;
   entry_view (*entries)(gh_table *t);
   count_view (*count)(gh_table *t);
   own_break twice;
-  own_break own;
+  named_break own[3];
 } design_hooks;
 
 /* ---- Bytes on the table's side, patched and put back -------------------------------------------- */
@@ -206,6 +213,15 @@ static uint64_t warpdrive_later_slot(gh_table *t, const entry_copy *c, uint64_t 
       if (passed && entry_empty(&c->v, copied_entry(c, j))) return j;
     }
   return c->positions;
+}
+/* The all-ones key's side slot (after the main slots) holding neither that key's marker nor the
+ * empty pattern. */
+static const char *warpdrive_side_garbage(gh_table *t) {
+  const gh_wd_table *w = (const gh_wd_table *)t->impl;
+  const gh_wd_geometry *g = &w->geometry;
+  const uint32_t garbage = 5u;
+  patch_bytes(t, (char *)w->slots + g->window_count * g->window_width * g->slot_bytes, 0, &garbage, sizeof garbage);
+  return "neither present nor canonically absent";
 }
 static const char *warpdrive_twice(gh_table *t) {
   const count_view none = {NULL, 0, NULL};
@@ -348,12 +364,47 @@ static const char *slab_twice(gh_table *t) {
   return copy_to_second_place(t, slab_entries(t), slab_count(t), "stored twice in a map", slab_later_entry);
 }
 
+/* Base slab 0's auxiliary lane 30 (kept all ones) cleared. */
+static const char *slab_aux_lane(gh_table *t) {
+  const uint32_t cleared = 0;
+  patch_bytes(t, ((gh_slab_table *)t->impl)->base + GH_SLAB_AUX_LANE, 0, &cleared, sizeof cleared);
+  return "unused lanes";
+}
+/* In a base slab of k entries (0 < k < per_slab), its last entry moved one place on: an empty
+ * entry before a stored one. */
+static const char *slab_gap(gh_table *t) {
+  entry_copy c = copy_entries(t, slab_entries(t));
+  const char *message = NULL;
+  for (uint64_t home = 0; home < c.v.homes && message == NULL; ++home) {
+    const uint64_t first = home * c.v.per_home;
+    uint64_t k = 0;
+    while (k < c.v.per_home && entry_held(&c.v, copied_entry(&c, first + k))) ++k;
+    if (k == 0 || k == c.v.per_home) continue;
+    unsigned char empty[16];
+    memset(empty, 0xFF, sizeof empty);
+    patch_entry(t, &c, first + k, first + k - 1u);
+    patch_bytes(t, entry_at(&c.v, c.v.base, first + k - 1u), 0, empty, c.v.entry_bytes);
+    message = "an entry after an empty one";
+  }
+  free(c.bytes);
+  return message;
+}
+/* Base slab 0 linked to an address of a super block SlabAlloc does not have. */
+static const char *slab_dangling_next(gh_table *t) {
+  const gh_slab_table *s = (const gh_slab_table *)t->impl;
+  if (s->pool.supers >= GH_SLAB_MAX_SUPERS) return NULL;
+  const uint32_t next = gh_slab_address(GH_SLAB_MAX_SUPERS - 1u, 0, 0);
+  patch_bytes(t, s->base + GH_SLAB_NEXT_LANE, 0, &next, sizeof next);
+  return "names no slab";
+}
+
 static const design_hooks hooks[] = {
-    {"warpdrive", warpdrive_entries, warpdrive_count, warpdrive_twice, NULL},
-    {"cuckoo", cuckoo_entries, cuckoo_count, cuckoo_twice, NULL},
-    {"dycuckoo", dycuckoo_entries, dycuckoo_count, dycuckoo_twice, dycuckoo_lock_held},
-    {"hashgraph", hashgraph_entries, hashgraph_count, hashgraph_twice, hashgraph_decrease},
-    {"slab", slab_entries, slab_count, slab_twice, NULL},
+    {"warpdrive", warpdrive_entries, warpdrive_count, warpdrive_twice, {{"side slot", warpdrive_side_garbage}}},
+    {"cuckoo", cuckoo_entries, cuckoo_count, cuckoo_twice, {{NULL, NULL}}},
+    {"dycuckoo", dycuckoo_entries, dycuckoo_count, dycuckoo_twice, {{"lock held", dycuckoo_lock_held}}},
+    {"hashgraph", hashgraph_entries, hashgraph_count, hashgraph_twice, {{"decreasing", hashgraph_decrease}}},
+    {"slab", slab_entries, slab_count, slab_twice,
+     {{"aux lane", slab_aux_lane}, {"gap", slab_gap}, {"dangling", slab_dangling_next}}},
 };
 
 /* ---- The breaks ------------------------------------------------------------------------------- */
@@ -448,7 +499,8 @@ static void run_case(const tu_design *design, const design_hooks *h, gh_backend 
     patch_count_up(t, h->count(t));
     expect_found(t, "counted", h->count(t).message);
     run_own(t, "twice", h->twice);
-    run_own(t, "own", h->own);
+    for (unsigned k = 0; k < sizeof h->own / sizeof h->own[0] && h->own[k].apply != NULL; ++k)
+      run_own(t, h->own[k].name, h->own[k].apply);
   }
   free(packed_keys);
   free(packed_values);
