@@ -21,8 +21,9 @@
  *   and the design's own: warpdrive's side slot holding neither the marker nor the empty
  *   pattern, dycuckoo's bucket lock held between calls, hashgraph's offsets decreasing, slab's
  *   auxiliary lane cleared, an empty entry before a stored one, a next address naming no slab.
- * For a map (32-bit keys, 32-bit values) and a set (64-bit keys). A design this file has no hooks
- * for fails: a new design adds its own here.
+ * For a map (32-bit keys, 32-bit values), a set (64-bit keys), and the compacting and multi-value
+ * tables of designs that have them (32- and 64-bit keys; the multi-value ones with a third of their
+ * keys given two values). A design this file has no hooks for fails: a new design adds its own here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,19 +74,23 @@ typedef struct count_view {
  * gh_validate must give; NULL when this table offers no place for it. */
 typedef const char *(*own_break)(gh_table *t);
 
+/* A break of the design's own, for the variants in `variants` (bit v: gh_variant v). */
 typedef struct named_break {
   const char *name;
   own_break apply;
+  unsigned variants;
 } named_break;
+#define ANY_VARIANT 7u
+#define ONE_VALUE_A_KEY (1u << GH_VARIANT_MAP | 1u << GH_VARIANT_COMPACTING)
 
-/* One design's hooks into its state (t->impl): its entries, its count, the "twice" break, and up
- * to three breaks of its own (a NULL apply ends them). */
+/* One design's hooks into its state (t->impl): its entries, its count, and up to six breaks of its
+ * own (a NULL apply ends them), "twice" first (not for the multi-value tables that store each
+ * pair as an entry: they may hold a key twice). */
 typedef struct design_hooks {
   const char *design;
   entry_view (*entries)(gh_table *t);
   count_view (*count)(gh_table *t);
-  own_break twice;
-  named_break own[3];
+  named_break own[6];
 } design_hooks;
 
 /* ---- Bytes on the table's side, patched and put back -------------------------------------------- */
@@ -255,6 +260,50 @@ static const char *cuckoo_twice(gh_table *t) {
   return copy_to_second_place(t, cuckoo_entries(t), cuckoo_count(t), "stored twice", cuckoo_other_bucket);
 }
 
+/* A compacting table's id (the slot's value) in its first stored slot set to the key count (one
+ * past the last id), or (from_second) to the id of the second stored slot. */
+static const char *cuckoo_patch_id(gh_table *t, int from_second, const char *message) {
+  const gh_ck_table *w = (const gh_ck_table *)t->impl;
+  entry_copy c = copy_entries(t, cuckoo_entries(t));
+  uint64_t first = c.positions, second = c.positions;
+  for (uint64_t i = 0; i < c.positions && second == c.positions; ++i)
+    if (!entry_held(&c.v, copied_entry(&c, i))) continue;
+    else if (first == c.positions) first = i;
+    else second = i;
+  const size_t at = gh_slot_value_offset(w->geometry.format.slot_bytes), bytes = t->config.value_bits / 8u;
+  const uint64_t limit = w->main_keys + w->side_keys + w->stash_keys;
+  const char *id = from_second ? copied_entry(&c, second) + at : (const char *)&limit;
+  if (second < c.positions) patch_bytes(t, entry_at(&c.v, c.v.base, first) + at, 0, id, bytes);
+  free(c.bytes);
+  return second < c.positions ? message : NULL;
+}
+static const char *cuckoo_id_too_large(gh_table *t) { return cuckoo_patch_id(t, 0, "not below"); }
+static const char *cuckoo_id_twice(gh_table *t) { return cuckoo_patch_id(t, 1, "given to two keys"); }
+/* The compacted key list's first entry (id 0) changed to a key no slot holds with that id. */
+static const char *cuckoo_id_list(gh_table *t) {
+  const gh_ck_table *w = (const gh_ck_table *)t->impl;
+  uint64_t key = 0;
+  read_bytes(t, &key, w->keys_by_id, t->config.key_bits / 8u);
+  key ^= 1u;
+  patch_bytes(t, w->keys_by_id, 0, &key, t->config.key_bits / 8u);
+  return "compacted key list holds";
+}
+/* A multi-value table's first key with one value more than its run of values has. */
+static const char *cuckoo_value_runs(gh_table *t) {
+  const gh_ck_table *w = (const gh_ck_table *)t->impl;
+  gh_ck_key_info first;
+  read_bytes(t, &first, w->info, sizeof first);
+  first.count += 1u;
+  patch_bytes(t, w->info, 0, &first, sizeof first);
+  return w->id_used > 1u ? "do not follow" : "key offsets cover";
+}
+static const char *cuckoo_pairs(gh_table *t) {
+  gh_ck_table *w = (gh_ck_table *)t->impl;
+  const uint64_t more = w->pairs + 1u;
+  patch_bytes(t, &w->pairs, 1, &more, sizeof more);
+  return "pairs but its keys hold";
+}
+
 static entry_view dycuckoo_entries(gh_table *t) {
   const gh_dy_table *s = (const gh_dy_table *)t->impl;
   const gh_dy_geometry *g = &s->geometry;
@@ -399,12 +448,34 @@ static const char *slab_dangling_next(gh_table *t) {
 }
 
 static const design_hooks hooks[] = {
-    {"warpdrive", warpdrive_entries, warpdrive_count, warpdrive_twice, {{"side slot", warpdrive_side_garbage}}},
-    {"cuckoo", cuckoo_entries, cuckoo_count, cuckoo_twice, {{NULL, NULL}}},
-    {"dycuckoo", dycuckoo_entries, dycuckoo_count, dycuckoo_twice, {{"lock held", dycuckoo_lock_held}}},
-    {"hashgraph", hashgraph_entries, hashgraph_count, hashgraph_twice, {{"decreasing", hashgraph_decrease}}},
-    {"slab", slab_entries, slab_count, slab_twice,
-     {{"aux lane", slab_aux_lane}, {"gap", slab_gap}, {"dangling", slab_dangling_next}}},
+    {"warpdrive",
+     warpdrive_entries,
+     warpdrive_count,
+     {{"twice", warpdrive_twice, ANY_VARIANT}, {"side slot", warpdrive_side_garbage, ANY_VARIANT}}},
+    {"cuckoo",
+     cuckoo_entries,
+     cuckoo_count,
+     {{"twice", cuckoo_twice, ANY_VARIANT},
+      {"id too large", cuckoo_id_too_large, 1u << GH_VARIANT_COMPACTING},
+      {"id twice", cuckoo_id_twice, 1u << GH_VARIANT_COMPACTING},
+      {"id list", cuckoo_id_list, 1u << GH_VARIANT_COMPACTING},
+      {"value runs", cuckoo_value_runs, 1u << GH_VARIANT_MULTIVALUE},
+      {"pairs", cuckoo_pairs, 1u << GH_VARIANT_MULTIVALUE}}},
+    {"dycuckoo",
+     dycuckoo_entries,
+     dycuckoo_count,
+     {{"twice", dycuckoo_twice, ANY_VARIANT}, {"lock held", dycuckoo_lock_held, ANY_VARIANT}}},
+    {"hashgraph",
+     hashgraph_entries,
+     hashgraph_count,
+     {{"twice", hashgraph_twice, ONE_VALUE_A_KEY}, {"decreasing", hashgraph_decrease, ANY_VARIANT}}},
+    {"slab",
+     slab_entries,
+     slab_count,
+     {{"twice", slab_twice, ONE_VALUE_A_KEY},
+      {"aux lane", slab_aux_lane, ANY_VARIANT},
+      {"gap", slab_gap, ANY_VARIANT},
+      {"dangling", slab_dangling_next, ANY_VARIANT}}},
 };
 
 /* ---- The breaks ------------------------------------------------------------------------------- */
@@ -466,20 +537,23 @@ static void run_own(gh_table *t, const char *brk, own_break apply) {
   if (CHECK(message != NULL, "%s: the table offered no place for the break", brk)) expect_found(t, brk, message);
 }
 
-static void run_case(const tu_design *design, const design_hooks *h, gh_backend backend, unsigned key_bits,
-                     unsigned value_bits, uint64_t seed) {
+static void run_case(const tu_design *design, const design_hooks *h, gh_backend backend, gh_variant variant,
+                     unsigned key_bits, unsigned value_bits, uint64_t seed) {
   tu_rng rng = tu_rng_make(seed);
   gh_config cfg = gh_config_default(design->design);
   cfg.backend = backend;
+  cfg.variant = variant;
   cfg.key_bits = key_bits;
   cfg.value_bits = value_bits;
   cfg.capacity = 2u * CORRUPTION_KEYS;
   cfg.seed = tu_next(&rng);
-  tu_set_context("corruption %s backend=%s key_bits=%u value_bits=%u seed=0x%016llx\n  rerun: corruption %s --design %s "
-                 "--seed 0x%016llx",
-                 design->name, tu_backend_name(backend), key_bits, value_bits, (unsigned long long)seed,
+  const char *variant_name = tu_variant_name(variant, value_bits);
+  tu_set_context("corruption %s %s backend=%s key_bits=%u value_bits=%u seed=0x%016llx\n  rerun: corruption %s "
+                 "--design %s --seed 0x%016llx",
+                 design->name, variant_name, tu_backend_name(backend), key_bits, value_bits, (unsigned long long)seed,
                  tu_backend_name(backend), design->name, (unsigned long long)seed);
-  printf("%s %s, %u-bit keys, %u-bit values:\n", design->name, tu_backend_name(backend), key_bits, value_bits);
+  printf("%s %s %s, %u-bit keys, %u-bit values:\n", design->name, variant_name, tu_backend_name(backend), key_bits,
+         value_bits);
   tu_set_phase("create and fill");
   gh_table *t = NULL;
   if (!CHECK(gh_create(&cfg, &t) == GH_OK, "gh_create: %s", gh_last_create_error())) return;
@@ -492,15 +566,19 @@ static void run_case(const tu_design *design, const design_hooks *h, gh_backend 
   tu_gen_values(&rng, value_bits, CORRUPTION_KEYS, values);
   void *packed_keys = tu_pack(keys, CORRUPTION_KEYS, key_bits);
   void *packed_values = value_bits ? tu_pack(values, CORRUPTION_KEYS, value_bits) : NULL;
-  if (CHECK_OK(t, gh_insert(t, packed_keys, packed_values, CORRUPTION_KEYS, GH_OVERWRITE, NULL, NULL)) &&
-      CHECK_OK(t, gh_validate(t))) {
+  const int compacting = variant == GH_VARIANT_COMPACTING, multi = variant == GH_VARIANT_MULTIVALUE;
+  const gh_dup_policy policy = multi ? GH_APPEND : compacting ? GH_KEEP_FIRST : GH_OVERWRITE;
+  void *given = compacting ? NULL : packed_values;
+  int filled = CHECK_OK(t, gh_insert(t, packed_keys, given, CORRUPTION_KEYS, policy, NULL, NULL));
+  /* a multi-value table: a third of the keys with a second value */
+  if (filled && multi) filled = CHECK_OK(t, gh_insert(t, packed_keys, given, CORRUPTION_KEYS / 3u, policy, NULL, NULL));
+  if (filled && CHECK_OK(t, gh_validate(t))) {
     break_entries(t, h);
     tu_set_phase("counted: one key too many");
     patch_count_up(t, h->count(t));
     expect_found(t, "counted", h->count(t).message);
-    run_own(t, "twice", h->twice);
     for (unsigned k = 0; k < sizeof h->own / sizeof h->own[0] && h->own[k].apply != NULL; ++k)
-      run_own(t, h->own[k].name, h->own[k].apply);
+      if (h->own[k].variants >> variant & 1u) run_own(t, h->own[k].name, h->own[k].apply);
   }
   free(packed_keys);
   free(packed_values);
@@ -508,7 +586,8 @@ static void run_case(const tu_design *design, const design_hooks *h, gh_backend 
 }
 
 int main(int argc, char **argv) {
-  static const unsigned widths[][2] = {{32, 32}, {64, 0}};
+  /* maps: a map and a set; compacting (ids) and multi-value tables: 32- and 64-bit keys */
+  static const unsigned map_widths[][2] = {{32, 32}, {64, 0}}, other_widths[][2] = {{32, 32}, {64, 32}};
   gh_backend backend;
   const tu_design *design = NULL;
   uint64_t seed = CORRUPTION_BASE_SEED;
@@ -520,8 +599,14 @@ int main(int argc, char **argv) {
   const design_hooks *h = NULL;
   for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
     if (strcmp(hooks[i].design, design->name) == 0) h = &hooks[i];
-  if (CHECK(h != NULL, "tests/corruption.c has no hooks for the design %s: add them", design->name))
-    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; ++w)
-      run_case(design, h, backend, widths[w][0], widths[w][1], tu_mix_seed(seed, widths[w][0], widths[w][1], 0));
+  if (!CHECK(h != NULL, "tests/corruption.c has no hooks for the design %s: add them", design->name))
+    return tu_finish("corruption");
+  for (int v = GH_VARIANT_MAP; v <= GH_VARIANT_MULTIVALUE; ++v) {
+    if (!tu_design_accepts_variant(design, (gh_variant)v)) continue;
+    const unsigned(*widths)[2] = v == GH_VARIANT_MAP ? map_widths : other_widths;
+    for (size_t w = 0; w < 2; ++w)
+      run_case(design, h, backend, (gh_variant)v, widths[w][0], widths[w][1],
+               tu_mix_seed(seed, widths[w][0], widths[w][1], (uint64_t)v));
+  }
   return tu_finish("corruption");
 }
