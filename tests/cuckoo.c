@@ -1315,8 +1315,9 @@ out:
 /* A batch past the capacity that finds memory neither for the larger table nor for a compact stash
  * keeps the batch's own block as the stash: live bytes capped at what the table held plus the
  * batch's block (its entries, rounded to 256 bytes, and a flag byte each) and less than one more
- * entry. The insert still stores every key (what the slots cannot hold waits in the stash); the
- * next insert takes the stash back and frees that block; nothing leaks and nothing is freed twice. */
+ * entry. The insert still stores every key (what the slots cannot hold waits in the stash); then
+ * (odd cases) gh_clear drops the stash and its block, and the next insert takes back a stash still
+ * there and frees that block; nothing leaks and nothing is freed twice. */
 static void stash_without_memory_case(unsigned index, unsigned key_bits, unsigned value_bits) {
   const uint64_t case_seed = tu_mix_seed(ck_seed, 14, index, 0), n1 = 400, n2 = 300;
   tu_rng rng = tu_rng_make(case_seed);
@@ -1342,7 +1343,19 @@ static void stash_without_memory_case(unsigned index, unsigned key_bits, unsigne
         "refused memory; the limit refused %llu allocations", (unsigned long long)tu_tracker_limit_refusals(a.tracker));
   CHECK(ck_stats(table).stash_keys > 0, "the keys the slots could not hold should wait in the stash");
   tu_model_check(&rng, &model);
-  tu_set_phase("the next batch takes the stash back");
+  if (index % 2 == 1) {
+    /* gh_clear with keys in the stash: the stash and its block go, the table is empty */
+    tu_set_phase("gh_clear while the stash holds keys");
+    const size_t held = tu_tracker_live_bytes(a.tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(a.tracker, GH_MEMORY_DEVICE);
+    tu_model_clear(&model);
+    const size_t after = tu_tracker_live_bytes(a.tracker, GH_MEMORY_HOST) + tu_tracker_live_bytes(a.tracker, GH_MEMORY_DEVICE);
+    const gh_stats cleared = ck_stats(table);
+    CHECK(cleared.size == 0 && cleared.stash_keys == 0, "after gh_clear: %llu keys, %llu in the stash",
+          (unsigned long long)cleared.size, (unsigned long long)cleared.stash_keys);
+    CHECK(after < held, "gh_clear kept the stash's memory: %zu bytes live before, %zu after", held, after);
+    tu_model_check(&rng, &model);
+  }
+  tu_set_phase("the next batch (it takes back a stash that is still there)");
   tu_model_insert(&model, a.keys, a.values + n2, n1 / 2, GH_OVERWRITE, 0);
   tu_model_check(&rng, &model);
   tu_set_phase("destroy");
