@@ -23,9 +23,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/image.h"
@@ -481,6 +483,79 @@ static void case_bad_images(const tu_design *design, gh_backend backend) {
 }
 
 /* Loads and saves with each allocation failing in turn. */
+/* The bytes of the file at path (NULL when it cannot be read); *bytes its size. */
+static unsigned char *file_bytes(const char *path, size_t *bytes) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  unsigned char *data = NULL;
+  long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  if (size >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+    data = (unsigned char *)tu_xmalloc((size_t)size + 1u);
+    if (fread(data, 1, (size_t)size, f) != (size_t)size) free(data), data = NULL;
+  }
+  fclose(f);
+  *bytes = size >= 0 ? (size_t)size : 0;
+  return data;
+}
+
+/* "gh_save ... renames it over path, so a failed save leaves what was there": an image of table
+ * `kept` on disk, then gh_save of `other` (whose allocations go through tracker) over it with each
+ * allocation failing in turn (the CUDA backend's staging; the host backend's save takes none), and
+ * with the write failing (a file size limit): the file keeps kept's bytes and no temporary file is
+ * left; then the save that gets through, whose file loads as `other`. */
+static void check_failed_saves_keep_the_file(gh_table *kept, gh_table *other, tu_tracker *tracker) {
+  tu_set_phase("gh_save over an existing image, each allocation failing in turn");
+  size_t before_bytes = 0, now_bytes = 0;
+  unsigned char *before = CHECK_OK(kept, gh_save(kept, image_path, NULL)) ? file_bytes(image_path, &before_bytes) : NULL;
+  if (!CHECK(before != NULL, "reading back %s", image_path)) return;
+  const pair_list want = pairs_of(other);
+  gh_status got = GH_ERR_OUT_OF_MEMORY;
+  for (uint64_t k = 1; got != GH_OK && k < 10000 && tu_failure_count() == 0; ++k) {
+    tu_tracker_fail_nth(tracker, k);
+    got = gh_save(other, image_path, NULL);
+    tu_tracker_fail_nth(tracker, 0);
+    if (got == GH_OK) break;
+    unsigned char *now = file_bytes(image_path, &now_bytes);
+    CHECK(got == GH_ERR_OUT_OF_MEMORY && now != NULL && now_bytes == before_bytes && memcmp(now, before, now_bytes) == 0,
+          "allocation %llu failing: gh_save returned %s and the file %s", (unsigned long long)k, gh_status_name(got),
+          now == NULL ? "is gone" : "changed");
+    CHECK(!file_left_beside(image_path), "allocation %llu failing: a temporary file was left", (unsigned long long)k);
+    free(now);
+  }
+  /* The write itself failing (the file size limit below the image's: EFBIG): the old file stays. */
+  tu_set_phase("gh_save over an existing image, the write failing");
+  CHECK_OK(kept, gh_save(kept, image_path, NULL));
+  free(before);
+  before = file_bytes(image_path, &before_bytes);
+  struct rlimit limit, small;
+  void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+  if (CHECK(before != NULL && getrlimit(RLIMIT_FSIZE, &limit) == 0, "reading %s and the file size limit", image_path)) {
+    small = limit;
+    small.rlim_cur = before_bytes / 2u;
+    if (CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0, "setrlimit: %s", strerror(errno))) {
+      const gh_status failed = gh_save(other, image_path, NULL);
+      setrlimit(RLIMIT_FSIZE, &limit);
+      unsigned char *now = file_bytes(image_path, &now_bytes);
+      CHECK(failed != GH_OK && strstr(gh_last_error(other), image_path) != NULL,
+            "a save past the file size limit returned %s (%s)", gh_status_name(failed), gh_last_error(other));
+      CHECK(now != NULL && now_bytes == before_bytes && memcmp(now, before, now_bytes) == 0,
+            "a failed write changed the file it was to replace");
+      CHECK(!file_left_beside(image_path), "a failed write left its temporary file");
+      free(now);
+    }
+  }
+  signal(SIGXFSZ, was);
+  tu_set_phase("gh_save over an existing image");
+  got = gh_save(other, image_path, NULL);
+  gh_table *back = NULL;
+  if (CHECK(got == GH_OK, "the save never got through") &&
+      CHECK(gh_load(image_path, NULL, &back) == GH_OK, "gh_load: %s", gh_last_create_error()))
+    check_same(back, other, &want, "saved over the old image after the failures");
+  gh_destroy(back);
+  free(want.bytes);
+  free(before);
+}
+
 static void case_alloc(const tu_design *design, gh_backend backend) {
   tu_set_context("image alloc %s %s seed 0x%016llx", tu_backend_name(backend), design->name,
                  (unsigned long long)image_seed);
@@ -549,6 +624,13 @@ static void case_alloc(const tu_design *design, gh_backend backend) {
     }
   }
   tu_tracker_fail_nth(tracker, 0);
+  {
+    gh_config other_config = c;
+    other_config.allocator.alloc = NULL, other_config.allocator.free = NULL;
+    gh_table *kept = filled_table(&other_config, 200, &rng);
+    if (kept != NULL) check_failed_saves_keep_the_file(kept, t, tracker);
+    gh_destroy(kept);
+  }
   free(buffer);
   free(want.bytes);
   free(image);
