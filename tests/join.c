@@ -10,14 +10,15 @@
  * GH_CAP_JOIN_INTERSECT), the count, the pairs (as a sorted list) and the semi-join mask checked
  * against a reference:
  *   small   nested-loop reference (itself checked against the sort-merge one): keys from a small
- *           pool, so that rows repeat on both sides; 32- and 64-bit keys and values; a set too
+ *           pool, so that rows repeat on both sides, the patterns a table may keep for itself (0,
+ *           all ones, ...) among them; 32- and 64-bit keys and values; a set too
  *   large   sort-merge reference: match rates 1 %, 50 % and 100 %, keys repeated 1..8 times on the
  *           right
  *   edges   an empty table, an empty left side, the output one pair too small
  *           (GH_ERR_BUFFER_TOO_SMALL, the count given, nothing written), bad arguments (each
  *           refused with GH_ERR_INVALID_ARGUMENT, the table unchanged)
- * Every design: a map joins by semi-join only (gh_join_count / gh_join answer GH_ERR_UNSUPPORTED),
- * and GH_JOIN_INTERSECT is refused where the design lacks GH_CAP_JOIN_INTERSECT.
+ * Every design: a map joins by semi-join only (every method it offers; gh_join_count / gh_join answer
+ * GH_ERR_UNSUPPORTED), and GH_JOIN_INTERSECT is refused where the design lacks GH_CAP_JOIN_INTERSECT.
  * After every phase the table validates and holds what it held. Failures print the case and the seed.
  */
 #include <stdio.h>
@@ -170,6 +171,25 @@ static void check_method(gh_table *t, gh_join_method method, unsigned key_bits, 
       if (p && left_out[p] < left_out[p - 1u]) ordered = 0;
     }
     if (method != GH_JOIN_INTERSECT) CHECK(ordered, "%s: the pairs are not in left-row order", method_name(method));
+    /* GH_JOIN_PROBE: "each row's entries in gh_find_all's order", so its values in that order */
+    if (method != GH_JOIN_INTERSECT && right_out != NULL) {
+      uint64_t *offsets = (uint64_t *)tu_xmalloc((nl + 1u) * 8u);
+      void *values = tu_xmalloc(room * (value_bits / 8u));
+      uint64_t *found = (uint64_t *)tu_xmalloc(room * 8u);
+      if (CHECK_OK(t, gh_find_all(t, keys, nl, offsets, values, room, NULL)) &&
+          CHECK(offsets[nl] == n_want, "gh_find_all: %llu values, the join %llu pairs", (unsigned long long)offsets[nl],
+                (unsigned long long)n_want)) {
+        tu_unpack(values, n_want, value_bits, found);
+        for (uint64_t p = 0; p < n_want; ++p)
+          if (!CHECK(rights[p] == found[p], "%s: pair %llu (left row %llu) has value %llu, gh_find_all's %llu there",
+                     method_name(method), (unsigned long long)p, (unsigned long long)left_out[p],
+                     (unsigned long long)rights[p], (unsigned long long)found[p]))
+            break;
+      }
+      free(found);
+      free(values);
+      free(offsets);
+    }
     qsort(got, n_want, sizeof *got, compare_pairs);
     for (uint64_t p = 0; p < n_want; ++p) {
       const uint64_t want_right = right_out ? want[p].right : 0;
@@ -231,6 +251,10 @@ static void part_small(void) {
     const uint64_t pool_n = 40, nl = 300, nr = 500;
     uint64_t pool[40], *left = (uint64_t *)tu_xmalloc(nl * 8u), *right = (uint64_t *)tu_xmalloc(nr * 8u);
     tu_gen_unique_keys(&rng, kb, pool_n, NULL, pool);
+    /* the patterns a table may keep for itself, as keys on both sides (pool[10, 20) is) */
+    uint64_t special[8];
+    const size_t specials = tu_special_keys(kb, special);
+    for (size_t k = 0; k < specials; ++k) pool[10 + k] = special[k];
     tu_gen_from_pool(&rng, pool, pool_n / 2u, nr, right);    /* the first half of the pool on the right */
     tu_gen_from_pool(&rng, pool + 10, pool_n - 10u, nl, left); /* a quarter of it never matches */
     tu_set_context("join small %s %s k%u v%u seed 0x%016llx", jn_design->name, tu_backend_name(jn_backend), kb, vb,
@@ -386,11 +410,17 @@ static void semi_join_of(gh_variant variant, unsigned value_bits) {
   uint64_t pairs = 0, left_out[4];
   uint32_t right_out[4];
   for (uint64_t i = 0; i < 128; ++i) keys[i] = (uint32_t)left[i];
-  if (CHECK_OK(t, gh_semi_join(t, keys, 128, GH_JOIN_AUTO, match, NULL)))
-    for (uint64_t i = 0; i < 128; ++i)
-      if (!CHECK(match[i] == (i % 3u == 0 && i < 192u), "row %llu (key %llu): match %u", (unsigned long long)i,
-                 (unsigned long long)left[i], match[i]))
-        break;
+  const gh_join_method methods[] = {GH_JOIN_AUTO, GH_JOIN_PROBE, GH_JOIN_INTERSECT};
+  for (size_t m = 0; m < 3u; ++m) {
+    if (methods[m] == GH_JOIN_INTERSECT && !offers_intersect()) continue;
+    memset(match, TU_CANARY, sizeof match);
+    if (CHECK_OK(t, gh_semi_join(t, keys, 128, methods[m], match, NULL)))
+      for (uint64_t i = 0; i < 128; ++i)
+        if (!CHECK(match[i] == (i % 3u == 0 && i < 192u), "%s: row %llu (key %llu): match %u", method_name(methods[m]),
+                   (unsigned long long)i, (unsigned long long)left[i], match[i]))
+          break;
+    check_unchanged(t, 64);
+  }
   expect_refused(t, gh_join_count(t, keys, 128, GH_JOIN_AUTO, &pairs, NULL), GH_ERR_UNSUPPORTED, 64,
                  "gh_join_count on a table of one value a key");
   expect_refused(t, gh_join(t, keys, 128, GH_JOIN_AUTO, left_out, value_bits ? right_out : NULL, 4, &pairs, NULL),
