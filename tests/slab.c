@@ -808,40 +808,65 @@ static void check_unchanged(gh_table *t, tu_tracker *tr, uint64_t size, size_t l
  * turn, the call either completes, or refuses with nothing changed, or (SlabAlloc could not grow
  * for the rerun) returns GH_ERR_OUT_OF_MEMORY with the inserts that did not fit flagged and every
  * other one stored. */
-/* through_mixed: the batch goes through gh_mixed (every op an insert), whose results_out says 2
- * for an insert that did not fit (read here as failed_out's 1). */
+/* through_mixed: the batch goes through gh_mixed, whose results_out says 2 for an insert that did
+ * not fit (read here as failed_out's 1); its batch also erases half of PRESENT keys stored before it
+ * (one value each) and finds the other half, which must have run, with their results and values
+ * written, whenever the call did anything ("every other operation executed and its outputs
+ * written"). */
+#define PRESENT 64u
 static void short_estimate_case(tu_tracker *tr, gh_config cfg, int through_mixed) {
   /* Enough slabs in hot lists to pass the estimate's margin and the workers' spares (a GPU has
    * tens of thousands of those: there many short hot lists, so that the runs stay quick under
    * compute-sanitizer too). */
   const int gpu = sl_backend == GH_BACKEND_CUDA;
   const uint64_t hot = gpu ? 16384 : 32, per_hot = gpu ? 64 : 1000, n = hot * per_hot;
+  const uint64_t present = through_mixed ? PRESENT : 0, ops_n = n + present;
   tu_rng rng = tu_rng_make(tu_mix_seed(sl_seed, 21, 22, 23));
-  uint64_t *hot_keys = (uint64_t *)tu_xmalloc(hot * 8), *keys = (uint64_t *)tu_xmalloc(n * 8);
-  uint64_t *counts = (uint64_t *)tu_xmalloc(hot * 8), *expect = (uint64_t *)tu_xmalloc(hot * 8);
-  uint8_t *failed = (uint8_t *)tu_xmalloc(n), *inserts = (uint8_t *)tu_xmalloc(n);
-  memset(inserts, GH_OP_INSERT, n);
-  tu_gen_unique_keys(&rng, 32, hot, NULL, hot_keys);
+  uint64_t *hot_keys = (uint64_t *)tu_xmalloc((hot + PRESENT) * 8), *keys = (uint64_t *)tu_xmalloc(ops_n * 8);
+  uint64_t *counts = (uint64_t *)tu_xmalloc((hot + PRESENT) * 8), *expect = (uint64_t *)tu_xmalloc(hot * 8);
+  uint8_t *failed = (uint8_t *)tu_xmalloc(ops_n), *ops = (uint8_t *)tu_xmalloc(ops_n);
+  uint32_t *found_values = (uint32_t *)tu_xmalloc(ops_n * 4);
+  /* the hot keys, then the present ones (distinct from them); the present keys' values are key + 1 */
+  tu_gen_unique_keys(&rng, 32, hot + PRESENT, NULL, hot_keys);
+  const uint64_t *present_keys = hot_keys + hot;
+  memset(ops, GH_OP_INSERT, n);
   for (uint64_t i = 0; i < n; ++i) keys[i] = hot_keys[i % hot];
-  void *pk = tu_pack(keys, n, 32), *ph = tu_pack(hot_keys, hot, 32);
+  for (uint64_t j = 0; j < present; ++j) {
+    ops[n + j] = j < present / 2u ? GH_OP_ERASE : GH_OP_FIND;
+    keys[n + j] = present_keys[j];
+  }
+  uint64_t present_values[PRESENT];
+  for (uint64_t j = 0; j < PRESENT; ++j) present_values[j] = (present_keys[j] + 1u) & 0xFFFFFFFFu;
+  void *pk = tu_pack(keys, ops_n, 32), *ph = tu_pack(hot_keys, hot + PRESENT, 32);
+  void *pp = tu_pack(present_keys, PRESENT, 32), *pv = tu_pack(present_values, PRESENT, 32);
   cfg.variant = GH_VARIANT_MULTIVALUE;
   cfg.capacity = 144;
   uint64_t k, partial = 0;
   for (k = 1; k < 200; ++k) {
     gh_table *t = NULL;
     REQUIRE(gh_create(&cfg, &t) == GH_OK, "gh_create: %s", gh_last_create_error());
+    if (present) CHECK_OK(t, gh_insert(t, pp, pv, present, GH_APPEND, NULL, NULL));
     tu_set_phase("hot keys, %llu values each, with allocation %llu failing (%s)", (unsigned long long)per_hot,
                  (unsigned long long)k, through_mixed ? "gh_mixed" : "gh_insert");
-    memset(failed, 0xA5, n);
+    memset(failed, 0xA5, ops_n);
+    memset(found_values, 0xA5, ops_n * 4);
     tu_tracker_fail_nth(tr, k);
-    const gh_status st = through_mixed ? gh_mixed(t, inserts, pk, pk, n, GH_APPEND, NULL, failed, NULL)
+    const gh_status st = through_mixed ? gh_mixed(t, ops, pk, pk, ops_n, GH_APPEND, found_values, failed, NULL)
                                        : gh_insert(t, pk, pk, n, GH_APPEND, failed, NULL);
-    if (through_mixed && tu_first_non_canary(failed, n) != n)
+    const int ran = tu_first_non_canary(failed, ops_n) != ops_n;
+    if (through_mixed && ran) {
       for (uint64_t i = 0; i < n; ++i) {
         CHECK(failed[i] == 1 || failed[i] == 2, "gh_mixed results_out[%llu] = %u for an insert of a multi-value "
               "table (1 stored, 2 did not fit)", (unsigned long long)i, failed[i]);
         failed[i] = failed[i] == 2;
       }
+      for (uint64_t j = 0; j < present; ++j)
+        if (!CHECK(failed[n + j] == 1 && (ops[n + j] == GH_OP_ERASE || found_values[n + j] == present_values[j]),
+                   "gh_mixed returned %s: the %s of present key %llu gave result %u, value %u (stored %llu)",
+                   gh_status_name(st), ops[n + j] == GH_OP_ERASE ? "erase" : "find", (unsigned long long)present_keys[j],
+                   failed[n + j], found_values[n + j], (unsigned long long)present_values[j]))
+          break;
+    }
     const int injected = tu_tracker_injected(tr);
     tu_tracker_fail_nth(tr, 0);
     char message[512];
@@ -852,7 +877,7 @@ static void short_estimate_case(tu_tracker *tr, gh_config cfg, int through_mixed
     for (uint64_t h = 0; h < hot; ++h) expect[h] = per_hot;
     if (st == GH_OK) {
       for (uint64_t i = 0; i < n; ++i) CHECK(failed[i] == 0, "failed_out[%llu] = %u after GH_OK", (unsigned long long)i, failed[i]);
-    } else if (tu_first_non_canary(failed, n) == n) {
+    } else if (!ran) {
       for (uint64_t h = 0; h < hot; ++h) expect[h] = 0; /* refused: nothing changed */
     } else {
       for (uint64_t i = 0; i < n; ++i) {
@@ -864,10 +889,15 @@ static void short_estimate_case(tu_tracker *tr, gh_config cfg, int through_mixed
             (unsigned long long)flagged, message);
       partial += 1;
     }
-    CHECK_OK(t, gh_count(t, ph, hot, counts, &total, NULL));
+    CHECK_OK(t, gh_count(t, ph, hot + PRESENT, counts, &total, NULL));
     for (uint64_t h = 0; h < hot; ++h)
       if (!CHECK(counts[h] == expect[h], "hot key %llu: %llu values, expected %llu", (unsigned long long)h,
                  (unsigned long long)counts[h], (unsigned long long)expect[h]))
+        break;
+    /* the present keys: erased by a batch that ran, else all there */
+    for (uint64_t j = 0; j < present; ++j)
+      if (!CHECK(counts[hot + j] == (ran && j < present / 2u ? 0u : 1u), "present key %llu: %llu values after a batch "
+                 "that %s", (unsigned long long)present_keys[j], (unsigned long long)counts[hot + j], ran ? "ran" : "was refused"))
         break;
     CHECK(table_size(t) == total, "size %llu, values counted %llu", (unsigned long long)table_size(t),
           (unsigned long long)total);
@@ -883,9 +913,12 @@ static void short_estimate_case(tu_tracker *tr, gh_config cfg, int through_mixed
   free(counts);
   free(expect);
   free(failed);
-  free(inserts);
+  free(ops);
+  free(found_values);
   free(pk);
   free(ph);
+  free(pp);
+  free(pv);
 }
 
 static void part_alloc(void) {
