@@ -245,6 +245,28 @@ static void round_trip(const tu_design *design, gh_backend backend, gh_variant v
         gh_destroy(back);
       }
     }
+    /* "its other fields are ignored: the image says them": a runtime config of another design,
+     * widths, variant, capacity and seed loads the image as it was saved. */
+    tu_set_phase("load with the runtime config of another layout");
+    const tu_design *other = tu_design_by_name(strcmp(design->name, "warpdrive") == 0 ? "cuckoo" : "warpdrive");
+    gh_config foreign = gh_config_default(other != NULL ? other->design : design->design);
+    foreign.backend = backend;
+    foreign.key_bits = key_bits == 32 ? 64 : 32, foreign.value_bits = 0, foreign.variant = GH_VARIANT_MAP;
+    foreign.capacity = 1, foreign.seed = c.seed + 1u;
+    gh_table *back = NULL;
+    gh_config got;
+    if (CHECK(gh_load_from_memory(image, bytes, &foreign, &back) == GH_OK, "gh_load_from_memory: %s",
+              gh_last_create_error()) &&
+        CHECK_OK(back, gh_get_config(back, &got))) {
+      check_same(back, t, &want, "loaded with another layout's runtime config");
+      CHECK(got.design == c.design && got.key_bits == c.key_bits && got.value_bits == c.value_bits &&
+                got.variant == c.variant && got.seed == c.seed && got.capacity >= c.capacity,
+            "loaded as design %d k%u v%u variant %d seed %llu capacity %llu: not the image's (%d k%u v%u %d %llu %llu)",
+            (int)got.design, got.key_bits, got.value_bits, (int)got.variant, (unsigned long long)got.seed,
+            (unsigned long long)got.capacity, (int)c.design, c.key_bits, c.value_bits, (int)c.variant,
+            (unsigned long long)c.seed, (unsigned long long)c.capacity);
+    }
+    gh_destroy(back);
     free(image);
   }
   tu_set_phase("save to a file, load it");
