@@ -326,9 +326,10 @@ typedef struct gh_config {
 /** Fills the first struct_size bytes of *config with the defaults for the design (struct_size
  * and version included); use gh_config_default, which passes this header's size and version.
  * Returns GH_ERR_INVALID_ARGUMENT when config is NULL or struct_size is smaller than any released
- * gh_config (nothing written), and when struct_size is larger than this library's gh_config: the
- * fields the library knows are then filled, the rest zeroed, and gh_create / gh_config_validate
- * refuse the struct with a message that says the header is newer than the library. */
+ * gh_config or not the size of one (nothing written), and when struct_size is larger than this
+ * library's gh_config: the fields the library knows are then filled, the rest zeroed, and
+ * gh_create / gh_config_validate refuse the struct with a message that says the header is newer
+ * than the library. */
 gh_status gh_config_init(gh_config *config, size_t struct_size, unsigned version, gh_design design);
 
 /** Every field with its default for the design (an inline wrapper: the struct is the caller's). */

@@ -496,6 +496,55 @@ static void test_tableless(const tu_design *design, gh_variant variant, gh_backe
 }
 
 /* A variant the design does not accept: refused everywhere it can be asked for. */
+/* A program built against an older header passes a smaller gh_config. Every size gh_config_init
+ * takes (those of the releases) must make a table of the variant; the fields the caller's struct
+ * lacks are the library's defaults (as in a table made from this header's gh_config_default), and
+ * the caller's bytes past struct_size are never read or written. */
+static void test_released_sizes(const tu_design *design, gh_variant variant, gh_backend backend) {
+  tu_set_context("contract design=%s variant=%s backend=%s: a gh_config of every released size", design->name,
+                 tu_variant_name(variant, 32), tu_backend_name(backend));
+  gh_config full = gh_config_default(design->design), full_got;
+  full.backend = backend, full.variant = variant, full.capacity = 1000;
+  gh_table *reference = NULL;
+  if (!CHECK(gh_create(&full, &reference) == GH_OK, "gh_create: %s", gh_last_create_error())) return;
+  CHECK_OK(reference, gh_get_config(reference, &full_got));
+  unsigned accepted = 0;
+  for (size_t size = 4; size <= sizeof(gh_config); size += 4) {
+    struct {
+      gh_config config;
+      unsigned char past[8];
+    } old;
+    memset(&old, TU_CANARY, sizeof old);
+    tu_set_phase("struct_size %zu", size);
+    if (gh_config_init(&old.config, size, GH_VERSION_NUMBER, design->design) != GH_OK) {
+      CHECK(tu_first_non_canary(&old, sizeof old) == sizeof old, "gh_config_init refused struct_size %zu but wrote", size);
+      continue;
+    }
+    accepted += 1;
+    CHECK(old.config.struct_size == size, "gh_config_init(%zu) set struct_size %zu", size, old.config.struct_size);
+    CHECK(tu_first_non_canary((unsigned char *)&old + size, sizeof old - size) == sizeof old - size,
+          "gh_config_init(%zu) wrote past struct_size", size);
+    old.config.backend = backend, old.config.variant = variant, old.config.capacity = 1000;
+    char message[256];
+    gh_table *t = NULL;
+    gh_config got;
+    if (CHECK_OK(NULL, gh_config_validate(&old.config, message, sizeof message)) &&
+        CHECK_OK(NULL, gh_memory_estimate(&old.config, NULL, NULL)) &&
+        CHECK(gh_create(&old.config, &t) == GH_OK, "gh_create with struct_size %zu: %s", size, gh_last_create_error()) &&
+        CHECK_OK(t, gh_get_config(t, &got)))
+      CHECK(memcmp((const char *)&got + size, (const char *)&full_got + size, sizeof got - size) == 0 &&
+                got.struct_size == sizeof got,
+            "a table made with struct_size %zu: its fields after those bytes differ from a table made with "
+            "gh_config_default's (struct_size %zu read back)", size, got.struct_size);
+    gh_destroy(t);
+    CHECK(tu_first_non_canary((unsigned char *)&old + size, sizeof old - size) == sizeof old - size,
+          "a call with struct_size %zu wrote past it", size);
+  }
+  /* (every release since 0.2, which brought struct_size, with a size of its own: eight so far) */
+  CHECK(accepted >= 8, "gh_config_init took %u sizes; the releases had eight", accepted);
+  gh_destroy(reference);
+}
+
 static void test_refused_variant(const tu_design *design, gh_variant variant, gh_backend backend) {
   gh_config c = gh_config_default(design->design);
   gh_table *table = (gh_table *)&c;
@@ -1056,6 +1105,7 @@ int main(int argc, char **argv) {
     test_refused_variant(design, variant, backend);
     return tu_finish("contract");
   }
+  test_released_sizes(design, variant, backend);
   tu_run_widths(map_widths, sizeof map_widths / sizeof map_widths[0], other_widths,
                 sizeof other_widths / sizeof other_widths[0], run_table, design, variant, backend, seed);
   return tu_finish("contract");

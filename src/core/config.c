@@ -257,12 +257,17 @@ gh_status gh__config_read(const gh_config *c, gh_config *full, char *message, si
                    "bytes) although config.version = %u is not newer: start from gh_config_default()",
                    c->struct_size, sizeof *full, v);
   }
-  if (!gh__config_size_known(c->struct_size))
-    return invalid(message, size, "config.struct_size = %zu is not the size of a released gh_config (%zu, %zu, "
-                   "%zu, %zu, %zu, %zu or %zu bytes): start from gh_config_default(), which sets it", c->struct_size,
-                   (size_t)GH_CONFIG_FIRST_SIZE, (size_t)GH_CONFIG_0_3_SIZE, (size_t)GH_CONFIG_0_4_SIZE,
-                   (size_t)GH_CONFIG_0_5_SIZE, (size_t)GH_CONFIG_0_6_PADDED_SIZE, (size_t)GH_CONFIG_0_7_SIZE,
-                   sizeof *full);
+  if (!gh__config_size_known(c->struct_size)) {
+    char sizes[160];
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof released_sizes / sizeof released_sizes[0] && used < sizeof sizes; ++i) {
+      const int n = snprintf(sizes + used, sizeof sizes - used, "%s%zu", i ? ", " : "", released_sizes[i]);
+      if (n < 0) break;
+      used += (size_t)n;
+    }
+    return invalid(message, size, "config.struct_size = %zu is not the size of a released gh_config (%s bytes): "
+                   "start from gh_config_default(), which sets it", c->struct_size, sizes);
+  }
   /* The fields the caller's header has come from the caller; the ones added since, defaults. */
   set_defaults(full, c->design);
   memcpy(full, c, c->struct_size);
