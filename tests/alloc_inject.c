@@ -210,8 +210,8 @@ static void check_success(const tu_op *op, tu_model *m, op_buffers *b, gh_status
           break;
       }
       if (st == GH_ERR_TABLE_FULL) skip = b->out_a;
-      /* The device status word records the keys that did not fit (CUDA, status-flag designs). */
-      if (m->variant == GH_VARIANT_MAP) tu_check_device_flags(&m->map, st == GH_ERR_TABLE_FULL);
+      /* The status word records the keys that did not fit (designs with status flags). */
+      if (m->variant == GH_VARIANT_MAP) tu_check_status_flags(&m->map, st == GH_ERR_TABLE_FULL);
       tu_model_note_insert(m, op->keys, op->values, op->n, op->policy, skip, b->fresh, b->nfresh);
       break;
     }

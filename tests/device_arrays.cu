@@ -118,7 +118,7 @@ static void run_memory_case(unsigned key_bits, unsigned value_bits, memory kind,
       if (!CHECK(flags[i] == 0, "failed_out[%llu] = %u", (unsigned long long)i, flags[i])) break;
     }
   }
-  tu_check_device_flags(&h, 0);
+  tu_check_status_flags(&h, 0);
   tu_check_all(&h);
 
   tu_set_phase("find into %s memory", memory_names[kind]);
@@ -186,7 +186,7 @@ static void run_memory_case(unsigned key_bits, unsigned value_bits, memory kind,
     }
     tu_check_pairs(&h, wide, vb > 0 ? wide_values : NULL, count);
   }
-  tu_check_device_flags(&h, 0);
+  tu_check_status_flags(&h, 0);
   tu_check_all(&h);
 
   tu_set_phase("clear on the stream");

@@ -118,6 +118,20 @@ static void run_full_case(const tu_design *design, gh_backend backend, unsigned 
   tu_gen_values(&rng, value_bits, n, batch_values);
   tu_insert(&h, batch_keys, batch_values, n, GH_MAX, 0, NULL);
   tu_check_find(&h, pool, pool_n, TU_FIND_VALUES | TU_FIND_FOUND);
+  if (tu_design_has(design, GH_CAP_STATUS_FLAGS)) {
+    /* "Reads and clears the table's status word": an insert that met present keys sets
+     * GH_FLAG_DUPLICATE (and, fitting them all, not GH_FLAG_PROBE_LIMIT); the next read is 0. */
+    unsigned flags = 0;
+    void *packed = tu_pack(pool, 20, key_bits), *packed_values = value_bits ? tu_pack(batch_values, 20, value_bits) : NULL;
+    tu_set_phase("full table: status flags of an insert of present keys");
+    CHECK_OK(h.table, gh_insert(h.table, packed, packed_values, 20, GH_KEEP_FIRST, NULL, NULL));
+    if (CHECK_OK(h.table, gh_take_status_flags(h.table, &flags)))
+      CHECK(flags == GH_FLAG_DUPLICATE, "status flags 0x%x after re-inserting present keys, expected GH_FLAG_DUPLICATE", flags);
+    if (CHECK_OK(h.table, gh_take_status_flags(h.table, &flags)))
+      CHECK(flags == 0, "status flags 0x%x on a second read: gh_take_status_flags did not clear them", flags);
+    free(packed);
+    free(packed_values);
+  }
 
   /* 3. Lookups of absent keys in a table without an empty slot must end at the probe limit. */
   tu_set_phase("full table: find absent keys (must terminate)");

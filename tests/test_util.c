@@ -937,23 +937,21 @@ void tu_table_destroy(tu_table *h) {
   tu_ref_free(&h->ref);
 }
 
-void tu_check_device_flags(tu_table *h, int keys_failed) {
+void tu_check_status_flags(tu_table *h, int keys_failed) {
   unsigned flags = 0;
-  /* The status word is what CUDA kernels of designs with GH_CAP_STATUS_FLAGS record (the host
-   * backend does not promise the probe-limit flag). */
+  /* The status word: what the operations of designs with GH_CAP_STATUS_FLAGS record, on either
+   * backend ("GH_FLAG_* bits set by its operations"). */
   const tu_design *design = tu_design_of(h->config.design);
-  if (h->config.backend != GH_BACKEND_CUDA || design == NULL ||
-      !tu_design_has(design, GH_CAP_STATUS_FLAGS))
-    return;
+  if (design == NULL || !tu_design_has(design, GH_CAP_STATUS_FLAGS)) return;
   if (!CHECK_OK(h->table, gh_take_status_flags(h->table, &flags))) return;
-  CHECK((flags & GH_FLAG_BAD_GROUP) == 0, "device status word has GH_FLAG_BAD_GROUP (0x%x)",
+  CHECK((flags & GH_FLAG_BAD_GROUP) == 0, "status word has GH_FLAG_BAD_GROUP (0x%x)",
         flags);
   if (keys_failed) {
     CHECK((flags & GH_FLAG_PROBE_LIMIT) != 0,
-          "keys did not fit but the device status word lacks GH_FLAG_PROBE_LIMIT (0x%x)", flags);
+          "keys did not fit but the status word lacks GH_FLAG_PROBE_LIMIT (0x%x)", flags);
   } else {
     CHECK((flags & GH_FLAG_PROBE_LIMIT) == 0,
-          "device status word has GH_FLAG_PROBE_LIMIT (0x%x) but no key failed", flags);
+          "status word has GH_FLAG_PROBE_LIMIT (0x%x) but no key failed", flags);
   }
 }
 
@@ -995,7 +993,7 @@ uint64_t tu_insert(tu_table *h, const uint64_t *keys, const uint64_t *values, ui
           (unsigned long long)nfailed, text);
     /* The flags of this insert, before the lookups below clear them; after reading the message,
      * which the next call on the table replaces. */
-    tu_check_device_flags(h, nfailed > 0);
+    tu_check_status_flags(h, nfailed > 0);
     tu_ref_insert(&h->ref, keys, values, n, policy, failed);
     /* A flagged key must be absent afterwards, in the table as in the reference: no other
      * occurrence of it in the batch may have been stored. */
@@ -1010,7 +1008,7 @@ uint64_t tu_insert(tu_table *h, const uint64_t *keys, const uint64_t *values, ui
   } else {
     CHECK_STATUS(h->table, st, allow_full ? GH_ERR_TABLE_FULL : GH_OK);
   }
-  if (st == GH_OK) tu_check_device_flags(h, 0);
+  if (st == GH_OK) tu_check_status_flags(h, 0);
   if (failed_copy != NULL) memcpy(failed_copy, failed, (size_t)n);
   free(failed);
   free(packed_values);
@@ -1053,7 +1051,7 @@ uint64_t tu_erase(tu_table *h, const uint64_t *keys, uint64_t n) {
           (unsigned long long)count, (unsigned long long)expected);
     tu_ref_erase(&h->ref, keys, n);
   }
-  tu_check_device_flags(h, 0);
+  tu_check_status_flags(h, 0);
   tu_ref_free(&flagged);
   tu_ref_free(&present);
   free(erased);
@@ -1108,7 +1106,7 @@ void tu_check_find(tu_table *h, const uint64_t *keys, uint64_t n, unsigned mode)
       }
     }
   }
-  tu_check_device_flags(h, 0);
+  tu_check_status_flags(h, 0);
   free(found);
   free(values);
   free(packed_default);
@@ -1129,7 +1127,7 @@ void tu_check_contains(tu_table *h, const uint64_t *keys, uint64_t n) {
             (unsigned long long)i, found[i], (unsigned long long)keys[i], present);
     }
   }
-  tu_check_device_flags(h, 0);
+  tu_check_status_flags(h, 0);
   free(found);
   free(packed_keys);
 }
@@ -1161,7 +1159,7 @@ void tu_clear(tu_table *h) {
             "gh_clear: %zu + %zu bytes before, %zu + %zu after; capacity %llu after, %llu at creation", host_before,
             device_before, host_after, device_after, (unsigned long long)capacity, (unsigned long long)h->capacity);
   }
-  tu_check_device_flags(h, 0);
+  tu_check_status_flags(h, 0);
 }
 
 typedef struct tu_pair {
@@ -1256,7 +1254,7 @@ void tu_check_export(tu_table *h, uint64_t slack) {
   if (pairs == NULL) return;
   tu_check_no_error_text(h->table, "gh_export");
   tu_check_sorted_pairs(h, pairs, count, "export");
-  tu_check_device_flags(h, 0);
+  tu_check_status_flags(h, 0);
   free(pairs);
 }
 

@@ -303,11 +303,11 @@ void tu_check_stats_rules(gh_table *table, const gh_stats *stats, uint64_t capac
 /* size + export + stats + validate. */
 void tu_check_all(tu_table *h);
 
-/* Reads (and so clears) the device status word of a CUDA table whose design has
- * GH_CAP_STATUS_FLAGS: no kernel may have seen a bad group size, and GH_FLAG_PROBE_LIMIT must be
- * set exactly when keys_failed (keys did not fit in the operation since the last read). A no-op
- * for host tables and other designs. */
-void tu_check_device_flags(tu_table *h, int keys_failed);
+/* Reads (and so clears) the status word of a table whose design has GH_CAP_STATUS_FLAGS, on
+ * either backend: no operation may have seen a bad group size, and GH_FLAG_PROBE_LIMIT must be set
+ * exactly when keys_failed (keys did not fit in the operation since the last read). A no-op for
+ * other designs. */
+void tu_check_status_flags(tu_table *h, int keys_failed);
 
 /* Exports the whole table into freshly malloc'd arrays sorted by key (values NULL for sets);
  * returns the count, or UINT64_MAX after reporting a failure. */

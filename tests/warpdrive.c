@@ -175,7 +175,7 @@ static void bulk_full_case(unsigned key_bits) {
       CHECK(tu_mentions_count(message, n - stored), "gh_last_error does not give the count %llu of keys that did "
             "not fit: \"%s\"", (unsigned long long)(n - stored), message);
       tu_ref_insert(&h.ref, keys, values, n, GH_OVERWRITE, missing);
-      tu_check_device_flags(&h, 1);
+      tu_check_status_flags(&h, 1);
       free(missing);
       tu_set_phase("after");
       tu_check_table(&h, keys, n);
