@@ -351,7 +351,7 @@ gh_status gh_memory_estimate(const gh_config *config, size_t *host_bytes, size_t
 #define GH_CAP_REPORTS_FULL 0x2u   /* gh_insert may report GH_ERR_TABLE_FULL (fixed capacity) */
 #define GH_CAP_GROWS 0x4u          /* the table enlarges itself; gh_insert never reports full */
 #define GH_CAP_DEVICE_VIEW 0x8u    /* gh_get_device_view on the CUDA backend */
-#define GH_CAP_STATUS_FLAGS 0x10u  /* kernels record GH_FLAG_* bits (gh_take_status_flags) */
+#define GH_CAP_STATUS_FLAGS 0x10u  /* operations record GH_FLAG_* bits (gh_take_status_flags) */
 #define GH_CAP_GROUP_SIZE 0x20u    /* config.group_size shapes the table */
 #define GH_CAP_HASH_FUNCTIONS 0x40u /* config.hash_functions, hash_family, table_factor apply */
 #define GH_CAP_MIXED 0x80u         /* gh_mixed (insert, erase and find in one batch) */
@@ -662,7 +662,8 @@ gh_backend gh_table_backend(const gh_table *table);
 /** Copies the table to the host and checks every invariant of its design (for warpdrive: each
  * key lies on its probe sequence within the probe limit and before any empty slot, no key twice,
  * the size counter equals the keys found, the sentinel side store is well formed). Returns
- * GH_OK or GH_ERR_CORRUPT with the first violation in gh_last_error(). */
+ * GH_OK, GH_ERR_CORRUPT with the first violation in gh_last_error(), or GH_ERR_OUT_OF_MEMORY when
+ * the host memory for the copy (or a sort of its keys) cannot be had. */
 gh_status gh_validate(gh_table *table);
 
 /** What the last failed (or partly failed) call on this table did and kept; "" after success.
@@ -679,7 +680,8 @@ int gh_cuda_device_count(void);
 /* 7. Device-side view                                                                       */
 /* ---------------------------------------------------------------------------------------- */
 
-/** Statistics flags that kernels OR into a table's device status word. */
+/** Statistics flags that a table's operations OR into its status word (on either backend; user
+ * kernels on a device view too). */
 #define GH_FLAG_PROBE_LIMIT 0x1u      /* a key did not fit within the probe limit */
 #define GH_FLAG_DUPLICATE 0x2u        /* an insert met a key that was already present */
 #define GH_FLAG_BAD_GROUP 0x4u        /* a device call used a group size the table cannot use */

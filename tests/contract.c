@@ -495,7 +495,6 @@ static void test_tableless(const tu_design *design, gh_variant variant, gh_backe
   }
 }
 
-/* A variant the design does not accept: refused everywhere it can be asked for. */
 /* A program built against an older header passes a smaller gh_config. Every size gh_config_init
  * takes (those of the releases) must make a table of the variant; the fields the caller's struct
  * lacks are the library's defaults (as in a table made from this header's gh_config_default), and
@@ -545,6 +544,7 @@ static void test_released_sizes(const tu_design *design, gh_variant variant, gh_
   gh_destroy(reference);
 }
 
+/* A variant the design does not accept: refused everywhere it can be asked for. */
 static void test_refused_variant(const tu_design *design, gh_variant variant, gh_backend backend) {
   gh_config c = gh_config_default(design->design);
   gh_table *table = (gh_table *)&c;

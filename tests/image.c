@@ -504,7 +504,6 @@ static void case_bad_images(const tu_design *design, gh_backend backend) {
   gh_destroy(t);
 }
 
-/* Loads and saves with each allocation failing in turn. */
 /* The bytes of the file at path (NULL when it cannot be read); *bytes its size. */
 static unsigned char *file_bytes(const char *path, size_t *bytes) {
   FILE *f = fopen(path, "rb");
@@ -578,6 +577,7 @@ static void check_failed_saves_keep_the_file(gh_table *kept, gh_table *other, tu
   free(before);
 }
 
+/* Loads and saves with each allocation failing in turn. */
 static void case_alloc(const tu_design *design, gh_backend backend) {
   tu_set_context("image alloc %s %s seed 0x%016llx", tu_backend_name(backend), design->name,
                  (unsigned long long)image_seed);

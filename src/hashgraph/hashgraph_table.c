@@ -567,7 +567,8 @@ static gh_status check_keys_once(gh_table *t, const void *edge_slots) {
   gh_status status = GH_OK;
   for (uint64_t e = 1; e < s->edges && status == GH_OK; ++e)
     if (keys[e] == keys[e - 1u])
-      status = gh__fail(t, GH_ERR_CORRUPT, "validate: key %llu is stored twice in a map", (unsigned long long)keys[e]);
+      status = gh__fail(t, GH_ERR_CORRUPT, "validate: key %llu is stored twice in a %s", (unsigned long long)keys[e],
+                        t->config.value_bits ? "map" : "set");
   free(keys);
   return status;
 }
