@@ -19,7 +19,8 @@
  *                over another edge of its vertex), with the counts raised to match: a key held
  *                twice and nothing else wrong
  *   and the design's own: warpdrive's side slot holding neither the marker nor the empty
- *   pattern, dycuckoo's bucket lock held between calls, hashgraph's offsets decreasing, slab's
+ *   pattern, dycuckoo's bucket lock or side entry held between calls and its size counter off,
+ *   hashgraph's offsets decreasing, slab's
  *   auxiliary lane cleared, an empty entry before a stored one, a next address naming no slab.
  * For a map (32-bit keys, 32-bit values), a set (64-bit keys), and the compacting and multi-value
  * tables of designs that have them (32- and 64-bit keys; the multi-value ones with a third of their
@@ -83,14 +84,14 @@ typedef struct named_break {
 #define ANY_VARIANT 7u
 #define ONE_VALUE_A_KEY (1u << GH_VARIANT_MAP | 1u << GH_VARIANT_COMPACTING)
 
-/* One design's hooks into its state (t->impl): its entries, its count, and up to six breaks of its
+/* One design's hooks into its state (t->impl): its entries, its count, and up to seven breaks of its
  * own (a NULL apply ends them), "twice" first (not for the multi-value tables that store each
  * pair as an entry: they may hold a key twice). */
 typedef struct design_hooks {
   const char *design;
   entry_view (*entries)(gh_table *t);
   count_view (*count)(gh_table *t);
-  named_break own[6];
+  named_break own[7];
 } design_hooks;
 
 /* ---- Bytes on the table's side, patched and put back -------------------------------------------- */
@@ -296,6 +297,13 @@ static const char *cuckoo_value_runs(gh_table *t) {
   patch_bytes(t, w->info, 0, &first, sizeof first);
   return w->id_used > 1u ? "do not follow" : "key offsets cover";
 }
+/* A multi-value table's count of stored values one more than its keys' runs cover. */
+static const char *cuckoo_value_count(gh_table *t) {
+  gh_ck_table *w = (gh_ck_table *)t->impl;
+  const uint64_t more = w->value_count + 1u;
+  patch_bytes(t, &w->value_count, 1, &more, sizeof more);
+  return "key offsets cover";
+}
 static const char *cuckoo_pairs(gh_table *t) {
   gh_ck_table *w = (gh_ck_table *)t->impl;
   const uint64_t more = w->pairs + 1u;
@@ -337,6 +345,19 @@ static const char *dycuckoo_twice(gh_table *t) {
   }
   free(c.bytes);
   return message;
+}
+/* The all-ones key's side entry (a lock word, then a presence word) locked between calls. */
+static const char *dycuckoo_side_locked(gh_table *t) {
+  const uint32_t held = GH_DY_LOCK_FREE + 1u;
+  patch_bytes(t, ((gh_dy_table *)t->impl)->side, 0, &held, sizeof held);
+  return "side entry is locked";
+}
+/* The size counter (the subtables' and the side entry's keys) one too high, the subtables' own
+ * counts right. */
+static const char *dycuckoo_size_counter(gh_table *t) {
+  const count_view size = {&((gh_dy_table *)t->impl)->counters->size, 0, NULL};
+  patch_count_up(t, size);
+  return "the size counter says";
 }
 static const char *dycuckoo_lock_held(gh_table *t) {
   const uint32_t held = GH_DY_LOCK_FREE + 1u;
@@ -460,11 +481,15 @@ static const design_hooks hooks[] = {
       {"id twice", cuckoo_id_twice, 1u << GH_VARIANT_COMPACTING},
       {"id list", cuckoo_id_list, 1u << GH_VARIANT_COMPACTING},
       {"value runs", cuckoo_value_runs, 1u << GH_VARIANT_MULTIVALUE},
+      {"value count", cuckoo_value_count, 1u << GH_VARIANT_MULTIVALUE},
       {"pairs", cuckoo_pairs, 1u << GH_VARIANT_MULTIVALUE}}},
     {"dycuckoo",
      dycuckoo_entries,
      dycuckoo_count,
-     {{"twice", dycuckoo_twice, ANY_VARIANT}, {"lock held", dycuckoo_lock_held, ANY_VARIANT}}},
+     {{"twice", dycuckoo_twice, ANY_VARIANT},
+      {"lock held", dycuckoo_lock_held, ANY_VARIANT},
+      {"side locked", dycuckoo_side_locked, ANY_VARIANT},
+      {"size", dycuckoo_size_counter, ANY_VARIANT}}},
     {"hashgraph",
      hashgraph_entries,
      hashgraph_count,
