@@ -383,6 +383,15 @@ static void case_bad_images(const tu_design *design, gh_backend backend) {
   gh_table *out = t;
   CHECK(gh_load_from_memory(NULL, bytes, NULL, &out) == GH_ERR_INVALID_ARGUMENT && out == NULL, "buffer NULL");
   CHECK(gh_load_from_memory(image, bytes, NULL, NULL) == GH_ERR_INVALID_ARGUMENT, "table handle NULL");
+  {
+    /* a runtime config not made by gh_config_default: smaller than any release's */
+    gh_config runtime = c;
+    runtime.struct_size = 8;
+    out = t;
+    CHECK(gh_load_from_memory(image, bytes, &runtime, &out) == GH_ERR_INVALID_ARGUMENT && out == NULL &&
+              strstr(gh_last_create_error(), "runtime") != NULL,
+          "a runtime config of 8 bytes: %s", gh_last_create_error());
+  }
   out = t;
   CHECK(gh_load(NULL, NULL, &out) == GH_ERR_INVALID_ARGUMENT && out == NULL, "path NULL");
   out = t;
