@@ -6,7 +6,8 @@
  *   resize      from one bucket per subtable up to many keys (GPU 2^20, host 2^18) in batches,
  *               then erased batch by batch back to none; after every batch: validate, theta =
  *               size / slots within [fill_min, fill_max] (below only once every subtable is back
- *               at its size at creation), subtable sizes within 2x, results against a reference
+ *               at its size at creation), subtable sizes within 2x, results against a reference;
+ *               a halving whose left-over keys find no room (a table laid out by hand) undone
  *   resize-large  the same to 2^24 keys on the GPU (left out of compute-sanitizer: too slow there)
  *   duplicates  batches where every key comes many times, under every policy (the racing copies
  *               of one key never store it twice), 32- and 64-bit keys
@@ -40,6 +41,8 @@
 #include <string.h>
 
 #include "alloc_inject.h"
+#include "core/toolkit.h"
+#include "dycuckoo/dycuckoo_table.h"
 #include "test_util.h"
 #include "tracking_alloc.h"
 
@@ -197,9 +200,115 @@ static void floor_case(uint64_t floor) {
   free(values);
 }
 
+/* A halving whose residuals find no room is undone ("when a residual finds no room, the ones placed
+ * are erased again and subtable i stays as it was"). A set with d = 2 grown once (subtable L twice
+ * the other's f buckets) is laid out by hand (its key lines and counters written directly, as a
+ * valid table): 32 keys in L's bucket 0 and 16 in bucket 1 (the two a halving merges: a key's
+ * bucket is its hash's multiply-high range, so bucket j of the doubled table came from j / 2); the
+ * 32 and half the 16 have the same bucket B in the other subtable, which is full, the other half
+ * buckets there with room; filler keys elsewhere hold theta at fill_min. Erasing the fillers drops
+ * theta below it: halving L would merge buckets 0 and 1 into 48 keys, 16 left over, some of which
+ * have no room in B while others find theirs: those placed are taken out again. The erase
+ * succeeds, the halving does not happen, no key is held twice (validate), every other key is still
+ * found, and the table validates (theta below fill_min is allowed while a halving is blocked). */
+static uint32_t key_in(tu_rng *rng, const gh_dy_geometry *g, unsigned l, uint64_t want_l, uint64_t want_o,
+                       int other_may_be_any) {
+  for (;;) {
+    const uint32_t key = (uint32_t)tu_next(rng);
+    if (key >= 0xFFFFFFFEu) continue;
+    const uint64_t in_l = gh_dy_bucket(g, l, key), in_o = gh_dy_bucket(g, 1u - l, key);
+    if (in_l == want_l && (other_may_be_any ? in_o != want_o : in_o == want_o)) return key;
+  }
+}
+
+static void blocked_halving_case(void) {
+  tu_rng rng = tu_rng_make(tu_mix_seed(dy_seed, 77, 7, 7));
+  gh_config cfg = dy_config(32, 0, 256);
+  cfg.hash_functions = 2;
+  tu_set_context("dycuckoo blocked halving %s seed 0x%016llx", tu_backend_name(dy_backend), (unsigned long long)dy_seed);
+  tu_set_phase("grow one subtable");
+  gh_table *t = NULL;
+  if (!CHECK(gh_create(&cfg, &t) == GH_OK, "gh_create: %s", gh_last_create_error())) return;
+  gh_dy_table *s = (gh_dy_table *)t->impl;
+  const gh_dy_geometry *g = &s->geometry;
+  for (int batch = 0; batch < 64 && g->buckets[0] == g->buckets[1]; ++batch) {
+    uint32_t more[32];
+    for (unsigned i = 0; i < 32; ++i) more[i] = (uint32_t)tu_next(&rng) >> 1;
+    CHECK_OK(t, gh_insert(t, more, NULL, 32, GH_KEEP_FIRST, NULL, NULL));
+  }
+  const unsigned l = g->buckets[0] > g->buckets[1] ? 0u : 1u, o = 1u - l;
+  const uint64_t f = g->buckets[o];
+  if (!CHECK(g->buckets[l] == 2u * f && f >= 2u, "subtables of %llu and %llu buckets, not 2f and f (f >= 2)",
+             (unsigned long long)g->buckets[0], (unsigned long long)g->buckets[1])) {
+    gh_destroy(t);
+    return;
+  }
+  tu_set_phase("lay the table out by hand");
+  const unsigned slots = g->slots;
+  const uint64_t held = 2u * slots + slots / 2u, table_slots = (g->buckets[l] + f) * slots;
+  const uint64_t fillers = (uint64_t)(cfg.fill_min * (double)table_slots) + 1u - held;
+  uint32_t *lines[2] = {(uint32_t *)tu_xmalloc(g->buckets[0] * GH_DY_LINE_BYTES),
+                        (uint32_t *)tu_xmalloc(g->buckets[1] * GH_DY_LINE_BYTES)};
+  memset(lines[0], 0xFF, g->buckets[0] * GH_DY_LINE_BYTES);
+  memset(lines[1], 0xFF, g->buckets[1] * GH_DY_LINE_BYTES);
+  uint32_t *kept = (uint32_t *)tu_xmalloc(held * 4u), *filler = (uint32_t *)tu_xmalloc(fillers * 4u);
+  const uint64_t blocked = 3u % f; /* B, the other subtable's full bucket */
+  for (unsigned k = 0; k < slots; ++k) { /* L's bucket 0, then B */
+    kept[k] = key_in(&rng, g, l, 0, blocked, 0);
+    lines[l][k] = kept[k];
+    kept[slots + k] = key_in(&rng, g, o, blocked, 0, 1);
+    lines[o][blocked * slots + k] = kept[slots + k];
+  }
+  for (unsigned k = 0; k < slots / 2u; ++k) { /* L's bucket 1: half of them B's too */
+    kept[2u * slots + k] = key_in(&rng, g, l, 1, blocked, k % 2u);
+    lines[l][slots + k] = kept[2u * slots + k];
+  }
+  unsigned long long in[2] = {0, 0};
+  in[l] = slots + slots / 2u, in[o] = slots;
+  for (uint64_t j = 0, home = 2; j < fillers; ++j) { /* one a bucket of L from 2 on, none in B */
+    filler[j] = key_in(&rng, g, l, home, blocked, 1);
+    unsigned k = 0;
+    while (lines[l][home * slots + k] != 0xFFFFFFFFu) ++k;
+    lines[l][home * slots + k] = filler[j];
+    in[l] += 1;
+    if (++home == g->buckets[l]) home = 2;
+  }
+  gh_dy_counters c;
+  memset(&c, 0, sizeof c);
+  REQUIRE(gh__to_host(t, &c, s->counters, sizeof c, NULL) == GH_OK, "reading the counters");
+  c.keys[0] = in[0], c.keys[1] = in[1], c.side = 0, c.size = in[0] + in[1];
+  for (unsigned i = 0; i < 2; ++i)
+    REQUIRE(gh__copy(t, s->sub[i].keys, lines[i], g->buckets[i] * GH_DY_LINE_BYTES, NULL) == GH_OK, "writing lines");
+  REQUIRE(gh__copy(t, s->counters, &c, sizeof c, NULL) == GH_OK && gh__sync(t, NULL) == GH_OK, "writing counters");
+  gh_stats before, after;
+  if (!CHECK_OK(t, gh_validate(t)) || !CHECK_OK(t, gh_get_stats(t, &before))) goto out;
+  tu_set_phase("erase the fillers: theta below fill_min, the halving blocked");
+  uint64_t erased = 0;
+  CHECK_OK(t, gh_erase(t, filler, fillers, NULL, &erased, NULL));
+  CHECK(erased == fillers, "erased %llu of %llu fillers", (unsigned long long)erased, (unsigned long long)fillers);
+  CHECK_OK(t, gh_validate(t));
+  if (CHECK_OK(t, gh_get_stats(t, &after)))
+    CHECK(after.downsizes == before.downsizes && after.subtable_buckets[l] == 2u * f && after.size == held,
+          "after the blocked halving: %llu downsizes (%llu before), subtable %u of %llu buckets, %llu keys (%llu kept)",
+          (unsigned long long)after.downsizes, (unsigned long long)before.downsizes, l,
+          (unsigned long long)after.subtable_buckets[l], (unsigned long long)after.size, (unsigned long long)held);
+  uint8_t found[2 * 32 + 16];
+  if (CHECK(held <= sizeof found, "%llu kept keys", (unsigned long long)held) &&
+      CHECK_OK(t, gh_contains(t, kept, held, found, NULL)))
+    for (uint64_t j = 0; j < held; ++j)
+      if (!CHECK(found[j], "kept key %u lost by the undone halving", kept[j])) break;
+  printf("  blocked halving: subtables of %llu and %llu buckets, %llu fillers erased, the halving undone, %llu keys "
+         "kept\n", (unsigned long long)g->buckets[0], (unsigned long long)g->buckets[1], (unsigned long long)fillers,
+         (unsigned long long)held);
+out:
+  free(lines[0]), free(lines[1]), free(kept), free(filler);
+  gh_destroy(t);
+}
+
 static void part_resize(void) {
   const int gpu = dy_backend == GH_BACKEND_CUDA;
   floor_case(gpu ? 1ull << 16 : 1ull << 12);
+  blocked_halving_case();
   resize_case(32, 32, gpu ? 1ull << 20 : 1ull << 18);
   resize_case(64, 64, gpu ? 1ull << 18 : 1ull << 16);
   resize_case(32, 0, gpu ? 1ull << 18 : 1ull << 16);
