@@ -12,6 +12,7 @@
  *   load          a map at load factors 0.25 and 4 under every policy, against the reference
  *   positions     inserts without values (GH_CAP_INDEX_PAYLOADS): each entry's value is its position
  *                 in the call's keys, 32- and 64-bit values, two calls (positions restart at 0),
+ *                 more than 2^32 positions into 32-bit values refused,
  *                 against the model; a map refuses values NULL
  *   builds        build V2 (the CUDA backend's, from 2^16 entries) gives the table build V1 (the host
  *                 backend's) gives: the same entries built on both backends, 2^20, 1000003,
@@ -204,6 +205,20 @@ static void part_positions(void) {
     free(distinct);
     free(keys);
     free(positions);
+  }
+  tu_set_phase("more positions than 32-bit values hold: refused before a key is read");
+  {
+    const gh_config narrow = hg_config(GH_VARIANT_MULTIVALUE, 32, 32, 1.0);
+    gh_table *t = NULL;
+    if (CHECK_OK(NULL, gh_create(&narrow, &t))) {
+      const uint32_t key = 7; /* (n says 2^32 + 1 keys: none may be read) */
+      CHECK_STATUS(t, gh_insert(t, &key, NULL, (1ull << 32) + 1u, GH_APPEND, NULL, NULL), GH_ERR_INVALID_ARGUMENT);
+      CHECK(strstr(gh_last_error(t), "value_bits 64") != NULL, "the message does not point at value_bits 64: %s",
+            gh_last_error(t));
+      uint64_t size = 1;
+      CHECK(gh_size(t, &size) == GH_OK && size == 0, "a refused insert left %llu entries", (unsigned long long)size);
+      gh_destroy(t);
+    }
   }
   tu_set_phase("a map keeps its values: values NULL refused");
   const gh_config map_cfg = hg_config(GH_VARIANT_MAP, 32, 32, 1.0);
