@@ -211,13 +211,15 @@ static void floor_case(uint64_t floor) {
  * have no room in B while others find theirs: those placed are taken out again. The erase
  * succeeds, the halving does not happen, no key is held twice (validate), every other key is still
  * found, and the table validates (theta below fill_min is allowed while a halving is blocked). */
-static uint32_t key_in(tu_rng *rng, const gh_dy_geometry *g, unsigned l, uint64_t want_l, uint64_t want_o,
-                       int other_may_be_any) {
+/* A random key (not all ones, nor all ones - 1) whose bucket in subtable i is bucket, and whose
+ * bucket in the other subtable is other_bucket (or, not_there, any but it). */
+static uint32_t key_in(tu_rng *rng, const gh_dy_geometry *g, unsigned i, uint64_t bucket, uint64_t other_bucket,
+                       int not_there) {
   for (;;) {
     const uint32_t key = (uint32_t)tu_next(rng);
     if (key >= 0xFFFFFFFEu) continue;
-    const uint64_t in_l = gh_dy_bucket(g, l, key), in_o = gh_dy_bucket(g, 1u - l, key);
-    if (in_l == want_l && (other_may_be_any ? in_o != want_o : in_o == want_o)) return key;
+    const uint64_t here = gh_dy_bucket(g, i, key), other = gh_dy_bucket(g, 1u - i, key);
+    if (here == bucket && (not_there ? other != other_bucket : other == other_bucket)) return key;
   }
 }
 
