@@ -14,17 +14,20 @@
  *   counted      the design's count of its keys one too high
  *   noncanonical an empty slot with some of its other bits cleared (designs whose empty slots
  *                hold a whole pattern)
+ *   padding      a stored 16-byte slot's padding cleared (those designs, a 64-bit key and a 32-bit
+ *                value)
  *   twice        a stored key copied into an empty slot where it could also live (later on its
  *                probe sequence, another of its buckets, another subtable, its list; hashgraph:
  *                over another edge of its vertex), with the counts raised to match: a key held
  *                twice and nothing else wrong
  *   and the design's own: warpdrive's side slot holding neither the marker nor the empty
- *   pattern, dycuckoo's bucket lock or side entry held between calls and its size counter off,
- *   hashgraph's offsets decreasing, slab's
+ *   pattern; cuckoo's compacting ids and multi-value runs and counts; dycuckoo's bucket lock or
+ *   side entry held between calls and its size counter off; hashgraph's offsets decreasing; slab's
  *   auxiliary lane cleared, an empty entry before a stored one, a next address naming no slab.
- * For a map (32-bit keys, 32-bit values), a set (64-bit keys), and the compacting and multi-value
- * tables of designs that have them (32- and 64-bit keys; the multi-value ones with a third of their
- * keys given two values). A design this file has no hooks for fails: a new design adds its own here.
+ * For a map (32-bit keys, 32-bit values), a set (64-bit keys), a map of 64-bit keys and 32-bit
+ * values, and the compacting and multi-value tables of designs that have them (32- and 64-bit
+ * keys; the multi-value ones with a third of their keys given a second value). A design this file
+ * has no hooks for fails: a new design adds its own here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -552,6 +555,13 @@ static void break_entries(gh_table *t, const design_hooks *h) {
     patch_bytes(t, entry_at(&c.v, c.v.base, empty) + c.v.entry_bytes - 1u, 0, &cleared, 1);
     expect_found(t, "noncanonical", c.v.noncanonical);
   }
+  /* 16-byte slots of a 64-bit key and a 32-bit value: their last 4 bytes are padding, all ones */
+  if (c.v.noncanonical != NULL && c.v.entry_bytes == 16u && t->config.value_bits == 32u && first < c.positions) {
+    tu_set_phase("padding: the last byte of stored position %llu cleared", (unsigned long long)first);
+    const char cleared = 0;
+    patch_bytes(t, entry_at(&c.v, c.v.base, first) + c.v.entry_bytes - 1u, 0, &cleared, 1);
+    expect_found(t, "padding", "padding bits are not all ones");
+  }
   free(c.bytes);
 }
 
@@ -616,8 +626,9 @@ static void run_case(const tu_design *design, const design_hooks *h, gh_backend 
 }
 
 int main(int argc, char **argv) {
-  /* maps: a map and a set; compacting (ids) and multi-value tables: 32- and 64-bit keys */
-  static const unsigned map_widths[][2] = {{32, 32}, {64, 0}}, other_widths[][2] = {{32, 32}, {64, 32}};
+  /* maps: a map, a set, and a map of 16-byte slots (padding beside the value); compacting (ids) and
+   * multi-value tables: 32- and 64-bit keys */
+  static const unsigned map_widths[][2] = {{32, 32}, {64, 0}, {64, 32}}, other_widths[][2] = {{32, 32}, {64, 32}};
   gh_backend backend;
   const tu_design *design = NULL;
   uint64_t seed = CORRUPTION_BASE_SEED;
@@ -635,7 +646,8 @@ int main(int argc, char **argv) {
   for (int v = GH_VARIANT_MAP; v <= GH_VARIANT_MULTIVALUE; ++v) {
     if (!tu_design_accepts_variant(design, (gh_variant)v)) continue;
     const unsigned(*widths)[2] = v == GH_VARIANT_MAP ? map_widths : other_widths;
-    for (size_t w = 0; w < 2; ++w)
+    const size_t count = v == GH_VARIANT_MAP ? sizeof map_widths / sizeof map_widths[0] : 2u;
+    for (size_t w = 0; w < count; ++w)
       run_case(design, h, backend, (gh_variant)v, widths[w][0], widths[w][1],
                tu_mix_seed(seed, widths[w][0], widths[w][1], (uint64_t)v));
   }

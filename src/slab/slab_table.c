@@ -446,6 +446,13 @@ static int walk(const gh_slab_table *s, uint8_t *seen, uint64_t *keys_out, uint6
           return 0;
         }
         if (stored == tomb) continue;
+        /* (16-byte slots: the bits beside a 32-bit key or value are all ones, as every write of
+         * the slot format leaves them (slot.h) and as warpdrive's and cuckoo's validate check) */
+        if (!gh_slot_bits_equal(gh_slot_read(f, e), gh_slot_pack(f, stored, gh_slot_load_value(f, e)))) {
+          snprintf(message, size, "bucket %llu, slab %llu, entry %u: padding bits are not all ones",
+                   (unsigned long long)b, (unsigned long long)hop, i);
+          return 0;
+        }
         uint64_t expected_stored = 0;
         const uint64_t key = gh_slab_user_key(g, b, stored);
         if (b >= g->buckets ? stored != GH_SLAB_SIDE_KEY : gh_slab_bucket(g, key, &expected_stored) != b) {
