@@ -200,17 +200,6 @@ static void floor_case(uint64_t floor) {
   free(values);
 }
 
-/* A halving whose residuals find no room is undone ("when a residual finds no room, the ones placed
- * are erased again and subtable i stays as it was"). A set with d = 2 grown once (subtable L twice
- * the other's f buckets) is laid out by hand (its key lines and counters written directly, as a
- * valid table): 32 keys in L's bucket 0 and 16 in bucket 1 (the two a halving merges: a key's
- * bucket is its hash's multiply-high range, so bucket j of the doubled table came from j / 2); the
- * 32 and half the 16 have the same bucket B in the other subtable, which is full, the other half
- * buckets there with room; filler keys elsewhere hold theta at fill_min. Erasing the fillers drops
- * theta below it: halving L would merge buckets 0 and 1 into 48 keys, 16 left over, some of which
- * have no room in B while others find theirs: those placed are taken out again. The erase
- * succeeds, the halving does not happen, no key is held twice (validate), every other key is still
- * found, and the table validates (theta below fill_min is allowed while a halving is blocked). */
 /* A random key (not all ones, nor all ones - 1) whose bucket in subtable i is bucket, and whose
  * bucket in the other subtable is other_bucket (or, not_there, any but it). */
 static uint32_t key_in(tu_rng *rng, const gh_dy_geometry *g, unsigned i, uint64_t bucket, uint64_t other_bucket,
@@ -223,6 +212,17 @@ static uint32_t key_in(tu_rng *rng, const gh_dy_geometry *g, unsigned i, uint64_
   }
 }
 
+/* A halving whose residuals find no room is undone ("when a residual finds no room, the ones placed
+ * are erased again and subtable i stays as it was"). A set with d = 2 grown once (subtable L twice
+ * the other's f buckets) is laid out by hand (its key lines and counters written directly, as a
+ * valid table): 32 keys in L's bucket 0 and 16 in bucket 1 (the two a halving merges: a key's
+ * bucket is its hash's multiply-high range, so bucket j of the doubled table came from j / 2); the
+ * 32 and half the 16 have the same bucket B in the other subtable, which is full, the other half
+ * buckets there with room; filler keys elsewhere hold theta at fill_min. Erasing the fillers drops
+ * theta below it: halving L would merge buckets 0 and 1 into 48 keys, 16 left over, some of which
+ * have no room in B while others find theirs: those placed are taken out again. The erase
+ * succeeds, the halving does not happen, no key is held twice (validate), every other key is still
+ * found, and the table validates (theta below fill_min is allowed while a halving is blocked). */
 static void blocked_halving_case(void) {
   tu_rng rng = tu_rng_make(tu_mix_seed(dy_seed, 77, 7, 7));
   gh_config cfg = dy_config(32, 0, 256);
@@ -283,6 +283,7 @@ static void blocked_halving_case(void) {
     REQUIRE(gh__copy(t, s->sub[i].keys, lines[i], g->buckets[i] * GH_DY_LINE_BYTES, NULL) == GH_OK, "writing lines");
   REQUIRE(gh__copy(t, s->counters, &c, sizeof c, NULL) == GH_OK && gh__sync(t, NULL) == GH_OK, "writing counters");
   gh_stats before, after;
+  memset(&before, 0, sizeof before), memset(&after, 0, sizeof after);
   if (!CHECK_OK(t, gh_validate(t)) || !CHECK_OK(t, gh_get_stats(t, &before))) goto out;
   tu_set_phase("erase the fillers: theta below fill_min, the halving blocked");
   uint64_t erased = 0;
@@ -299,9 +300,10 @@ static void blocked_halving_case(void) {
       CHECK_OK(t, gh_contains(t, kept, held, found, NULL)))
     for (uint64_t j = 0; j < held; ++j)
       if (!CHECK(found[j], "kept key %u lost by the undone halving", kept[j])) break;
-  printf("  blocked halving: subtables of %llu and %llu buckets, %llu fillers erased, the halving undone, %llu keys "
-         "kept\n", (unsigned long long)g->buckets[0], (unsigned long long)g->buckets[1], (unsigned long long)fillers,
-         (unsigned long long)held);
+  printf("  blocked halving: subtables of %llu and %llu buckets after %llu fillers were erased (%llu halvings), %llu "
+         "keys kept: %s\n", (unsigned long long)g->buckets[0], (unsigned long long)g->buckets[1],
+         (unsigned long long)fillers, (unsigned long long)(after.downsizes - before.downsizes), (unsigned long long)held,
+         tu_failure_count() ? "FAILED" : "ok");
 out:
   free(lines[0]), free(lines[1]), free(kept), free(filler);
   gh_destroy(t);
