@@ -282,7 +282,20 @@ static int compare_keys(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
-void gh__sort_keys_host(uint64_t *keys, uint64_t n) { qsort(keys, (size_t)n, sizeof *keys, compare_keys); }
+uint64_t gh__distinct_keys_host(uint64_t *keys, uint64_t n, int *has_repeat, uint64_t *repeated) {
+  qsort(keys, (size_t)n, sizeof *keys, compare_keys);
+  uint64_t distinct = n ? 1u : 0u;
+  *has_repeat = 0;
+  for (uint64_t i = 1; i < n; ++i) {
+    if (keys[i] != keys[i - 1]) {
+      distinct += 1;
+    } else if (!*has_repeat) {
+      *has_repeat = 1;
+      if (repeated) *repeated = keys[i];
+    }
+  }
+  return distinct;
+}
 
 static size_t key_bytes(const gh_table *t) { return t->config.key_bits / 8u; }
 static size_t value_bytes(const gh_table *t) { return t->config.value_bits / 8u; }

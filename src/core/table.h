@@ -96,9 +96,10 @@ void gh__clear_error(gh_table *t);
 /* A value of the table's width (value_bits 32 or 64) read from host memory as an integer; 0 for a set. */
 uint64_t gh__value_word(const gh_table *t, const void *value);
 
-/* Sorts n keys (host memory) ascending, so that a key held twice shows as two equal neighbours
- * (the check of validate that no key of a map is stored twice). */
-void gh__sort_keys_host(uint64_t *keys, uint64_t n);
+/* Sorts n keys (host memory) ascending and returns how many distinct keys they are; *repeated (when
+ * not NULL) gets the smallest key held more than once, and 1 comes back in *has_repeat if there is
+ * one. The check of validate that no key of a map is stored twice. */
+uint64_t gh__distinct_keys_host(uint64_t *keys, uint64_t n, int *has_repeat, uint64_t *repeated);
 
 /* Allocations through the table's allocator, counted in host_bytes / device_bytes. */
 void *gh__alloc(gh_table *t, size_t bytes, gh_memory_kind kind);

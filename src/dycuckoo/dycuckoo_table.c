@@ -903,15 +903,12 @@ static int check_snapshot(const gh_table *t, const snapshot *shot, char *message
         const uint64_t key = gh_dy_line_key(g, (const char *)shot->keys[i] + b * GH_DY_LINE_BYTES, k);
         if (key != empty) all[at++] = key;
       }
-  gh__sort_keys_host(all, at);
-  for (uint64_t j = 1; j < at; ++j)
-    if (all[j] == all[j - 1]) {
-      snprintf(message, size, "key %llu is stored twice", (unsigned long long)all[j]);
-      free(all);
-      return 1;
-    }
+  int repeat = 0;
+  uint64_t twice = 0;
+  gh__distinct_keys_host(all, at, &repeat, &twice);
   free(all);
-  return 0;
+  if (repeat) snprintf(message, size, "key %llu is stored twice", (unsigned long long)twice);
+  return repeat;
 }
 
 gh_status gh__dy_validate(gh_table *t) {

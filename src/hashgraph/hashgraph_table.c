@@ -563,12 +563,12 @@ static gh_status check_keys_once(gh_table *t, const void *edge_slots) {
     return gh__fail(t, GH_ERR_OUT_OF_MEMORY, "validate: no host memory to check %llu keys for repeats",
                     (unsigned long long)s->edges);
   for (uint64_t e = 0; e < s->edges; ++e) keys[e] = gh_hg_edge_key(edge_format(t), edge_slots, e);
-  gh__sort_keys_host(keys, s->edges);
-  gh_status status = GH_OK;
-  for (uint64_t e = 1; e < s->edges && status == GH_OK; ++e)
-    if (keys[e] == keys[e - 1u])
-      status = gh__fail(t, GH_ERR_CORRUPT, "validate: key %llu is stored twice in a %s", (unsigned long long)keys[e],
-                        t->config.value_bits ? "map" : "set");
+  int repeat = 0;
+  uint64_t twice = 0;
+  gh__distinct_keys_host(keys, s->edges, &repeat, &twice);
+  const gh_status status = repeat ? gh__fail(t, GH_ERR_CORRUPT, "validate: key %llu is stored twice in a %s",
+                                             (unsigned long long)twice, t->config.value_bits ? "map" : "set")
+                                  : GH_OK;
   free(keys);
   return status;
 }

@@ -582,16 +582,11 @@ static gh_status walk_all(gh_table *t, const char *who, uint64_t *live, uint64_t
                         who, used, (unsigned long long)bits, (unsigned long long)slabs);
   }
   if (status == GH_OK) {
-    gh__sort_keys_host(keys, size);
-    *distinct = size ? 1 : 0;
-    for (uint64_t i = 1; i < size; ++i) {
-      if (keys[i] != keys[i - 1]) {
-        *distinct += 1;
-      } else if (check_unique) {
-        status = gh__fail(t, GH_ERR_CORRUPT, "%s: key %llu is stored twice in a map", who, (unsigned long long)keys[i]);
-        break;
-      }
-    }
+    int repeat = 0;
+    uint64_t twice = 0;
+    *distinct = gh__distinct_keys_host(keys, size, &repeat, &twice);
+    if (check_unique && repeat)
+      status = gh__fail(t, GH_ERR_CORRUPT, "%s: key %llu is stored twice in a map", who, (unsigned long long)twice);
   }
   free(keys);
   free(seen);
